@@ -1,0 +1,124 @@
+//===- OpRegistry.h - What TraceIR knows about PyOp names -------*- C++ -*-===//
+//
+// One table, keyed by the canonical (ATen) name of a trace.pyop, says what the
+// compiler and runtime know of it: shape and dtype inference, which result
+// aliases which operand (views, in-place ops), whether it mutates an operand
+// and whether it draws random numbers. Names missing from the table stay
+// legal; analyses treat them conservatively (see `OpInfo` users).
+//
+// docs/OpRegistry.md is generated from this table by
+// `trace-translate --print-op-registry`; a lit test keeps the two in sync.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_DIALECT_OPREGISTRY_H
+#define TRACEIR_DIALECT_OPREGISTRY_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/Types.h"
+#include "mlir/IR/TypeRange.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace mlir {
+class MLIRContext;
+class ShapedType;
+namespace trace {
+
+class PyOp;
+
+/// A PyOp's original argument list, re-interleaved from its tensor operand
+/// types and its out-of-band scalars through `cconv`. Argument `i` is a
+/// tensor (`type(i)` non-null) or a scalar (`scalar(i)` non-null). Reading
+/// past the end yields "absent", which the inference functions treat like
+/// PyTorch's defaults.
+class PyArgs {
+public:
+  PyArgs(llvm::StringRef cconv, TypeRange tensorTypes,
+         llvm::ArrayRef<Attribute> scalars);
+
+  unsigned size() const { return slots.size(); }
+  bool present(unsigned i) const { return i < slots.size(); }
+  bool isTensor(unsigned i) const { return present(i) && slots[i] >= 0; }
+  /// The tensor type of argument `i`, or null.
+  Type type(unsigned i) const {
+    return isTensor(i) ? tensorTypes[slots[i]] : Type();
+  }
+  /// The scalar of argument `i`, or null (also for a tensor argument).
+  Attribute scalar(unsigned i) const {
+    return present(i) && slots[i] < 0 ? scalars[-slots[i] - 1] : Attribute();
+  }
+  /// The tensor operand index of argument `i`, or -1.
+  int operandIndex(unsigned i) const { return isTensor(i) ? slots[i] : -1; }
+  /// Whether argument `i` is absent or None.
+  bool isNoneOrAbsent(unsigned i) const;
+  unsigned numTensors() const { return tensorTypes.size(); }
+  TypeRange getTensorTypes() const { return tensorTypes; }
+
+private:
+  llvm::SmallVector<int, 8> slots; // >= 0: operand index; < 0: -(scalar+1)
+  TypeRange tensorTypes;
+  llvm::ArrayRef<Attribute> scalars;
+};
+
+/// Collects the message of a failed inference; verifiers and the importer
+/// attach it to their own location.
+struct InferError {
+  std::string message;
+};
+
+/// Infers the result types of a call from its arguments. Returns false and
+/// fills `err` when the arguments are malformed or their shapes disagree.
+using InferFn = bool (*)(const PyArgs &args, MLIRContext *ctx,
+                         llvm::SmallVectorImpl<Type> &results,
+                         InferError &err);
+/// The tensor operand that result `resultIndex` shares storage with, or -1
+/// when the result is a fresh allocation.
+using AliasFn = int (*)(const PyArgs &args, unsigned resultIndex);
+/// A flag that depends on the call's scalars (e.g. dropout's `train`).
+using FlagFn = bool (*)(const PyArgs &args);
+
+struct OpInfo {
+  llvm::StringLiteral name;
+  /// The argument list, in PyTorch's order, for the docs.
+  llvm::StringLiteral signature;
+  InferFn infer;
+  AliasFn alias;
+  /// Whether the op writes into one of its operands (in-place, running
+  /// statistics). A write counts as a use of that storage.
+  FlagFn mutates;
+  /// Whether the op draws random numbers (not CSE-able, not removable).
+  FlagFn random;
+  /// One line for the docs on aliasing and effects.
+  llvm::StringLiteral aliasDoc;
+  llvm::StringLiteral effectsDoc;
+};
+
+/// The entry for `name`, or null for an op the registry does not know.
+const OpInfo *lookupOp(llvm::StringRef name);
+/// Every entry, sorted by name.
+llvm::ArrayRef<OpInfo> getAllOps();
+
+/// How a PyOp result relates to storage, from the registry.
+enum class AliasKind {
+  Fresh,   ///< a new storage
+  MustAlias, ///< shares the storage of operand `operand`
+  MayAlias, ///< unknown op: may share the storage of any tensor operand
+};
+struct ResultAlias {
+  AliasKind kind;
+  int operand = -1;
+};
+/// Aliasing of every result of `op` (one registry lookup for all of them).
+void getResultAliases(PyOp op, llvm::SmallVectorImpl<ResultAlias> &out);
+
+/// Writes docs/OpRegistry.md's content.
+void printOpRegistryMarkdown(llvm::raw_ostream &os);
+
+} // namespace trace
+} // namespace mlir
+
+#endif // TRACEIR_DIALECT_OPREGISTRY_H

@@ -1,0 +1,1290 @@
+//===- OpRegistry.cpp - What TraceIR knows about PyOp names ---------------===//
+//
+// Argument lists follow ATen's schemas (what torch.export emits), so the
+// table serves every importer. The 2017 trace importer maps its names and
+// argument orders onto these (see docs/ANFImport.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Dialect/OpRegistry.h"
+#include "TraceIR/Dialect/Scalars.h"
+#include "TraceIR/Dialect/TraceDialect.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::trace;
+
+static constexpr int64_t kDyn = ShapedType::kDynamic;
+
+//===----------------------------------------------------------------------===//
+// PyArgs
+//===----------------------------------------------------------------------===//
+
+PyArgs::PyArgs(StringRef cconv, TypeRange tensorTypes,
+               ArrayRef<Attribute> scalars)
+    : tensorTypes(tensorTypes), scalars(scalars) {
+  int t = 0, s = 0;
+  slots.reserve(cconv.size());
+  for (char c : cconv)
+    slots.push_back(c == 't' ? t++ : -(++s));
+}
+
+bool PyArgs::isNoneOrAbsent(unsigned i) const {
+  return !present(i) || (!isTensor(i) && isNone(scalar(i)));
+}
+
+//===----------------------------------------------------------------------===//
+// Inference helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+using Shape = SmallVector<int64_t, 6>;
+
+/// Builds the error message; every inference failure goes through it.
+struct Err {
+  InferError &e;
+  template <typename... Ts> bool operator()(const Ts &...parts) {
+    llvm::raw_string_ostream os(e.message);
+    (os << ... << parts);
+    return false;
+  }
+};
+
+std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += ", ";
+    s += d == kDyn ? "?" : std::to_string(d);
+  }
+  return s + "]";
+}
+
+/// Everything an inference function needs, with typed accessors that report
+/// which argument is wrong.
+struct Call {
+  const PyArgs &a;
+  MLIRContext *ctx;
+  SmallVectorImpl<Type> &out;
+  Err err;
+
+  /// Argument `i` as a tensor type; fails when it is not a tensor.
+  TensorType tensor(unsigned i, const char *what) {
+    if (!a.isTensor(i)) {
+      err("argument #", i, " (", what, ") must be a tensor");
+      return {};
+    }
+    return cast<TensorType>(a.type(i));
+  }
+  /// An optional tensor: absent/None gives a null type without failing.
+  bool optTensor(unsigned i, const char *what, TensorType &t) {
+    t = {};
+    if (a.isNoneOrAbsent(i))
+      return true;
+    t = tensor(i, what);
+    return static_cast<bool>(t);
+  }
+  bool intArg(unsigned i, const char *what, int64_t &v,
+              std::optional<int64_t> dflt = std::nullopt) {
+    if (a.isNoneOrAbsent(i) && dflt) {
+      v = *dflt;
+      return true;
+    }
+    auto x = getInt(a.scalar(i));
+    if (!x)
+      return err("argument #", i, " (", what, ") must be an int");
+    v = *x;
+    return true;
+  }
+  bool boolArg(unsigned i, const char *what, bool &v, bool dflt) {
+    if (a.isNoneOrAbsent(i)) {
+      v = dflt;
+      return true;
+    }
+    auto x = getBool(a.scalar(i));
+    if (!x)
+      return err("argument #", i, " (", what, ") must be a bool");
+    v = *x;
+    return true;
+  }
+  bool intList(unsigned i, const char *what, SmallVectorImpl<int64_t> &v) {
+    auto x = getIntList(a.scalar(i));
+    if (!x)
+      return err("argument #", i, " (", what,
+                 ") must be an int or a tuple/list of ints");
+    v.assign(x->begin(), x->end());
+    return true;
+  }
+  /// Normalizes a possibly negative dim against `rank` (PyTorch wraps).
+  bool dim(int64_t &d, int64_t rank, const char *what) {
+    int64_t r = std::max<int64_t>(rank, 1);
+    if (d < -r || d >= r)
+      return err(what, " ", d, " is out of range for a tensor of rank ", rank);
+    if (d < 0)
+      d += r;
+    return true;
+  }
+  bool push(ArrayRef<int64_t> shape, Type elt) {
+    out.push_back(RankedTensorType::get(shape, elt));
+    return true;
+  }
+  bool pushUnranked(Type elt) {
+    out.push_back(UnrankedTensorType::get(elt));
+    return true;
+  }
+  Type f32() { return Float32Type::get(ctx); }
+  Type i64() { return IntegerType::get(ctx, 64); }
+  Type i1() { return IntegerType::get(ctx, 1); }
+};
+
+bool isFloatLike(Type t) { return isa<FloatType>(t); }
+
+/// PyTorch's type promotion for tensors, simplified: floats beat ints, wider
+/// beats narrower, and f16 with bf16 gives f32.
+Type promote(Type a, Type b) {
+  if (!a)
+    return b;
+  if (!b || a == b)
+    return a;
+  bool fa = isFloatLike(a), fb = isFloatLike(b);
+  if (fa != fb)
+    return fa ? a : b;
+  unsigned wa = a.getIntOrFloatBitWidth(), wb = b.getIntOrFloatBitWidth();
+  if (fa && wa == 16 && wb == 16)
+    return Float32Type::get(a.getContext());
+  return wa >= wb ? a : b;
+}
+
+/// Broadcasts `b` into `a` (NumPy rules); dynamic dims stay dynamic unless
+/// the other side pins them.
+bool broadcastInto(Shape &a, ArrayRef<int64_t> b, Err &err) {
+  Shape r(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < r.size(); ++i) {
+    int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    int64_t &o = r[r.size() - 1 - i];
+    if (x == 1)
+      o = y;
+    else if (y == 1 || x == y)
+      o = x;
+    else if (x == kDyn)
+      o = y;
+    else if (y == kDyn)
+      o = x;
+    else
+      return err("shapes ", shapeStr(a), " and ", shapeStr(b),
+                 " cannot be broadcast together");
+  }
+  a = std::move(r);
+  return true;
+}
+
+enum class EltRule { Promote, Float, Bool };
+
+/// Elementwise over the first `n` arguments (tensors or numbers).
+bool elementwise(Call &c, unsigned n, EltRule rule) {
+  Shape shape;
+  Type elt;
+  bool ranked = true, anyTensor = false, floatScalar = false;
+  for (unsigned i = 0; i < n; ++i) {
+    if (c.a.isTensor(i)) {
+      auto t = cast<TensorType>(c.a.type(i));
+      anyTensor = true;
+      elt = promote(elt, t.getElementType());
+      if (!t.hasRank()) {
+        ranked = false;
+        continue;
+      }
+      if (!broadcastInto(shape, t.getShape(), c.err))
+        return false;
+    } else if (!c.a.present(i) || !getNumber(c.a.scalar(i))) {
+      if (!c.a.present(i) || !getBool(c.a.scalar(i)))
+        return c.err("argument #", i, " must be a tensor or a number");
+    } else if (!getInt(c.a.scalar(i))) {
+      floatScalar = true;
+    }
+  }
+  if (!anyTensor)
+    return c.err("needs at least one tensor argument");
+  if (floatScalar && !isFloatLike(elt))
+    elt = c.f32();
+  if (rule == EltRule::Float && !isFloatLike(elt))
+    elt = c.f32();
+  if (rule == EltRule::Bool)
+    elt = c.i1();
+  return ranked ? c.push(shape, elt) : c.pushUnranked(elt);
+}
+
+template <unsigned N, EltRule R = EltRule::Promote>
+bool inferElementwise(const PyArgs &a, MLIRContext *ctx,
+                      SmallVectorImpl<Type> &out, InferError &e) {
+  Call c{a, ctx, out, Err{e}};
+  return elementwise(c, N, R);
+}
+
+bool inferSameAsFirst(const PyArgs &a, MLIRContext *ctx,
+                      SmallVectorImpl<Type> &out, InferError &e) {
+  Call c{a, ctx, out, Err{e}};
+  TensorType t = c.tensor(0, "input");
+  if (!t)
+    return false;
+  out.push_back(t);
+  return true;
+}
+
+/// Runs `body` on the ranked shape of argument 0, or yields an unranked
+/// result when its rank is unknown.
+template <typename F>
+bool onRanked(Call &c, const char *what, F body) {
+  TensorType t = c.tensor(0, what);
+  if (!t)
+    return false;
+  if (!t.hasRank())
+    return c.pushUnranked(t.getElementType());
+  Shape s(t.getShape().begin(), t.getShape().end());
+  return body(s, t.getElementType());
+}
+
+#define INFER(NAME)                                                            \
+  bool NAME(const PyArgs &a, MLIRContext *ctx, SmallVectorImpl<Type> &out,     \
+            InferError &e)
+#define CALL Call c{a, ctx, out, Err{e}}
+
+//===--- Linear algebra ---------------------------------------------------===//
+
+/// torch.matmul's rules for ranks 1 and 2 and batched broadcasting.
+bool matmulShapes(Call &c, ArrayRef<int64_t> x, ArrayRef<int64_t> y,
+                  Shape &r) {
+  if (x.empty() || y.empty())
+    return c.err("both arguments must have rank >= 1, got ", shapeStr(x),
+                 " and ", shapeStr(y));
+  Shape xs(x.begin(), x.end()), ys(y.begin(), y.end());
+  bool xv = xs.size() == 1, yv = ys.size() == 1;
+  if (xv)
+    xs.insert(xs.begin(), 1);
+  if (yv)
+    ys.push_back(1);
+  int64_t k1 = xs.back(), k2 = ys[ys.size() - 2];
+  if (k1 != kDyn && k2 != kDyn && k1 != k2)
+    return c.err("contraction sizes differ: ", shapeStr(x), " @ ", shapeStr(y));
+  Shape xb(xs.begin(), xs.end() - 2), yb(ys.begin(), ys.end() - 2);
+  if (!broadcastInto(xb, yb, c.err))
+    return false;
+  r = xb;
+  if (!xv)
+    r.push_back(xs[xs.size() - 2]);
+  if (!yv)
+    r.push_back(ys.back());
+  return true;
+}
+
+INFER(inferMatmul) {
+  CALL;
+  TensorType x = c.tensor(0, "self"), y = c.tensor(1, "other");
+  if (!x || !y)
+    return false;
+  Type elt = promote(x.getElementType(), y.getElementType());
+  if (!x.hasRank() || !y.hasRank())
+    return c.pushUnranked(elt);
+  Shape r;
+  return matmulShapes(c, x.getShape(), y.getShape(), r) && c.push(r, elt);
+}
+
+template <unsigned Rank>
+INFER(inferMatmulOfRank) { // mm (2) and bmm (3)
+  CALL;
+  TensorType x = c.tensor(0, "self"), y = c.tensor(1, "mat2");
+  if (!x || !y)
+    return false;
+  if (x.hasRank() && x.getRank() != Rank)
+    return c.err("self must have rank ", Rank, ", got ", shapeStr(x.getShape()));
+  if (y.hasRank() && y.getRank() != Rank)
+    return c.err("mat2 must have rank ", Rank, ", got ", shapeStr(y.getShape()));
+  return inferMatmul(a, ctx, out, e);
+}
+
+INFER(inferLinear) {
+  CALL;
+  TensorType x = c.tensor(0, "input"), w = c.tensor(1, "weight"), b;
+  if (!x || !w || !c.optTensor(2, "bias", b))
+    return false;
+  Type elt = x.getElementType();
+  if (!x.hasRank() || !w.hasRank())
+    return c.pushUnranked(elt);
+  if (w.getRank() != 2 && w.getRank() != 1)
+    return c.err("weight must have rank 1 or 2, got ", shapeStr(w.getShape()));
+  Shape wt(w.getShape().rbegin(), w.getShape().rend()); // weight.t()
+  Shape r;
+  if (!matmulShapes(c, x.getShape(), wt, r))
+    return false;
+  if (b && b.hasRank() && !broadcastInto(r, b.getShape(), c.err))
+    return false;
+  return c.push(r, elt);
+}
+
+INFER(inferAddmm) {
+  CALL;
+  TensorType b = c.tensor(0, "self"), x = c.tensor(1, "mat1"),
+             y = c.tensor(2, "mat2");
+  if (!b || !x || !y)
+    return false;
+  if (!x.hasRank() || !y.hasRank())
+    return c.pushUnranked(x.getElementType());
+  if (x.getRank() != 2 || y.getRank() != 2)
+    return c.err("mat1 and mat2 must have rank 2, got ", shapeStr(x.getShape()),
+                 " and ", shapeStr(y.getShape()));
+  Shape r;
+  if (!matmulShapes(c, x.getShape(), y.getShape(), r))
+    return false;
+  Shape bs = b.hasRank() ? Shape(b.getShape()) : Shape();
+  Shape chk = bs;
+  if (!broadcastInto(chk, r, c.err))
+    return false;
+  if (chk != r)
+    return c.err("self ", shapeStr(bs), " does not broadcast to the product ",
+                 shapeStr(r));
+  return c.push(r, x.getElementType());
+}
+
+//===--- Reductions and normalizations ----------------------------------===//
+
+/// sum/mean/amax(self, dim, keepdim, dtype): `dim` None or [] reduces all.
+template <bool IsFloatResult>
+INFER(inferReduce) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    SmallVector<int64_t> dims;
+    if (!a.isNoneOrAbsent(1) && !c.intList(1, "dim", dims))
+      return false;
+    bool keep;
+    if (!c.boolArg(2, "keepdim", keep, false))
+      return false;
+    SmallVector<bool> reduced(s.size(), dims.empty());
+    for (int64_t d : dims) {
+      if (!c.dim(d, s.size(), "dim"))
+        return false;
+      if (!s.empty())
+        reduced[d] = true;
+    }
+    Shape r;
+    for (size_t i = 0; i < s.size(); ++i)
+      if (!reduced[i])
+        r.push_back(s[i]);
+      else if (keep)
+        r.push_back(1);
+    if (IsFloatResult && !isFloatLike(elt))
+      elt = c.f32();
+    return c.push(r, elt);
+  });
+}
+
+INFER(inferSoftmax) { // softmax/log_softmax(self, dim, dtype=None)
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d;
+    if (!c.intArg(1, "dim", d) || !c.dim(d, s.size(), "dim"))
+      return false;
+    return c.push(s, isFloatLike(elt) ? elt : c.f32());
+  });
+}
+
+/// layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable) and
+/// native_layer_norm, which also returns mean and rstd.
+template <bool Native>
+INFER(inferLayerNorm) {
+  CALL;
+  return onRanked(c, "input", [&](Shape &s, Type elt) {
+    SmallVector<int64_t> norm;
+    if (!c.intList(1, "normalized_shape", norm))
+      return false;
+    if (norm.size() > s.size())
+      return c.err("normalized_shape ", shapeStr(norm), " is longer than input ",
+                   shapeStr(s));
+    ArrayRef<int64_t> tail = ArrayRef<int64_t>(s).take_back(norm.size());
+    for (auto [x, y] : llvm::zip(tail, norm))
+      if (x != kDyn && x != y)
+        return c.err("normalized_shape ", shapeStr(norm),
+                     " does not match the trailing dims of input ", shapeStr(s));
+    for (unsigned i : {2u, 3u}) {
+      TensorType t;
+      if (!c.optTensor(i, i == 2 ? "weight" : "bias", t))
+        return false;
+      if (t && t.hasRank() && Shape(t.getShape()) != Shape(norm))
+        return c.err(i == 2 ? "weight " : "bias ", shapeStr(t.getShape()),
+                     " must have normalized_shape ", shapeStr(norm));
+    }
+    c.push(s, elt);
+    if (Native) {
+      Shape stat(s.begin(), s.end() - norm.size());
+      stat.append(norm.size(), 1);
+      c.push(stat, elt);
+      c.push(stat, elt);
+    }
+    return true;
+  });
+}
+
+/// Checks an optional per-channel tensor of batch norm.
+bool channelVector(Call &c, unsigned i, const char *what, int64_t channels) {
+  TensorType t;
+  if (!c.optTensor(i, what, t))
+    return false;
+  if (t && t.hasRank() &&
+      (t.getRank() != 1 ||
+       (channels != kDyn && t.getDimSize(0) != kDyn &&
+        t.getDimSize(0) != channels)))
+    return c.err(what, " must have shape [", channels, "], got ",
+                 shapeStr(t.getShape()));
+  return true;
+}
+
+/// batch_norm / native_batch_norm(input, weight, bias, running_mean,
+/// running_var, training, momentum, eps).
+template <bool Native>
+INFER(inferBatchNorm) {
+  CALL;
+  return onRanked(c, "input", [&](Shape &s, Type elt) {
+    if (s.size() < 2)
+      return c.err("input must have rank >= 2 (N, C, ...), got ", shapeStr(s));
+    int64_t ch = s[1];
+    if (!channelVector(c, 1, "weight", ch) || !channelVector(c, 2, "bias", ch) ||
+        !channelVector(c, 3, "running_mean", ch) ||
+        !channelVector(c, 4, "running_var", ch))
+      return false;
+    bool training;
+    if (!c.boolArg(5, "training", training, false))
+      return false;
+    if (!training && (a.isNoneOrAbsent(3) || a.isNoneOrAbsent(4)))
+      return c.err("eval mode needs running_mean and running_var");
+    c.push(s, elt);
+    if (Native) {
+      c.push({ch}, elt);
+      c.push({ch}, elt);
+    }
+    return true;
+  });
+}
+
+/// native_batch_norm_backward(grad_out, input, weight, running_mean,
+/// running_var, save_mean, save_invstd, train, eps, output_mask)
+/// -> (grad_input, grad_weight, grad_bias).
+INFER(inferBatchNormBackward) {
+  CALL;
+  TensorType g = c.tensor(0, "grad_out"), x = c.tensor(1, "input");
+  if (!g || !x)
+    return false;
+  if (!x.hasRank())
+    return c.err("input must be ranked");
+  if (x.getRank() < 2)
+    return c.err("input must have rank >= 2 (N, C, ...), got ",
+                 shapeStr(x.getShape()));
+  if (g.hasRank() && failed(verifyCompatibleShape(g, x)))
+    return c.err("grad_out ", shapeStr(g.getShape()), " must match input ",
+                 shapeStr(x.getShape()));
+  int64_t ch = x.getDimSize(1);
+  static const char *names[] = {"weight", "running_mean", "running_var",
+                                "save_mean", "save_invstd"};
+  for (unsigned i = 2; i <= 6; ++i)
+    if (!channelVector(c, i, names[i - 2], ch))
+      return false;
+  c.push(x.getShape(), x.getElementType());
+  c.push({ch}, x.getElementType());
+  c.push({ch}, x.getElementType());
+  return true;
+}
+
+/// batchnorm_double_backward(input, gamma, ggI, ggG, ggB, gO, running_mean,
+/// running_var, training, eps, save_mean, save_invstd, output_mask)
+/// -> (gI, gG, ggO), as in PyTorch's autograd.
+INFER(inferBatchNormDoubleBackward) {
+  CALL;
+  TensorType x = c.tensor(0, "input"), go = c.tensor(5, "grad_out");
+  if (!x || !go)
+    return false;
+  if (!x.hasRank() || x.getRank() < 2)
+    return c.err("input must have rank >= 2 (N, C, ...)");
+  int64_t ch = x.getDimSize(1);
+  TensorType ggi;
+  if (!c.optTensor(2, "ggI", ggi))
+    return false;
+  for (TensorType t : {go, ggi})
+    if (t && t.hasRank() && failed(verifyCompatibleShape(t, x)))
+      return c.err("grad tensors must match input ", shapeStr(x.getShape()),
+                   ", got ", shapeStr(t.getShape()));
+  static const char *names[] = {"gamma", "", "ggG", "ggB", "", "running_mean",
+                                "running_var"};
+  for (unsigned i : {1u, 3u, 4u, 6u, 7u})
+    if (!channelVector(c, i, names[i - 1], ch))
+      return false;
+  if (!channelVector(c, 10, "save_mean", ch) ||
+      !channelVector(c, 11, "save_invstd", ch))
+    return false;
+  c.push(x.getShape(), x.getElementType());
+  c.push({ch}, x.getElementType());
+  c.push(x.getShape(), x.getElementType());
+  return true;
+}
+
+//===--- Views -------------------------------------------------------------===//
+
+INFER(inferView) { // view/reshape(self, shape)
+  CALL;
+  TensorType t = c.tensor(0, "self");
+  if (!t)
+    return false;
+  SmallVector<int64_t> shape;
+  if (!c.intList(1, "shape", shape))
+    return false;
+  int64_t known = 1, inferIdx = -1;
+  bool dynamic = !t.hasStaticShape();
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (d == -1) {
+      if (inferIdx >= 0)
+        return c.err("only one dimension of shape ", shapeStr(shape),
+                     " can be -1");
+      inferIdx = i;
+    } else if (d < 0) {
+      return c.err("invalid dimension ", d, " in shape ", shapeStr(shape));
+    } else {
+      known *= d;
+    }
+  }
+  if (!dynamic) {
+    int64_t n = t.getNumElements();
+    if (inferIdx >= 0) {
+      if (known == 0 || n % known)
+        return c.err("shape ", shapeStr(shape), " is invalid for input ",
+                     shapeStr(t.getShape()), " of ", n, " elements");
+      shape[inferIdx] = n / known;
+    } else if (known != n) {
+      return c.err("shape ", shapeStr(shape), " is invalid for input ",
+                   shapeStr(t.getShape()), " of ", n, " elements");
+    }
+  } else if (inferIdx >= 0) {
+    shape[inferIdx] = kDyn;
+  }
+  return c.push(shape, t.getElementType());
+}
+
+INFER(inferTranspose) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d0, d1;
+    if (!c.intArg(1, "dim0", d0) || !c.intArg(2, "dim1", d1) ||
+        !c.dim(d0, s.size(), "dim0") || !c.dim(d1, s.size(), "dim1"))
+      return false;
+    if (!s.empty())
+      std::swap(s[d0], s[d1]);
+    return c.push(s, elt);
+  });
+}
+
+INFER(inferT) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    if (s.size() > 2)
+      return c.err("t() expects a tensor of rank <= 2, got ", shapeStr(s));
+    std::reverse(s.begin(), s.end());
+    return c.push(s, elt);
+  });
+}
+
+INFER(inferPermute) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    SmallVector<int64_t> dims;
+    if (!c.intList(1, "dims", dims))
+      return false;
+    if (dims.size() != s.size())
+      return c.err("dims ", shapeStr(dims), " must list all ", s.size(),
+                   " dimensions");
+    Shape r;
+    SmallVector<bool> seen(s.size(), false);
+    for (int64_t d : dims) {
+      if (!c.dim(d, s.size(), "dim"))
+        return false;
+      if (seen[d])
+        return c.err("dim ", d, " appears twice in ", shapeStr(dims));
+      seen[d] = true;
+      r.push_back(s[d]);
+    }
+    return c.push(r, elt);
+  });
+}
+
+INFER(inferUnsqueeze) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d;
+    if (!c.intArg(1, "dim", d) || !c.dim(d, s.size() + 1, "dim"))
+      return false;
+    s.insert(s.begin() + d, 1);
+    return c.push(s, elt);
+  });
+}
+
+INFER(inferSqueeze) { // squeeze(self, dim=None): only size-1 dims go
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    SmallVector<int64_t> dims;
+    if (!a.isNoneOrAbsent(1) && !c.intList(1, "dim", dims))
+      return false;
+    SmallVector<bool> drop(s.size(), false);
+    if (dims.empty())
+      for (size_t i = 0; i < s.size(); ++i)
+        drop[i] = s[i] == 1;
+    for (int64_t d : dims) {
+      if (!c.dim(d, s.size(), "dim"))
+        return false;
+      if (!s.empty())
+        drop[d] = s[d] == 1;
+    }
+    Shape r;
+    for (size_t i = 0; i < s.size(); ++i)
+      if (!drop[i])
+        r.push_back(s[i]);
+    return c.push(r, elt);
+  });
+}
+
+INFER(inferFlatten) { // flatten(self, start_dim=0, end_dim=-1)
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t st, en;
+    if (!c.intArg(1, "start_dim", st, 0) || !c.intArg(2, "end_dim", en, -1) ||
+        !c.dim(st, s.size(), "start_dim") || !c.dim(en, s.size(), "end_dim"))
+      return false;
+    if (s.empty())
+      return c.push({1}, elt);
+    if (st > en)
+      return c.err("start_dim ", st, " comes after end_dim ", en);
+    int64_t n = 1;
+    for (int64_t i = st; i <= en; ++i)
+      n = (n == kDyn || s[i] == kDyn) ? kDyn : n * s[i];
+    Shape r(s.begin(), s.begin() + st);
+    r.push_back(n);
+    r.append(s.begin() + en + 1, s.end());
+    return c.push(r, elt);
+  });
+}
+
+INFER(inferExpand) { // expand(self, size): -1 keeps a dim
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    SmallVector<int64_t> size;
+    if (!c.intList(1, "size", size))
+      return false;
+    if (size.size() < s.size())
+      return c.err("size ", shapeStr(size), " has fewer dims than self ",
+                   shapeStr(s));
+    Shape r(size.begin(), size.end());
+    size_t off = size.size() - s.size();
+    for (size_t i = 0; i < r.size(); ++i) {
+      int64_t have = i >= off ? s[i - off] : 1;
+      if (r[i] == -1) {
+        if (i < off)
+          return c.err("-1 is not allowed for a new leading dim in ",
+                       shapeStr(size));
+        r[i] = have;
+      } else if (have != 1 && have != kDyn && have != r[i]) {
+        return c.err("cannot expand ", shapeStr(s), " to ", shapeStr(size));
+      }
+    }
+    return c.push(r, elt);
+  });
+}
+
+INFER(inferSelect) { // select(self, dim, index)
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d, idx;
+    if (s.empty())
+      return c.err("select() cannot be applied to a 0-dim tensor");
+    if (!c.intArg(1, "dim", d) || !c.intArg(2, "index", idx) ||
+        !c.dim(d, s.size(), "dim"))
+      return false;
+    if (s[d] != kDyn && (idx < -s[d] || idx >= s[d]))
+      return c.err("index ", idx, " is out of range for dim ", d, " of size ",
+                   s[d]);
+    s.erase(s.begin() + d);
+    return c.push(s, elt);
+  });
+}
+
+/// The length of `start:end:step` over a dim of size `n`, with Python's
+/// clamping of out-of-range bounds.
+int64_t sliceLength(int64_t n, int64_t start, int64_t end, int64_t step) {
+  if (n == kDyn)
+    return kDyn;
+  auto clamp = [&](int64_t v) {
+    if (v < 0)
+      v += n;
+    return std::min(std::max<int64_t>(v, 0), n);
+  };
+  start = clamp(start);
+  end = clamp(end);
+  return end > start ? (end - start + step - 1) / step : 0;
+}
+
+INFER(inferSlice) { // slice(self, dim=0, start=None, end=None, step=1)
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d, st, en, step;
+    if (!c.intArg(1, "dim", d, 0) || !c.intArg(2, "start", st, 0) ||
+        !c.intArg(3, "end", en, INT64_MAX) || !c.intArg(4, "step", step, 1) ||
+        !c.dim(d, s.size(), "dim"))
+      return false;
+    if (step <= 0)
+      return c.err("slice step must be positive, got ", step);
+    s[d] = sliceLength(s[d], st, en, step);
+    return c.push(s, elt);
+  });
+}
+
+INFER(inferNarrow) { // narrow(self, dim, start, length)
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d, st, len;
+    if (!c.intArg(1, "dim", d) || !c.intArg(2, "start", st) ||
+        !c.intArg(3, "length", len) || !c.dim(d, s.size(), "dim"))
+      return false;
+    if (s[d] != kDyn) {
+      if (st < 0)
+        st += s[d];
+      if (st < 0 || len < 0 || st + len > s[d])
+        return c.err("narrow(", d, ", ", st, ", ", len,
+                     ") is out of range for dim of size ", s[d]);
+    }
+    s[d] = len;
+    return c.push(s, elt);
+  });
+}
+
+INFER(inferCat) { // cat(tensors..., dim=0)
+  CALL;
+  unsigned n = 0;
+  while (a.isTensor(n))
+    ++n;
+  if (n == 0)
+    return c.err("needs at least one tensor");
+  int64_t d;
+  if (!c.intArg(n, "dim", d, 0))
+    return false;
+  if (a.present(n + 1))
+    return c.err("expects tensors followed by one dim, got ", a.size(),
+                 " arguments");
+  Shape r;
+  Type elt;
+  bool first = true;
+  for (unsigned i = 0; i < n; ++i) {
+    auto t = cast<TensorType>(a.type(i));
+    elt = promote(elt, t.getElementType());
+    if (!t.hasRank())
+      return c.pushUnranked(elt);
+    Shape s(t.getShape());
+    // PyTorch skips legacy empty 1-D tensors in cat.
+    if (s.size() == 1 && s[0] == 0 && n > 1)
+      continue;
+    if (first) {
+      if (!c.dim(d, s.size(), "dim"))
+        return false;
+      r = s;
+      first = false;
+      continue;
+    }
+    if (s.size() != r.size())
+      return c.err("tensor #", i, " has rank ", s.size(), " but tensor #0 has ",
+                   r.size());
+    for (size_t k = 0; k < s.size(); ++k) {
+      if (k == (size_t)d) {
+        r[k] = (r[k] == kDyn || s[k] == kDyn) ? kDyn : r[k] + s[k];
+      } else if (r[k] != kDyn && s[k] != kDyn && r[k] != s[k]) {
+        return c.err("tensor #", i, " ", shapeStr(s),
+                     " does not match the others outside dim ", d);
+      }
+    }
+  }
+  if (first)
+    r.assign({0});
+  return c.push(r, elt);
+}
+
+//===--- Neural-network layers --------------------------------------------===//
+
+/// embedding(weight, indices, padding_idx=-1, scale_grad_by_freq, sparse).
+INFER(inferEmbedding) {
+  CALL;
+  TensorType w = c.tensor(0, "weight"), idx = c.tensor(1, "indices");
+  if (!w || !idx)
+    return false;
+  if (!isa<IntegerType>(idx.getElementType()))
+    return c.err("indices must be integers, got ", idx.getElementType());
+  if (!w.hasRank() || !idx.hasRank())
+    return c.pushUnranked(w.getElementType());
+  if (w.getRank() != 2)
+    return c.err("weight must have rank 2, got ", shapeStr(w.getShape()));
+  Shape r(idx.getShape());
+  r.push_back(w.getDimSize(1));
+  return c.push(r, w.getElementType());
+}
+
+/// conv2d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1).
+INFER(inferConv2d) {
+  CALL;
+  TensorType x = c.tensor(0, "input"), w = c.tensor(1, "weight"), b;
+  if (!x || !w || !c.optTensor(2, "bias", b))
+    return false;
+  if (!x.hasRank() || !w.hasRank())
+    return c.pushUnranked(x.getElementType());
+  bool batched = x.getRank() == 4;
+  if (x.getRank() != 3 && !batched)
+    return c.err("input must be [N, C, H, W] or [C, H, W], got ",
+                 shapeStr(x.getShape()));
+  if (w.getRank() != 4)
+    return c.err("weight must be [O, C/groups, kH, kW], got ",
+                 shapeStr(w.getShape()));
+  auto pair = [&](unsigned i, const char *what, int64_t dflt,
+                  SmallVector<int64_t> &v) {
+    if (a.isNoneOrAbsent(i)) {
+      v.assign(2, dflt);
+      return true;
+    }
+    if (!c.intList(i, what, v))
+      return false;
+    if (v.size() == 1)
+      v.push_back(v[0]);
+    if (v.size() != 2)
+      return c.err(what, " must have 1 or 2 values");
+    return true;
+  };
+  SmallVector<int64_t> stride, pad, dil;
+  int64_t groups;
+  bool same = false;
+  if (auto s = dyn_cast_or_null<StringAttr>(a.scalar(4))) {
+    if (s.getValue() != "same" && s.getValue() != "valid")
+      return c.err("padding must be 'same', 'valid' or ints, got '",
+                   s.getValue().str(), "'");
+    same = s.getValue() == "same";
+    pad.assign(2, 0);
+  } else if (!pair(4, "padding", 0, pad)) {
+    return false;
+  }
+  if (!pair(3, "stride", 1, stride) || !pair(5, "dilation", 1, dil) ||
+      !c.intArg(6, "groups", groups, 1))
+    return false;
+  ArrayRef<int64_t> xs = x.getShape(), ws = w.getShape();
+  size_t off = batched ? 1 : 0;
+  int64_t cin = xs[off];
+  if (groups <= 0)
+    return c.err("groups must be positive, got ", groups);
+  if (cin != kDyn && ws[1] != kDyn && cin != ws[1] * groups)
+    return c.err("input has ", cin, " channels but weight ", shapeStr(ws),
+                 " with groups=", groups, " expects ", ws[1] * groups);
+  Shape r;
+  if (batched)
+    r.push_back(xs[0]);
+  r.push_back(ws[0]);
+  for (int k = 0; k < 2; ++k) {
+    int64_t in = xs[off + 1 + k];
+    if (same || in == kDyn || ws[2 + k] == kDyn) {
+      r.push_back(same ? in : kDyn);
+      continue;
+    }
+    int64_t o = (in + 2 * pad[k] - dil[k] * (ws[2 + k] - 1) - 1) / stride[k] + 1;
+    if (o <= 0)
+      return c.err("kernel ", shapeStr(ws), " is larger than the padded input ",
+                   shapeStr(xs));
+    r.push_back(o);
+  }
+  return c.push(r, x.getElementType());
+}
+
+/// max_pool2d(input, kernel_size, stride=kernel_size, padding=0,
+/// dilation=1, ceil_mode=False).
+INFER(inferMaxPool2d) {
+  CALL;
+  return onRanked(c, "input", [&](Shape &s, Type elt) {
+    if (s.size() != 3 && s.size() != 4)
+      return c.err("input must be [N, C, H, W] or [C, H, W], got ", shapeStr(s));
+    auto pair = [&](unsigned i, const char *what, SmallVector<int64_t> &v,
+                    ArrayRef<int64_t> dflt) {
+      if (a.isNoneOrAbsent(i) ||
+          (getIntList(a.scalar(i)) && getIntList(a.scalar(i))->empty())) {
+        v.assign(dflt.begin(), dflt.end());
+        return true;
+      }
+      if (!c.intList(i, what, v))
+        return false;
+      if (v.size() == 1)
+        v.push_back(v[0]);
+      if (v.size() != 2)
+        return c.err(what, " must have 1 or 2 values");
+      return true;
+    };
+    SmallVector<int64_t> k, st, pad, dil;
+    bool ceil;
+    if (!pair(1, "kernel_size", k, {}) || k.size() != 2)
+      return k.size() == 2 ? false : c.err("kernel_size is required");
+    if (!pair(2, "stride", st, k) || !pair(3, "padding", pad, {0, 0}) ||
+        !pair(4, "dilation", dil, {1, 1}) ||
+        !c.boolArg(5, "ceil_mode", ceil, false))
+      return false;
+    for (int i = 0; i < 2; ++i) {
+      if (pad[i] * 2 > k[i])
+        return c.err("padding ", pad[i], " must be at most half of kernel ",
+                     k[i]);
+      int64_t &in = s[s.size() - 2 + i];
+      if (in == kDyn)
+        continue;
+      int64_t span = in + 2 * pad[i] - dil[i] * (k[i] - 1) - 1;
+      int64_t o = (ceil ? (span + st[i] - 1) / st[i] : span / st[i]) + 1;
+      // A window must start inside the input or left padding (PyTorch).
+      if (ceil && (o - 1) * st[i] >= in + pad[i])
+        --o;
+      if (o <= 0)
+        return c.err("pooling window ", shapeStr(k), " is larger than input ",
+                     shapeStr(s));
+      in = o;
+    }
+    return c.push(s, elt);
+  });
+}
+
+INFER(inferAdaptiveAvgPool2d) { // adaptive_avg_pool2d(input, output_size)
+  CALL;
+  return onRanked(c, "input", [&](Shape &s, Type elt) {
+    if (s.size() != 3 && s.size() != 4)
+      return c.err("input must be [N, C, H, W] or [C, H, W], got ", shapeStr(s));
+    ArrayAttr elems = dyn_cast_or_null<ArrayAttr>(a.scalar(1));
+    if (auto l = dyn_cast_or_null<ListAttr>(a.scalar(1)))
+      elems = l.getElements();
+    SmallVector<Attribute, 2> sizes;
+    if (elems)
+      sizes.assign(elems.begin(), elems.end());
+    else if (getInt(a.scalar(1)))
+      sizes.assign(2, a.scalar(1));
+    if (sizes.size() != 2)
+      return c.err("argument #1 (output_size) must be an int or a pair");
+    for (int i = 0; i < 2; ++i) {
+      if (isNone(sizes[i]))
+        continue; // None keeps the input size
+      auto v = getInt(sizes[i]);
+      if (!v || *v <= 0)
+        return c.err("output_size entries must be positive ints or None");
+      s[s.size() - 2 + i] = *v;
+    }
+    return c.push(s, elt);
+  });
+}
+
+/// lstm(input, h0, c0, weights..., has_biases, num_layers, dropout, train,
+/// bidirectional, batch_first) -> (output, h_n, c_n). Per layer and
+/// direction the weights are w_ih, w_hh[, b_ih, b_hh].
+INFER(inferLstm) {
+  CALL;
+  unsigned nt = 0;
+  while (a.isTensor(nt))
+    ++nt;
+  TensorType x = c.tensor(0, "input"), h0 = c.tensor(1, "h0"),
+             c0 = c.tensor(2, "c0");
+  if (!x || !h0 || !c0)
+    return false;
+  bool hasBiases, train, bidir, batchFirst;
+  int64_t layers;
+  if (!c.boolArg(nt, "has_biases", hasBiases, true) ||
+      !c.intArg(nt + 1, "num_layers", layers) ||
+      !c.boolArg(nt + 3, "train", train, false) ||
+      !c.boolArg(nt + 4, "bidirectional", bidir, false) ||
+      !c.boolArg(nt + 5, "batch_first", batchFirst, false))
+    return false;
+  if (!getNumber(a.scalar(nt + 2)))
+    return c.err("argument #", nt + 2, " (dropout) must be a number");
+  int64_t dirs = bidir ? 2 : 1, perLayer = hasBiases ? 4 : 2;
+  if (layers <= 0)
+    return c.err("num_layers must be positive, got ", layers);
+  if ((int64_t)nt - 3 != layers * dirs * perLayer)
+    return c.err("expects ", layers * dirs * perLayer,
+                 " weight tensors for num_layers=", layers, ", got ", nt - 3);
+  if (!x.hasRank() || !h0.hasRank() || !c0.hasRank())
+    return c.err("input, h0 and c0 must be ranked");
+  if (x.getRank() != 3 || h0.getRank() != 3 || c0.getRank() != 3)
+    return c.err("input, h0 and c0 must have rank 3");
+  int64_t hidden = h0.getDimSize(2);
+  int64_t seq = x.getDimSize(batchFirst ? 1 : 0),
+          batch = x.getDimSize(batchFirst ? 0 : 1);
+  if (failed(verifyCompatibleShape(h0, c0)))
+    return c.err("h0 ", shapeStr(h0.getShape()), " and c0 ",
+                 shapeStr(c0.getShape()), " differ");
+  if ((h0.getDimSize(0) != kDyn && h0.getDimSize(0) != layers * dirs) ||
+      (batch != kDyn && h0.getDimSize(1) != kDyn && h0.getDimSize(1) != batch))
+    return c.err("h0 must be [", layers * dirs, ", ", batch, ", H], got ",
+                 shapeStr(h0.getShape()));
+  // Check the first layer's input weight: [4H, input_size].
+  TensorType wih = cast<TensorType>(a.type(3));
+  if (wih.hasRank() && wih.getRank() == 2 && hidden != kDyn &&
+      (wih.getDimSize(0) != 4 * hidden ||
+       (x.getDimSize(2) != kDyn && wih.getDimSize(1) != x.getDimSize(2))))
+    return c.err("w_ih of layer 0 must be [", 4 * hidden, ", ", x.getDimSize(2),
+                 "], got ", shapeStr(wih.getShape()));
+  Type elt = x.getElementType();
+  Shape o = batchFirst ? Shape{batch, seq, dirs * hidden}
+                       : Shape{seq, batch, dirs * hidden};
+  c.push(o, elt);
+  c.push(h0.getShape(), elt);
+  c.push(c0.getShape(), elt);
+  return true;
+}
+
+/// nll_loss(self, target, weight=None, reduction=Mean(1), ignore_index)
+/// and cross_entropy (same head). reduction 0 keeps the target's shape.
+INFER(inferLoss) {
+  CALL;
+  TensorType x = c.tensor(0, "input"), t = c.tensor(1, "target"), w;
+  if (!x || !t || !c.optTensor(2, "weight", w))
+    return false;
+  int64_t reduction = 1;
+  if (auto s = dyn_cast_or_null<StringAttr>(a.scalar(3))) {
+    reduction = llvm::StringSwitch<int64_t>(s.getValue())
+                    .Case("none", 0)
+                    .Case("mean", 1)
+                    .Case("sum", 2)
+                    .Default(-1);
+  } else if (!c.intArg(3, "reduction", reduction, 1)) {
+    return false;
+  }
+  if (reduction < 0 || reduction > 2)
+    return c.err("reduction must be 0/'none', 1/'mean' or 2/'sum'");
+  if (!isa<IntegerType>(t.getElementType()))
+    return c.err("target must hold class indices (integers), got ",
+                 t.getElementType());
+  if (x.hasRank() && t.hasRank()) {
+    Shape want(x.getShape());
+    if (want.size() >= 2)
+      want.erase(want.begin() + 1);
+    else
+      want.clear();
+    if (failed(verifyCompatibleShape(want, t.getShape())))
+      return c.err("target ", shapeStr(t.getShape()), " must have shape ",
+                   shapeStr(want), " for input ", shapeStr(x.getShape()));
+  }
+  if (reduction == 0)
+    return t.hasRank() ? c.push(t.getShape(), x.getElementType())
+                       : c.pushUnranked(x.getElementType());
+  return c.push({}, x.getElementType());
+}
+
+//===--- Aliasing and effect rules ----------------------------------------===//
+
+int aliasNone(const PyArgs &, unsigned) { return -1; }
+/// Every result is a view of (or is) the first tensor operand.
+int aliasFirst(const PyArgs &a, unsigned) { return a.operandIndex(0); }
+/// dropout(input, p, train): in eval mode it returns its input.
+int aliasDropout(const PyArgs &a, unsigned) {
+  auto train = getBool(a.scalar(2));
+  return train && !*train ? a.operandIndex(0) : -1;
+}
+bool never(const PyArgs &) { return false; }
+bool always(const PyArgs &) { return true; }
+bool dropoutRandom(const PyArgs &a) {
+  auto train = getBool(a.scalar(2));
+  auto p = getNumber(a.scalar(1));
+  return !train || *train ? (!p || *p > 0) : false;
+}
+/// Training batch norm updates running_mean/running_var in place.
+bool batchNormMutates(const PyArgs &a) {
+  auto training = getBool(a.scalar(5));
+  return (!training || *training) && a.isTensor(3);
+}
+bool lstmRandom(const PyArgs &a) {
+  unsigned nt = 0;
+  while (a.isTensor(nt))
+    ++nt;
+  auto layers = getInt(a.scalar(nt + 1));
+  auto p = getNumber(a.scalar(nt + 2));
+  auto train = getBool(a.scalar(nt + 3));
+  return (!train || *train) && (!p || *p > 0) && (!layers || *layers > 1);
+}
+
+#define PURE(NAME, SIG, INFER)                                                 \
+  OpInfo{NAME, SIG, INFER, aliasNone, never, never, "fresh", "reads"}
+#define VIEW(NAME, SIG, INFER)                                                 \
+  OpInfo{NAME, SIG, INFER, aliasFirst, never, never, "view of self", "none"}
+#define INPLACE(NAME, SIG, INFER)                                              \
+  OpInfo{NAME, SIG, INFER, aliasFirst, always, never, "is self",              \
+         "mutates self"}
+
+// Sorted by name (checked once at first lookup).
+const OpInfo kOps[] = {
+    PURE("abs", "self", inferSameAsFirst),
+    PURE("adaptive_avg_pool2d", "input, output_size", inferAdaptiveAvgPool2d),
+    PURE("add", "self, other, alpha=1", inferElementwise<2>),
+    INPLACE("add_", "self, other, alpha=1", inferSameAsFirst),
+    PURE("addmm", "self, mat1, mat2, beta=1, alpha=1", inferAddmm),
+    PURE("amax", "self, dim=(), keepdim=False", inferReduce<false>),
+    OpInfo{"batch_norm",
+           "input, weight, bias, running_mean, running_var, training, "
+           "momentum, eps, cudnn_enabled",
+           inferBatchNorm<false>, aliasNone, batchNormMutates, never, "fresh",
+           "training: updates running_mean/var"},
+    PURE("batch_norm_double_backward",
+         "input, gamma, ggI, ggG, ggB, gO, running_mean, running_var, "
+         "training, eps, save_mean, save_invstd, output_mask",
+         inferBatchNormDoubleBackward),
+    PURE("bmm", "self, mat2", inferMatmulOfRank<3>),
+    PURE("cat", "tensors..., dim=0", inferCat),
+    PURE("clone", "self", inferSameAsFirst),
+    PURE("contiguous", "self", inferSameAsFirst),
+    PURE("conv2d",
+         "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
+         inferConv2d),
+    INPLACE("copy_", "self, src", inferSameAsFirst),
+    PURE("cross_entropy",
+         "self, target, weight=None, reduction=1, ignore_index=-100, "
+         "label_smoothing=0.0",
+         inferLoss),
+    PURE("div", "self, other, rounding_mode=None", inferElementwise<2>),
+    INPLACE("div_", "self, other", inferSameAsFirst),
+    OpInfo{"dropout", "input, p, train", inferSameAsFirst, aliasDropout, never,
+           dropoutRandom, "train: fresh; eval: is input",
+           "train and p > 0: random"},
+    OpInfo{"dropout_", "input, p, train", inferSameAsFirst, aliasFirst, always,
+           dropoutRandom, "is input", "mutates input; train: random"},
+    PURE("embedding",
+         "weight, indices, padding_idx=-1, scale_grad_by_freq=False, "
+         "sparse=False",
+         inferEmbedding),
+    PURE("eq", "self, other", (inferElementwise<2, EltRule::Bool>)),
+    PURE("exp", "self", (inferElementwise<1, EltRule::Float>)),
+    VIEW("expand", "self, size, implicit=False", inferExpand),
+    INPLACE("fill_", "self, value", inferSameAsFirst),
+    VIEW("flatten", "self, start_dim=0, end_dim=-1", inferFlatten),
+    PURE("ge", "self, other", (inferElementwise<2, EltRule::Bool>)),
+    PURE("gelu", "self, approximate='none'",
+         (inferElementwise<1, EltRule::Float>)),
+    PURE("gt", "self, other", (inferElementwise<2, EltRule::Bool>)),
+    PURE("layer_norm",
+         "input, normalized_shape, weight=None, bias=None, eps=1e-05, "
+         "cudnn_enable=True",
+         inferLayerNorm<false>),
+    PURE("le", "self, other", (inferElementwise<2, EltRule::Bool>)),
+    PURE("linear", "input, weight, bias=None", inferLinear),
+    PURE("log", "self", (inferElementwise<1, EltRule::Float>)),
+    PURE("log_softmax", "self, dim, dtype=None", inferSoftmax),
+    OpInfo{"lstm",
+           "input, h0, c0, weights..., has_biases, num_layers, dropout, "
+           "train, bidirectional, batch_first",
+           inferLstm, aliasNone, never, lstmRandom, "fresh",
+           "train, dropout > 0 and num_layers > 1: random"},
+    PURE("lt", "self, other", (inferElementwise<2, EltRule::Bool>)),
+    PURE("matmul", "self, other", inferMatmul),
+    PURE("max_pool2d",
+         "input, kernel_size, stride=kernel_size, padding=0, dilation=1, "
+         "ceil_mode=False",
+         inferMaxPool2d),
+    PURE("mean", "self, dim=None, keepdim=False, dtype=None",
+         inferReduce<true>),
+    PURE("mm", "self, mat2", inferMatmulOfRank<2>),
+    PURE("mul", "self, other", inferElementwise<2>),
+    INPLACE("mul_", "self, other", inferSameAsFirst),
+    VIEW("narrow", "self, dim, start, length", inferNarrow),
+    OpInfo{"native_batch_norm",
+           "input, weight, bias, running_mean, running_var, training, "
+           "momentum, eps",
+           inferBatchNorm<true>, aliasNone, batchNormMutates, never,
+           "fresh (out, save_mean, save_invstd)",
+           "training: updates running_mean/var"},
+    PURE("native_batch_norm_backward",
+         "grad_out, input, weight, running_mean, running_var, save_mean, "
+         "save_invstd, train, eps, output_mask",
+         inferBatchNormBackward),
+    PURE("native_layer_norm", "input, normalized_shape, weight, bias, eps",
+         inferLayerNorm<true>),
+    PURE("ne", "self, other", (inferElementwise<2, EltRule::Bool>)),
+    PURE("neg", "self", inferSameAsFirst),
+    PURE("nll_loss", "self, target, weight=None, reduction=1, ignore_index=-100",
+         inferLoss),
+    VIEW("permute", "self, dims", inferPermute),
+    PURE("pow", "self, exponent", inferElementwise<2>),
+    PURE("relu", "self", inferSameAsFirst),
+    INPLACE("relu_", "self", inferSameAsFirst),
+    VIEW("reshape", "self, shape", inferView),
+    PURE("rsqrt", "self", (inferElementwise<1, EltRule::Float>)),
+    VIEW("select", "self, dim, index", inferSelect),
+    PURE("sigmoid", "self", (inferElementwise<1, EltRule::Float>)),
+    VIEW("slice", "self, dim=0, start=None, end=None, step=1", inferSlice),
+    PURE("softmax", "self, dim, dtype=None", inferSoftmax),
+    PURE("sqrt", "self", (inferElementwise<1, EltRule::Float>)),
+    VIEW("squeeze", "self, dim=None", inferSqueeze),
+    PURE("sub", "self, other, alpha=1", inferElementwise<2>),
+    INPLACE("sub_", "self, other, alpha=1", inferSameAsFirst),
+    PURE("sum", "self, dim=None, keepdim=False, dtype=None",
+         inferReduce<false>),
+    VIEW("t", "self", inferT),
+    PURE("tanh", "self", (inferElementwise<1, EltRule::Float>)),
+    VIEW("transpose", "self, dim0, dim1", inferTranspose),
+    VIEW("unsqueeze", "self, dim", inferUnsqueeze),
+    VIEW("view", "self, shape", inferView),
+    PURE("where", "condition, self, other", inferElementwise<3>),
+    INPLACE("zero_", "self", inferSameAsFirst),
+};
+} // namespace
+
+ArrayRef<OpInfo> mlir::trace::getAllOps() { return kOps; }
+
+const OpInfo *mlir::trace::lookupOp(StringRef name) {
+  // The table is sorted, so a binary search needs no allocation and no
+  // static initializer.
+  auto it = std::lower_bound(
+      std::begin(kOps), std::end(kOps), name,
+      [](const OpInfo &info, StringRef n) { return info.name < n; });
+  return it != std::end(kOps) && it->name == name ? it : nullptr;
+}
+
+void mlir::trace::getResultAliases(PyOp op, SmallVectorImpl<ResultAlias> &out) {
+  unsigned n = op->getNumResults();
+  const OpInfo *info = lookupOp(op.getOpName());
+  if (!info) {
+    out.assign(n, ResultAlias{op.getTensors().empty() ? AliasKind::Fresh
+                                                      : AliasKind::MayAlias});
+    return;
+  }
+  PyArgs args(op.getCconv(), op.getTensors().getTypes(),
+              op.getScalars().getValue());
+  for (unsigned i = 0; i < n; ++i) {
+    int operand = info->alias(args, i);
+    out.push_back(operand < 0 ? ResultAlias{AliasKind::Fresh}
+                              : ResultAlias{AliasKind::MustAlias, operand});
+  }
+}
+
+void mlir::trace::printOpRegistryMarkdown(llvm::raw_ostream &os) {
+  os << "<!-- Generated by `trace-translate --print-op-registry`; do not edit. "
+        "test/Dialect/op-registry-doc.test keeps it in sync. -->\n"
+     << "# The op registry\n\n"
+     << "What TraceIR knows of each `trace.pyop` name "
+        "(lib/Dialect/OpRegistry.cpp). Argument lists follow ATen's schemas. "
+        "Every entry infers result shapes and dtypes; the verifier checks "
+        "declared result types against it.\n\n"
+     << "- **aliasing**: `fresh` results are new storages; a `view` shares "
+        "its base's storage; an in-place op's result *is* its operand.\n"
+     << "- **effects**: `reads` ops may be CSE'd and removed when unused; "
+        "mutating and random ops are neither.\n"
+     << "- A name missing here is still legal. Its results *may alias* any "
+        "tensor operand: `--free-dead-tensors` keeps those operands alive "
+        "until the results are dead and never frees such a result; it is "
+        "treated as reading, writing and drawing random numbers.\n"
+     << "- Tuples are not values in TraceIR: the importers resolve a tuple "
+        "`Index` statically to the element, which is the element itself (no "
+        "op, so no new storage).\n\n"
+     << "| name | arguments | aliasing | effects |\n"
+     << "| --- | --- | --- | --- |\n";
+  for (const OpInfo &info : kOps)
+    os << "| `" << info.name << "` | " << info.signature << " | "
+       << info.aliasDoc << " | " << info.effectsDoc << " |\n";
+}

@@ -1,0 +1,391 @@
+//===- TraceOps.cpp - trace dialect operations ----------------------------===//
+
+#include "TraceIR/Dialect/OpRegistry.h"
+#include "TraceIR/Dialect/Scalars.h"
+#include "TraceIR/Dialect/TraceDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+using namespace mlir::trace;
+
+//===----------------------------------------------------------------------===//
+// GraphOp
+//===----------------------------------------------------------------------===//
+
+void GraphOp::build(OpBuilder &builder, OperationState &state, StringRef name,
+                    FunctionType type, ArrayRef<DictionaryAttr> argAttrs) {
+  state.addAttribute(SymbolTable::getSymbolAttrName(),
+                     builder.getStringAttr(name));
+  state.addAttribute(getFunctionTypeAttrName(state.name), TypeAttr::get(type));
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (Type t : type.getInputs())
+    block->addArgument(t, state.location);
+  if (!argAttrs.empty())
+    call_interface_impl::addArgAndResultAttrs(
+        builder, state, argAttrs, /*resultAttrs=*/{},
+        getArgAttrsAttrName(state.name), getResAttrsAttrName(state.name));
+}
+
+ParseResult GraphOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto buildFuncType = [](Builder &builder, ArrayRef<Type> argTypes,
+                          ArrayRef<Type> results,
+                          function_interface_impl::VariadicFlag,
+                          std::string &) {
+    return builder.getFunctionType(argTypes, results);
+  };
+  return function_interface_impl::parseFunctionOp(
+      parser, result, /*allowVariadic=*/false,
+      getFunctionTypeAttrName(result.name), buildFuncType,
+      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+}
+
+void GraphOp::print(OpAsmPrinter &p) {
+  function_interface_impl::printFunctionOp(
+      p, *this, /*isVariadic=*/false, getFunctionTypeAttrName(),
+      getArgAttrsAttrName(), getResAttrsAttrName());
+}
+
+static StringRef getStrArgAttr(GraphOp op, unsigned i, StringRef name) {
+  if (auto s = op.getArgAttrOfType<StringAttr>(i, name))
+    return s.getValue();
+  return {};
+}
+
+StringRef GraphOp::getParamName(unsigned i) {
+  return getStrArgAttr(*this, i, TraceDialect::kParamAttrName);
+}
+
+StringRef GraphOp::getInputName(unsigned i) {
+  if (isParam(i))
+    return {};
+  return getStrArgAttr(*this, i, TraceDialect::kInputAttrName);
+}
+
+bool GraphOp::isDonated(unsigned i) {
+  return static_cast<bool>(getArgAttr(i, TraceDialect::kDonatedAttrName));
+}
+
+void GraphOp::getAsmBlockArgumentNames(Region &region,
+                                       OpAsmSetValueNameFn setNameFn) {
+  // Name arguments after their parameter or input names; the printer makes
+  // them valid, unique SSA names.
+  for (BlockArgument arg : region.getArguments()) {
+    StringRef name = getParamName(arg.getArgNumber());
+    if (name.empty())
+      name = getInputName(arg.getArgNumber());
+    if (!name.empty())
+      setNameFn(arg, name);
+  }
+}
+
+namespace {
+/// Diagnostic text for a value: its SSA name would need an AsmState over the
+/// whole graph, so name it by what defines it.
+std::string describeValue(Value v) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto graph = cast<GraphOp>(arg.getOwner()->getParentOp());
+    unsigned i = arg.getArgNumber();
+    os << "argument #" << i;
+    if (StringRef p = graph.getParamName(i); !p.empty())
+      os << " (parameter '" << p << "')";
+    else if (StringRef n = graph.getInputName(i); !n.empty())
+      os << " (input '" << n << "')";
+  } else {
+    Operation *def = v.getDefiningOp();
+    os << "result #" << cast<OpResult>(v).getResultNumber() << " of ";
+    if (auto py = dyn_cast<PyOp>(def))
+      os << "pyop \"" << py.getOpName() << "\"";
+    else
+      os << "'" << def->getName() << "'";
+  }
+  return text;
+}
+} // namespace
+
+LogicalResult GraphOp::verifyRegions() {
+  Region &body = getBody();
+  if (!body.hasOneBlock())
+    return emitOpError("body must have exactly one block, found ")
+           << body.getBlocks().size()
+           << "; a traced graph is a flat ANF instruction list";
+  Block &block = body.front();
+  if (block.getNumArguments() != getNumArguments())
+    return emitOpError("has ") << block.getNumArguments()
+                               << " block arguments but its type has "
+                               << getNumArguments();
+  for (auto [i, arg] : llvm::enumerate(block.getArguments()))
+    if (arg.getType() != getArgumentTypes()[i])
+      return emitOpError("block argument #")
+             << i << " has type " << arg.getType()
+             << " but the graph's type says " << getArgumentTypes()[i];
+
+  for (unsigned i = 0, e = getNumArguments(); i < e; ++i)
+    if (isParam(i) && (isDonated(i) || getArgAttr(i, TraceDialect::kInputAttrName)))
+      return emitOpError("argument #")
+             << i << ": parameter '" << getParamName(i)
+             << "' cannot also be an input or donated; parameters belong to "
+                "the caller";
+
+  // Storage lifetimes. A view shares its base's storage, so map every
+  // registry-known alias to the storage root it shares (must-alias only: an
+  // unknown op may or may not alias, and the verifier only rejects definite
+  // errors).
+  llvm::DenseMap<Value, Value> rootOf;
+  auto root = [&](Value v) {
+    auto it = rootOf.find(v);
+    return it == rootOf.end() ? v : it->second;
+  };
+  llvm::DenseMap<Value, FreeOp> freedBy;
+  SmallVector<ResultAlias, 4> aliases;
+
+  for (Operation &op : block) {
+    if (op.getNumRegions() != 0)
+      return op.emitOpError("has a nested region, but a trace.graph body must "
+                            "be flat (ANF)");
+    if (auto free = dyn_cast<FreeOp>(op)) {
+      Value v = free.getTensor();
+      Value r = root(v);
+      std::string via = v == r ? std::string()
+                               : " (through a view of " + describeValue(r) + ")";
+      if (auto prior = freedBy.lookup(r)) {
+        auto diag = free.emitOpError("double free of the storage of ")
+                    << describeValue(v) << via;
+        diag.attachNote(prior.getLoc()) << "first freed here";
+        return diag;
+      }
+      if (auto arg = dyn_cast<BlockArgument>(r)) {
+        unsigned i = arg.getArgNumber();
+        if (isParam(i))
+          return free.emitOpError("cannot free parameter '")
+                 << getParamName(i) << "'" << via
+                 << ": parameters are owned by the caller";
+        if (!isDonated(i))
+          return free.emitOpError("cannot free ")
+                 << describeValue(r) << via
+                 << ": it is not donated (mark it trace.donated)";
+      } else if (isa<ConstantOp>(r.getDefiningOp())) {
+        return free.emitOpError("cannot free a constant")
+               << via << ": constants belong to the graph, not to a run";
+      }
+      freedBy[r] = free;
+      continue;
+    }
+    for (OpOperand &use : op.getOpOperands()) {
+      if (freedBy.empty())
+        break;
+      auto it = freedBy.find(root(use.get()));
+      if (it == freedBy.end())
+        continue;
+      auto diag = op.emitOpError("uses ")
+                  << describeValue(use.get()) << " (operand #"
+                  << use.getOperandNumber() << ") after its storage was freed";
+      diag.attachNote(it->second.getLoc()) << "freed here";
+      return diag;
+    }
+    if (auto py = dyn_cast<PyOp>(op)) {
+      aliases.clear();
+      getResultAliases(py, aliases);
+      for (auto [res, alias] : llvm::zip(py->getResults(), aliases))
+        if (alias.kind == AliasKind::MustAlias)
+          rootOf[res] = root(py.getTensors()[alias.operand]);
+    }
+  }
+  if (block.empty() || !isa<RetOp>(block.back()))
+    return emitOpError("body must end with trace.ret");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
+// PyOp
+//===----------------------------------------------------------------------===//
+
+void PyOp::build(OpBuilder &builder, OperationState &state,
+                 TypeRange resultTypes, StringRef opName, ValueRange tensors,
+                 ArrayRef<Attribute> scalars, StringRef cconv) {
+  state.addOperands(tensors);
+  state.addTypes(resultTypes);
+  auto &props = state.getOrAddProperties<Properties>();
+  props.op_name = builder.getStringAttr(opName);
+  props.scalars = builder.getArrayAttr(scalars);
+  props.cconv = builder.getStringAttr(cconv);
+}
+
+ParseResult PyOp::parse(OpAsmParser &parser, OperationState &result) {
+  Builder &b = parser.getBuilder();
+  std::string name;
+  if (parser.parseString(&name) || parser.parseLParen())
+    return failure();
+  SmallVector<OpAsmParser::UnresolvedOperand> operands;
+  SmallVector<Attribute> scalars;
+  std::string cconv;
+  if (failed(parser.parseOptionalRParen())) {
+    do {
+      OpAsmParser::UnresolvedOperand operand;
+      OptionalParseResult isOperand = parser.parseOptionalOperand(operand);
+      if (isOperand.has_value()) {
+        if (failed(*isOperand))
+          return failure();
+        operands.push_back(operand);
+        cconv.push_back('t');
+        continue;
+      }
+      Attribute scalar;
+      if (parseScalar(parser, scalar))
+        return failure();
+      scalars.push_back(scalar);
+      cconv.push_back('s');
+    } while (succeeded(parser.parseOptionalComma()));
+    if (parser.parseRParen())
+      return failure();
+  }
+  SMLoc typeLoc;
+  FunctionType fnType;
+  if (parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
+      parser.getCurrentLocation(&typeLoc) || parser.parseType(fnType))
+    return failure();
+  if (parser.resolveOperands(operands, fnType.getInputs(), typeLoc,
+                             result.operands))
+    return failure();
+  result.addTypes(fnType.getResults());
+  auto &props = result.getOrAddProperties<Properties>();
+  props.op_name = b.getStringAttr(name);
+  props.scalars = b.getArrayAttr(scalars);
+  props.cconv = b.getStringAttr(cconv);
+  return success();
+}
+
+void PyOp::print(OpAsmPrinter &p) {
+  p << ' ';
+  p.printString(getOpName());
+  p << '(';
+  auto tensors = getTensors();
+  ArrayRef<Attribute> scalars = getScalars().getValue();
+  unsigned t = 0, s = 0;
+  llvm::raw_ostream &os = p.getStream();
+  StringRef cconv = getCconv();
+  for (size_t i = 0, e = cconv.size(); i < e; ++i) {
+    if (i)
+      os << ", ";
+    if (cconv[i] == 't')
+      p.printOperand(tensors[t++]);
+    else
+      printScalar(os, scalars[s++]);
+  }
+  os << ')';
+  p.printOptionalAttrDict((*this)->getAttrs(),
+                          {getOpNameAttrName(), getScalarsAttrName(),
+                           getCconvAttrName()});
+  os << " : ";
+  p.printFunctionalType(*this);
+}
+
+LogicalResult PyOp::verify() {
+  StringRef cconv = getCconv();
+  size_t nt = 0, ns = 0;
+  for (auto [i, c] : llvm::enumerate(cconv)) {
+    if (c == 't')
+      ++nt;
+    else if (c == 's')
+      ++ns;
+    else
+      return emitOpError("cconv '")
+             << cconv << "' has '" << c << "' at position " << i
+             << "; only 't' (tensor) and 's' (scalar) are allowed";
+  }
+  if (nt != getTensors().size() || ns != getScalars().size())
+    return emitOpError("cconv '")
+           << cconv << "' has " << nt << " 't' and " << ns
+           << " 's' but the op has " << getTensors().size()
+           << " tensor operands and " << getScalars().size() << " scalars";
+  for (auto [i, s] : llvm::enumerate(getScalars()))
+    if (!isScalarAttr(s))
+      return emitOpError("scalar #")
+             << i << " is " << s
+             << ", which is not a Python scalar (int as i64, float as f64, "
+                "bool, #trace.none, string, tuple or #trace.list)";
+
+  const OpInfo *info = lookupOp(getOpName());
+  if (!info)
+    return success();
+  // Verification runs the same inference the importer uses, so a graph that
+  // verifies is one the registry can reason about.
+  PyArgs args(cconv, getTensors().getTypes(), getScalars().getValue());
+  SmallVector<Type, 4> inferred;
+  InferError err;
+  if (!info->infer(args, getContext(), inferred, err))
+    return emitOpError("\"") << getOpName() << "\": " << err.message;
+  if (inferred.size() != getNumResults())
+    return emitOpError("\"")
+           << getOpName() << "\" has " << inferred.size() << " result"
+           << (inferred.size() == 1 ? "" : "s") << " but " << getNumResults()
+           << " are declared";
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(inferred, getResultTypes()))) {
+    auto [want, got] = pair;
+    if (failed(verifyCompatibleShape(want, got)) ||
+        cast<ShapedType>(want).getElementType() !=
+            cast<ShapedType>(got).getElementType())
+      return emitOpError("\"") << getOpName() << "\" result #" << i
+                               << " is declared " << got
+                               << " but the arguments give " << want;
+  }
+  return success();
+}
+
+void PyOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  const OpInfo *info = lookupOp(getOpName());
+  if (!info) {
+    // Unknown: it may read, write or draw random numbers.
+    effects.emplace_back(MemoryEffects::Read::get());
+    effects.emplace_back(MemoryEffects::Write::get());
+    return;
+  }
+  PyArgs args(getCconv(), getTensors().getTypes(), getScalars().getValue());
+  if (info->mutates(args) || info->random(args)) {
+    effects.emplace_back(MemoryEffects::Read::get());
+    effects.emplace_back(MemoryEffects::Write::get());
+    return;
+  }
+  // A plain op reads its operands' storage. Declaring the read keeps CSE from
+  // merging two reads across an in-place write or a trace.free, while an
+  // unused read is still removable.
+  if (!getTensors().empty())
+    effects.emplace_back(MemoryEffects::Read::get());
+}
+
+//===----------------------------------------------------------------------===//
+// RetOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RetOp::verify() {
+  auto graph = cast<GraphOp>((*this)->getParentOp());
+  ArrayRef<Type> results = graph.getResultTypes();
+  if (getNumOperands() != results.size())
+    return emitOpError("returns ")
+           << getNumOperands() << " values but graph @" << graph.getSymName()
+           << " declares " << results.size() << " results";
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(getOperandTypes(), results)))
+    if (std::get<0>(pair) != std::get<1>(pair))
+      return emitOpError("result #")
+             << i << " has type " << std::get<0>(pair) << " but graph @"
+             << graph.getSymName() << " declares " << std::get<1>(pair);
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "TraceIR/Dialect/TraceOps.cpp.inc"

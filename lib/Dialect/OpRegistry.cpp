@@ -2,7 +2,7 @@
 //
 // Argument lists follow ATen's schemas (what torch.export emits), so the
 // table serves every importer. The 2017 trace importer maps its names and
-// argument orders onto these (see docs/ANFImport.md).
+// argument orders onto these (see docs/OpRegistry.md).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,6 +1,6 @@
 //===- ANFImporter.h - Import the 2017 text trace form ----------*- C++ -*-===//
 //
-// Reads the text form of PyTorch's 2017 tracer (see docs/ANFImport.md):
+// Reads the text form of PyTorch's 2017 tracer (see docs/OpRegistry.md):
 //
 //   graph word_lm
 //   param %0 : f32[10000,200] encoder.weight
@@ -31,7 +31,7 @@ namespace mlir::trace {
 OwningOpRef<ModuleOp> importANFTrace(llvm::SourceMgr &sourceMgr,
                                      MLIRContext *context);
 
-/// Writes the 2017-name mapping table of docs/ANFImport.md.
+/// Writes the 2017-name mapping table of docs/OpRegistry.md.
 void printANFNameTable(llvm::raw_ostream &os);
 
 /// Registers `--import-anf` and `--print-op-registry` with mlir-translate.

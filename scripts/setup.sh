@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs everything TraceIR needs on Debian 12 (bookworm): LLVM/MLIR 22
+# (from bookworm-security), CMake, Ninja, a C++ compiler, GoogleTest and
+# Python 3 for lit. Safe to run again; it only installs what is missing.
+set -euo pipefail
+
+PACKAGES=(
+  cmake ninja-build g++ python3
+  libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools llvm-22-linker-tools
+  libgtest-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "setup: LLVM/MLIR $(/usr/lib/llvm-22/bin/llvm-config --version), $(cmake --version | head -1)"

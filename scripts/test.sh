@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test: lit/FileCheck and the gtest unit
+# tests, then the same under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Exits non-zero on any failure. Set TRACEIR_SKIP_SANITIZERS=1 to skip the
+# second job.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+LIT=/usr/lib/llvm-22/bin/lit
+"$ROOT/scripts/setup.sh" || exit 1
+
+passed=0
+failed=0
+# Runs lit and the unit tests of one build and adds up their counts.
+run_suite() {
+  local name="$1" build="$2" log rc
+  log="$(mktemp)"
+  echo "== [$name] lit"
+  "$LIT" -sv "$build/test" >"$log" 2>&1
+  rc=$?
+  cat "$log"
+  local lp lf
+  # lit's summary: "  Passed: 12", "  Failed: 1", ...
+  lp=$(awk -F: '/^ *Passed *:/ {split($2, a, " "); n += a[1]} END {print n + 0}' "$log")
+  lf=$(awk -F: '/^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *:/ {split($2, a, " "); n += a[1]} END {print n + 0}' "$log")
+  if [[ $rc -ne 0 && $lf -eq 0 ]]; then lf=1; fi
+  echo "== [$name] unit tests"
+  "$build/bin/TraceIRUnitTests" --gtest_brief=1 >"$log" 2>&1
+  rc=$?
+  cat "$log"
+  local up uf
+  # gtest's summary: "[  PASSED  ] 8 tests." and "[  FAILED  ] 1 test, ..."
+  up=$(awk '/^\[  PASSED  \] [0-9]+ test/ {n += $4} END {print n + 0}' "$log")
+  uf=$(awk '/^\[  FAILED  \] [0-9]+ test/ {n += $4} END {print n + 0}' "$log")
+  if [[ $rc -ne 0 && $uf -eq 0 ]]; then uf=1; fi
+  passed=$((passed + lp + up))
+  failed=$((failed + lf + uf))
+  rm -f "$log"
+}
+
+echo "== build (Release, -Werror)"
+if "$ROOT/scripts/build.sh" "$ROOT/build"; then
+  run_suite release "$ROOT/build"
+else
+  echo "build failed"
+  failed=$((failed + 1))
+fi
+
+if [[ "${TRACEIR_SKIP_SANITIZERS:-0}" != 1 ]]; then
+  echo "== build (ASan + UBSan)"
+  if "$ROOT/scripts/build.sh" "$ROOT/build-sanitize" -DTRACEIR_SANITIZE=ON \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+    # libMLIR.so is not instrumented; its process-lifetime registries are
+    # reported as leaks at exit, which are not TraceIR's.
+    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      run_suite sanitize "$ROOT/build-sanitize"
+  else
+    echo "sanitizer build failed"
+    failed=$((failed + 1))
+  fi
+fi
+
+echo
+echo "tests: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -12,6 +12,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -1248,10 +1249,14 @@ const OpInfo *mlir::trace::lookupOp(StringRef name) {
 
 void mlir::trace::getResultAliases(PyOp op, SmallVectorImpl<ResultAlias> &out) {
   unsigned n = op->getNumResults();
-  const OpInfo *info = lookupOp(op.getOpName());
+  const OpInfo *info = op.getOpInfo();
   if (!info) {
     out.assign(n, ResultAlias{op.getTensors().empty() ? AliasKind::Fresh
                                                       : AliasKind::MayAlias});
+    return;
+  }
+  if (info->alias == aliasNone) {
+    out.assign(n, ResultAlias{AliasKind::Fresh});
     return;
   }
   PyArgs args(op.getCconv(), op.getTensors().getTypes(),
@@ -1260,6 +1265,67 @@ void mlir::trace::getResultAliases(PyOp op, SmallVectorImpl<ResultAlias> &out) {
     int operand = info->alias(args, i);
     out.push_back(operand < 0 ? ResultAlias{AliasKind::Fresh}
                               : ResultAlias{AliasKind::MustAlias, operand});
+  }
+}
+
+ResultAlias mlir::trace::getResultAlias(PyOp op, unsigned resultIndex) {
+  const OpInfo *info = op.getOpInfo();
+  if (!info)
+    return ResultAlias{op.getTensors().empty() ? AliasKind::Fresh
+                                               : AliasKind::MayAlias};
+  if (info->alias == aliasNone)
+    return ResultAlias{AliasKind::Fresh};
+  PyArgs args(op.getCconv(), op.getTensors().getTypes(),
+              op.getScalars().getValue());
+  int operand = info->alias(args, resultIndex);
+  return operand < 0 ? ResultAlias{AliasKind::Fresh}
+                     : ResultAlias{AliasKind::MustAlias, operand};
+}
+
+Value mlir::trace::getStorageRoot(Value v) {
+  while (auto res = dyn_cast<OpResult>(v)) {
+    auto py = dyn_cast<PyOp>(res.getOwner());
+    if (!py)
+      break;
+    ResultAlias alias = getResultAlias(py, res.getResultNumber());
+    if (alias.kind != AliasKind::MustAlias)
+      break;
+    v = py.getTensors()[alias.operand];
+  }
+  return v;
+}
+
+void mlir::trace::walkStorageUses(Value root, bool followMayAlias,
+                                  function_ref<void(OpOperand &)> fn) {
+  SmallVector<Value, 8> worklist{root};
+  // An unknown op may be reached through several of its operands; visit its
+  // results once. Registry ops alias one operand, so they need no set.
+  llvm::SmallPtrSet<Operation *, 4> unknownVisited;
+  SmallVector<ResultAlias, 4> aliases;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      fn(use);
+      auto py = dyn_cast<PyOp>(use.getOwner());
+      if (!py || py->getNumResults() == 0)
+        continue;
+      const OpInfo *info = py.getOpInfo();
+      if (info && info->alias == aliasNone)
+        continue; // the common case: fresh results only
+      if (!info) {
+        if (followMayAlias && unknownVisited.insert(py).second)
+          worklist.append(py->result_begin(), py->result_end());
+        continue;
+      }
+      // The operand index among the tensors equals the operand number: the
+      // tensors are the op's only operands.
+      aliases.clear();
+      getResultAliases(py, aliases);
+      for (auto [res, alias] : llvm::zip(py->getResults(), aliases))
+        if (alias.kind == AliasKind::MustAlias &&
+            static_cast<unsigned>(alias.operand) == use.getOperandNumber())
+          worklist.push_back(res);
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 //===- TraceDialect.cpp - The trace dialect -------------------------------===//
 
 #include "TraceIR/Dialect/TraceDialect.h"
+#include "TraceIR/Dialect/OpRegistry.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -20,6 +21,8 @@ void TraceDialect::initialize() {
 #include "TraceIR/Dialect/TraceOps.cpp.inc"
       >();
   registerAttributes();
+  for (const OpInfo &info : getAllOps())
+    opInfos[StringAttr::get(getContext(), info.name)] = &info;
 }
 
 void TraceDialect::registerAttributes() {

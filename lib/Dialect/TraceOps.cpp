@@ -7,7 +7,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
-#include "llvm/ADT/DenseMap.h"
 
 using namespace mlir;
 using namespace mlir::trace;
@@ -134,69 +133,68 @@ LogicalResult GraphOp::verifyRegions() {
              << "' cannot also be an input or donated; parameters belong to "
                 "the caller";
 
-  // Storage lifetimes. A view shares its base's storage, so map every
-  // registry-known alias to the storage root it shares (must-alias only: an
-  // unknown op may or may not alias, and the verifier only rejects definite
-  // errors).
-  llvm::DenseMap<Value, Value> rootOf;
-  auto root = [&](Value v) {
-    auto it = rootOf.find(v);
-    return it == rootOf.end() ? v : it->second;
-  };
-  llvm::DenseMap<Value, FreeOp> freedBy;
-  SmallVector<ResultAlias, 4> aliases;
-
+  // Storage lifetimes. A free releases the storage its operand refers to;
+  // views (and in-place results) share their base's storage, as the
+  // registry says. Only definite errors are rejected: an unknown op's result
+  // may or may not alias its operands, so it is not followed. Each free
+  // walks the uses of its storage once, and program order comes from the
+  // block's op order, so this is linear without any hashing. (One loop over
+  // the block: on large graphs the walk over the ops is memory-bound.)
   for (Operation &op : block) {
     if (op.getNumRegions() != 0)
       return op.emitOpError("has a nested region, but a trace.graph body must "
                             "be flat (ANF)");
-    if (auto free = dyn_cast<FreeOp>(op)) {
-      Value v = free.getTensor();
-      Value r = root(v);
-      std::string via = v == r ? std::string()
-                               : " (through a view of " + describeValue(r) + ")";
-      if (auto prior = freedBy.lookup(r)) {
-        auto diag = free.emitOpError("double free of the storage of ")
-                    << describeValue(v) << via;
-        diag.attachNote(prior.getLoc()) << "first freed here";
-        return diag;
-      }
-      if (auto arg = dyn_cast<BlockArgument>(r)) {
-        unsigned i = arg.getArgNumber();
-        if (isParam(i))
-          return free.emitOpError("cannot free parameter '")
-                 << getParamName(i) << "'" << via
-                 << ": parameters are owned by the caller";
-        if (!isDonated(i))
-          return free.emitOpError("cannot free ")
-                 << describeValue(r) << via
-                 << ": it is not donated (mark it trace.donated)";
-      } else if (isa<ConstantOp>(r.getDefiningOp())) {
-        return free.emitOpError("cannot free a constant")
-               << via << ": constants belong to the graph, not to a run";
-      }
-      freedBy[r] = free;
+    auto free = dyn_cast<FreeOp>(op);
+    if (!free)
       continue;
+    Value v = free.getTensor();
+    Value r = getStorageRoot(v);
+    auto via = [&](Value freed) {
+      Value base = getStorageRoot(freed);
+      return freed == base ? std::string()
+                           : " (through a view of " + describeValue(base) + ")";
+    };
+    if (auto arg = dyn_cast<BlockArgument>(r)) {
+      unsigned i = arg.getArgNumber();
+      if (isParam(i))
+        return free.emitOpError("cannot free parameter '")
+               << getParamName(i) << "'" << via(v)
+               << ": parameters are owned by the caller";
+      if (!isDonated(i))
+        return free.emitOpError("cannot free ")
+               << describeValue(r) << via(v)
+               << ": it is not donated (mark it trace.donated)";
+    } else if (isa<ConstantOp>(r.getDefiningOp())) {
+      return free.emitOpError("cannot free a constant")
+             << via(v) << ": constants belong to the graph, not to a run";
     }
-    for (OpOperand &use : op.getOpOperands()) {
-      if (freedBy.empty())
-        break;
-      auto it = freedBy.find(root(use.get()));
-      if (it == freedBy.end())
-        continue;
-      auto diag = op.emitOpError("uses ")
-                  << describeValue(use.get()) << " (operand #"
-                  << use.getOperandNumber() << ") after its storage was freed";
-      diag.attachNote(it->second.getLoc()) << "freed here";
-      return diag;
-    }
-    if (auto py = dyn_cast<PyOp>(op)) {
-      aliases.clear();
-      getResultAliases(py, aliases);
-      for (auto [res, alias] : llvm::zip(py->getResults(), aliases))
-        if (alias.kind == AliasKind::MustAlias)
-          rootOf[res] = root(py.getTensors()[alias.operand]);
-    }
+    bool reported = false;
+    walkStorageUses(r, /*followMayAlias=*/false, [&](OpOperand &use) {
+      Operation *user = use.getOwner();
+      if (reported || user == free.getOperation())
+        return;
+      if (auto other = dyn_cast<FreeOp>(user)) {
+        // A pair of frees is reported once, at the later one.
+        if (other->isBeforeInBlock(free))
+          return;
+        auto diag = other.emitOpError("double free of the storage of ")
+                    << describeValue(other.getTensor())
+                    << via(other.getTensor());
+        diag.attachNote(free.getLoc()) << "first freed here";
+        reported = true;
+        return;
+      }
+      if (free->isBeforeInBlock(user)) {
+        auto diag = user->emitOpError("uses ")
+                    << describeValue(use.get()) << " (operand #"
+                    << use.getOperandNumber()
+                    << ") after its storage was freed";
+        diag.attachNote(free.getLoc()) << "freed here";
+        reported = true;
+      }
+    });
+    if (reported)
+      return failure();
   }
   if (block.empty() || !isa<RetOp>(block.back()))
     return emitOpError("body must end with trace.ret");
@@ -318,7 +316,7 @@ LogicalResult PyOp::verify() {
              << ", which is not a Python scalar (int as i64, float as f64, "
                 "bool, #trace.none, string, tuple or #trace.list)";
 
-  const OpInfo *info = lookupOp(getOpName());
+  const OpInfo *info = getOpInfo();
   if (!info)
     return success();
   // Verification runs the same inference the importer uses, so a graph that
@@ -348,7 +346,7 @@ LogicalResult PyOp::verify() {
 void PyOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  const OpInfo *info = lookupOp(getOpName());
+  const OpInfo *info = getOpInfo();
   if (!info) {
     // Unknown: it may read, write or draw random numbers.
     effects.emplace_back(MemoryEffects::Read::get());

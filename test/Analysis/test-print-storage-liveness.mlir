@@ -7,7 +7,7 @@
 // CHECK-LABEL: graph @ownership
 // CHECK-NEXT: storage %w(param, 48 bytes): last use #1 pyop "linear", kept: parameter
 // CHECK-NEXT: storage %x(donated, 24 bytes): last use #1 pyop "linear", freeable
-// CHECK-NEXT: storage %arg0(input, 24 bytes): last use #-1 graph start, kept: input (not donated)
+// CHECK-NEXT: storage %arg0(input, 24 bytes): last use #-1 never, kept: input (not donated)
 // CHECK-NEXT: storage %0(constant, 16 bytes): last use #1 pyop "linear", kept: constant
 // CHECK-NEXT: storage %1(run, 32 bytes) +may-alias: last use #4 pyop "relu", freeable
 // CHECK-NEXT: storage %4(run, 32 bytes): last use #5 trace.ret, kept: returned

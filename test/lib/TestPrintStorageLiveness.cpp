@@ -9,6 +9,7 @@
 #include "TraceIR/Analysis/StorageLiveness.h"
 
 #include "mlir/IR/AsmState.h"
+#include "llvm/ADT/DenseMap.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
 
@@ -52,9 +53,12 @@ struct TestPrintStorageLivenessPass
       v.printAsOperand(ss, state);
       return s;
     };
+    llvm::DenseMap<Operation *, int> position;
+    for (auto [i, op] : llvm::enumerate(liveness.getOps()))
+      position[op] = i;
     auto opName = [&](int pos) -> std::string {
       if (pos < 0)
-        return "graph start";
+        return "never";
       Operation *op = liveness.getOps()[pos];
       if (auto py = dyn_cast<PyOp>(op))
         return ("pyop \"" + py.getOpName() + "\"").str();
@@ -62,21 +66,17 @@ struct TestPrintStorageLivenessPass
     };
 
     os << "graph @" << graph.getSymName() << "\n";
-    for (unsigned id : liveness.getStorageIds()) {
-      const auto &s = liveness.getStorage(id);
-      os << "  storage";
-      for (unsigned a : s.allocations) {
-        const auto &alloc = liveness.getAllocations()[a];
-        os << " " << name(alloc.value) << "(" << ownerName(alloc.owner) << ", ";
-        if (alloc.dynamic)
-          os << "? bytes)";
-        else
-          os << alloc.bytes << " bytes)";
-      }
+    for (const auto &s : liveness.getStorages()) {
+      os << "  storage " << name(s.root) << "(" << ownerName(s.owner) << ", ";
+      if (s.dynamic)
+        os << "? bytes)";
+      else
+        os << s.bytes << " bytes)";
       if (s.hasMayAlias)
         os << " +may-alias";
-      os << ": last use #" << s.lastUse << " " << opName(s.lastUse);
-      if (liveness.isFreeable(id))
+      int last = s.lastUser ? position.lookup(s.lastUser) : -1;
+      os << ": last use #" << last << " " << opName(last);
+      if (StorageLiveness::isFreeable(s))
         os << ", freeable";
       else if (s.alreadyFreed)
         os << ", freed";

@@ -18,6 +18,7 @@
 #include "mlir/IR/Types.h"
 #include "mlir/IR/TypeRange.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -25,6 +26,8 @@
 
 namespace mlir {
 class MLIRContext;
+class OpOperand;
+class Value;
 class ShapedType;
 namespace trace {
 
@@ -114,6 +117,21 @@ struct ResultAlias {
 };
 /// Aliasing of every result of `op` (one registry lookup for all of them).
 void getResultAliases(PyOp op, llvm::SmallVectorImpl<ResultAlias> &out);
+/// Aliasing of one result of `op`.
+ResultAlias getResultAlias(PyOp op, unsigned resultIndex);
+
+/// The value that owns the memory `v` refers to: follows results that must
+/// alias an operand (views, in-place ops) up to a block argument, a constant
+/// or a result that is not a must-alias (fresh, or of an unknown op).
+Value getStorageRoot(Value v);
+
+/// Calls `fn` on every use of the storage that `root` owns: the uses of
+/// `root` and, transitively, of every PyOp result that must alias the used
+/// operand; with `followMayAlias`, also of results of unknown ops (which may
+/// alias any operand). Each use is visited once; linear in the uses, with no
+/// hashing except for unknown ops.
+void walkStorageUses(Value root, bool followMayAlias,
+                     llvm::function_ref<void(OpOperand &)> fn);
 
 /// Writes docs/OpRegistry.md's content.
 void printOpRegistryMarkdown(llvm::raw_ostream &os);

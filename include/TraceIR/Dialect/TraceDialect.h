@@ -13,6 +13,10 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+namespace mlir::trace {
+struct OpInfo;
+} // namespace mlir::trace
+
 #include "TraceIR/Dialect/TraceDialect.h.inc"
 
 #define GET_ATTRDEF_CLASSES

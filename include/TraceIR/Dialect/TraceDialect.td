@@ -39,8 +39,17 @@ def Trace_Dialect : Dialect {
     ::mlir::LogicalResult verifyOperationAttribute(::mlir::Operation *op,
         ::mlir::NamedAttribute attribute) override;
 
+    /// The registry entry of a PyOp name, or null. One pointer-keyed
+    /// lookup: verifiers and analyses call it for every op.
+    const ::mlir::trace::OpInfo *lookupOpInfo(::mlir::StringAttr name) const {
+      return opInfos.lookup(name);
+    }
+
   private:
     void registerAttributes();
+    /// Built once in initialize(); read-only afterwards, so concurrent
+    /// verifiers may share it.
+    ::llvm::DenseMap<::mlir::StringAttr, const ::mlir::trace::OpInfo *> opInfos;
   }];
 }
 

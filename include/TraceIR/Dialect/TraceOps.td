@@ -146,6 +146,13 @@ def Trace_PyOp : Trace_Op<"pyop", [
                                  "::mlir::ValueRange":$tensors,
                                  "::llvm::ArrayRef<::mlir::Attribute>":$scalars,
                                  "::llvm::StringRef":$cconv)>];
+  let extraClassDeclaration = [{
+    /// What the op registry knows of this op, or null for an unknown name.
+    const ::mlir::trace::OpInfo *getOpInfo() {
+      return static_cast<TraceDialect *>((*this)->getDialect())
+          ->lookupOpInfo(getOpNameAttr());
+    }
+  }];
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
 }

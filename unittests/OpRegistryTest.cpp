@@ -78,6 +78,12 @@ TEST_F(InferTest, BroadcastingAndPromotion) {
   // An int tensor times a Python float is a float tensor.
   r = infer("mul", "ts", {t({2}, b.getI64Type())}, {b.getF64FloatAttr(0.5)});
   EXPECT_EQ(r[0], t({2}));
+  // True division of integers gives floats; floor division keeps ints.
+  Type i64 = b.getI64Type();
+  EXPECT_EQ(infer("div", "tt", {t({2}, i64), t({2}, i64)}, {})[0], t({2}));
+  EXPECT_EQ(infer("div", "tts", {t({2}, i64), t({2}, i64)},
+                  {b.getStringAttr("floor")})[0],
+            t({2}, i64));
   std::string err;
   EXPECT_FALSE(infer("add", "tt", {t({3}), t({4})}, {}, &err)[0]);
   EXPECT_NE(err.find("cannot be broadcast"), std::string::npos) << err;

@@ -229,6 +229,15 @@ bool inferElementwise(const PyArgs &a, MLIRContext *ctx,
   return elementwise(c, N, R);
 }
 
+/// div(self, other, rounding_mode=None): true division gives floats even
+/// for integer operands; with a rounding mode the dtype is promoted.
+bool inferDiv(const PyArgs &a, MLIRContext *ctx, SmallVectorImpl<Type> &out,
+              InferError &e) {
+  Call c{a, ctx, out, Err{e}};
+  return elementwise(c, 2,
+                     a.isNoneOrAbsent(2) ? EltRule::Float : EltRule::Promote);
+}
+
 bool inferSameAsFirst(const PyArgs &a, MLIRContext *ctx,
                       SmallVectorImpl<Type> &out, InferError &e) {
   Call c{a, ctx, out, Err{e}};
@@ -1149,7 +1158,7 @@ const OpInfo kOps[] = {
          "self, target, weight=None, reduction=1, ignore_index=-100, "
          "label_smoothing=0.0",
          inferLoss),
-    PURE("div", "self, other, rounding_mode=None", inferElementwise<2>),
+    PURE("div", "self, other, rounding_mode=None", inferDiv),
     INPLACE("div_", "self, other", inferSameAsFirst),
     OpInfo{"dropout", "input, p, train", inferSameAsFirst, aliasDropout, never,
            dropoutRandom, "train: fresh; eval: is input",

@@ -7,6 +7,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 using namespace mlir::trace;
@@ -126,12 +127,25 @@ LogicalResult GraphOp::verifyRegions() {
              << i << " has type " << arg.getType()
              << " but the graph's type says " << getArgumentTypes()[i];
 
-  for (unsigned i = 0, e = getNumArguments(); i < e; ++i)
-    if (isParam(i) && (isDonated(i) || getArgAttr(i, TraceDialect::kInputAttrName)))
+  // Runtimes bind parameters and inputs by name, so names are unique.
+  llvm::StringMap<unsigned> params, inputs;
+  for (unsigned i = 0, e = getNumArguments(); i < e; ++i) {
+    if (isParam(i) &&
+        (isDonated(i) || getArgAttr(i, TraceDialect::kInputAttrName)))
       return emitOpError("argument #")
              << i << ": parameter '" << getParamName(i)
              << "' cannot also be an input or donated; parameters belong to "
                 "the caller";
+    bool param = isParam(i);
+    StringRef name = param ? getParamName(i) : getInputName(i);
+    if (name.empty())
+      continue;
+    auto [it, inserted] = (param ? params : inputs).try_emplace(name, i);
+    if (!inserted)
+      return emitOpError("arguments #")
+             << it->second << " and #" << i << " have the same "
+             << (param ? "parameter" : "input") << " name '" << name << "'";
+  }
 
   // Storage lifetimes. A free releases the storage its operand refers to;
   // views (and in-place results) share their base's storage, as the

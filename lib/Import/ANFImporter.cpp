@@ -179,10 +179,10 @@ private:
 
   //===--- Lines -----------------------------------------------------------===//
   LogicalResult parseLine();
-  LogicalResult parseGraphLine();
-  LogicalResult parseParamOrInput(bool isParam);
+  LogicalResult parseGraphLine(const char *kwLoc);
+  LogicalResult parseParamOrInput(bool isParam, const char *kwLoc);
   LogicalResult parseInstruction();
-  LogicalResult parseRet();
+  LogicalResult parseRet(const char *kwLoc);
   LogicalResult parseArg(Arg &arg);
   LogicalResult emitCall(StringRef name, const char *nameLoc,
                          SmallVectorImpl<Arg> &args,
@@ -370,19 +370,25 @@ FailureOr<Attribute> Importer::parseLiteral() {
     ++cur;
     char close = c == '(' ? ')' : ']';
     SmallVector<Attribute> elems;
+    bool trailingComma = false;
     while (!consume(close)) {
       FailureOr<Attribute> elem = parseLiteral();
       if (failed(elem))
         return failure();
       elems.push_back(*elem);
-      if (consume(','))
+      trailingComma = consume(',');
+      if (trailingComma)
         continue;
       skipSpace();
       if (cur >= lineEnd || *cur != close)
-        return (error() << "expected ',' or '" << close << "' in the "
+        return (error(start) << "expected ',' or '" << close << "' in the "
                         << (c == '(' ? "tuple" : "list") << " opened here",
                 failure());
     }
+    // As in Python, parentheses around one element without a comma only
+    // group: `(1)` is 1, `(1,)` is a tuple.
+    if (c == '(' && elems.size() == 1 && !trailingComma)
+      return elems.front();
     ArrayAttr arr = b.getArrayAttr(elems);
     return c == '(' ? Attribute(arr) : Attribute(ListAttr::get(ctx, arr));
   }
@@ -449,12 +455,12 @@ LogicalResult Importer::parseArg(Arg &arg) {
   return success();
 }
 
-LogicalResult Importer::parseGraphLine() {
+LogicalResult Importer::parseGraphLine(const char *kwLoc) {
   if (graphLoc)
-    return error() << "a second 'graph' line; a trace holds one graph";
+    return error(kwLoc) << "a second 'graph' line; a trace holds one graph";
   if (!argTypes.empty() || sawInstruction)
-    return error() << "'graph' must be the first line";
-  graphLoc = cur;
+    return error(kwLoc) << "'graph' must be the first line";
+  graphLoc = kwLoc;
   const char *nameLoc = (skipSpace(), cur);
   StringRef name = word();
   if (name.empty())
@@ -465,8 +471,7 @@ LogicalResult Importer::parseGraphLine() {
   return success();
 }
 
-LogicalResult Importer::parseParamOrInput(bool isParam) {
-  const char *kwLoc = cur;
+LogicalResult Importer::parseParamOrInput(bool isParam, const char *kwLoc) {
   if (sawInstruction)
     return error(kwLoc) << "'" << (isParam ? "param" : "input")
                         << "' declarations must come before the instructions";
@@ -504,6 +509,9 @@ LogicalResult Importer::parseParamOrInput(bool isParam) {
       return error(nameLoc) << "expected a name";
     if (w == "donated" && !isParam) {
       donated = true;
+      if (!atEnd())
+        return error() << "unexpected text; expected the end of the line "
+                          "after 'donated'";
     } else {
       name = w.str();
       if (!atEnd()) {
@@ -549,9 +557,11 @@ LogicalResult Importer::emitCall(
   if (const NameMapping *m = lookupName(name)) {
     if (args.size() < m->minArgs || args.size() > m->maxArgs)
       return error(nameLoc) << name << " expects "
-                            << (m->minArgs == m->maxArgs
-                                    ? std::to_string(m->minArgs)
-                                    : std::to_string(m->minArgs) + " or more")
+                            << (m->minArgs == m->maxArgs ? std::to_string(m->minArgs)
+                                : m->maxArgs == ~0u
+                                    ? std::to_string(m->minArgs) + " or more"
+                                    : std::to_string(m->minArgs) + " to " +
+                                          std::to_string(m->maxArgs))
                             << " arguments (" << m->arguments << "), got "
                             << args.size();
     opName = m->canonical.str();
@@ -561,6 +571,14 @@ LogicalResult Importer::emitCall(
       // first argument is a tensor.
       args.insert(args.begin() + 1, scalarArg(b.getI64IntegerAttr(0)));
     } else if (name == "Embedding") {
+      static const char *const names[] = {
+          "indices", "weight", "padding_idx", "max_norm", "norm_type",
+          "scale_grad_by_freq", "sparse"};
+      for (unsigned i = 2; i < args.size(); ++i)
+        if (args[i].tensor)
+          return error(args[i].loc.getPointer())
+                 << "Embedding's " << names[i]
+                 << " must be a Python scalar, not a tensor";
       args.resize(7, scalarArg(NoneAttr::get(ctx)));
       if (!isNone(args[3].scalar))
         return error(args[3].loc.getPointer())
@@ -706,7 +724,10 @@ LogicalResult Importer::parseInstruction() {
             return failure();
           auto i = getInt(*idx);
           int64_t n = it->second.elems.size();
-          if (!i || *i < -n || *i >= n)
+          if (!i)
+            return error(idxLoc) << "a tuple index must be an int, got "
+                                 << scalarToString(*idx);
+          if (*i < -n || *i >= n)
             return error(idxLoc) << "index " << scalarToString(*idx)
                                  << " is out of range for tuple %" << *var
                                  << " of " << n << " elements";
@@ -745,9 +766,9 @@ LogicalResult Importer::parseInstruction() {
   return emitCall(opName, nameLoc, args, lhs, declared, typeLoc);
 }
 
-LogicalResult Importer::parseRet() {
+LogicalResult Importer::parseRet(const char *kwLoc) {
   if (sawRet)
-    return error() << "a second Ret";
+    return error(kwLoc) << "a second Ret";
   sawInstruction = true;
   sawRet = true;
   SmallVector<Value> results;
@@ -769,7 +790,7 @@ LogicalResult Importer::parseRet() {
     if (!atEnd())
       return error() << "unexpected text after Ret's variables";
   }
-  RetOp::create(opBuilder, locOf(lineEnd), results);
+  RetOp::create(opBuilder, locOf(kwLoc), results);
   return success();
 }
 
@@ -782,13 +803,13 @@ LogicalResult Importer::parseLine() {
   const char *kwLoc = cur;
   StringRef kw = word();
   if (kw == "graph")
-    return parseGraphLine();
+    return parseGraphLine(kwLoc);
   if (kw == "param")
-    return parseParamOrInput(/*isParam=*/true);
+    return parseParamOrInput(/*isParam=*/true, kwLoc);
   if (kw == "input")
-    return parseParamOrInput(/*isParam=*/false);
+    return parseParamOrInput(/*isParam=*/false, kwLoc);
   if (kw == "Ret")
-    return parseRet();
+    return parseRet(kwLoc);
   return error(kwLoc) << "expected 'graph', 'param', 'input', an instruction "
                          "'%x = Op ...' or 'Ret'";
 }
@@ -814,7 +835,8 @@ OwningOpRef<ModuleOp> Importer::run() {
     char quote = 0;
     for (; q < eol; ++q) {
       if (quote) {
-        if (*q == '\\')
+        // An escape never swallows the end of the line.
+        if (*q == '\\' && q + 1 < eol)
           ++q;
         else if (*q == quote)
           quote = 0;

@@ -250,3 +250,18 @@ trace.graph @bad_literal(%x: tensor<3xf32>) -> () {
   pyop "foo"(%x, 1 : i32) : (tensor<3xf32>) -> ()
   ret
 }
+
+// -----
+
+// Parameters and inputs are bound by name, so names are unique.
+// expected-error @+1 {{arguments #0 and #1 have the same parameter name 'w'}}
+trace.graph @duplicate_param(%a: tensor<3xf32> {trace.param = "w"}, %b: tensor<3xf32> {trace.param = "w"}) -> () {
+  ret
+}
+
+// -----
+
+// expected-error @+1 {{arguments #0 and #2 have the same input name 'x'}}
+trace.graph @duplicate_input(%a: tensor<3xf32> {trace.input = "x"}, %w: tensor<3xf32> {trace.param = "x"}, %b: tensor<3xf32> {trace.input = "x"}) -> () {
+  ret
+}

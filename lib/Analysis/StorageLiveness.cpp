@@ -4,6 +4,8 @@
 #include "TraceIR/Dialect/OpRegistry.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::trace;
@@ -14,11 +16,18 @@ int64_t StorageLiveness::getStaticBytes(Type type) {
   if (!shaped || !shaped.hasStaticShape())
     return -1;
   Type elt = shaped.getElementType();
-  if (!elt.isIntOrFloat())
+  int64_t bytes;
+  if (elt.isIntOrFloat())
+    bytes = (elt.getIntOrFloatBitWidth() + 7) / 8; // bool (i1) takes a byte
+  else if (auto c = dyn_cast<ComplexType>(elt);
+           c && c.getElementType().isIntOrFloat())
+    bytes = 2 * ((c.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+  else
     return -1;
-  // PyTorch stores bool (i1) in a byte.
-  int64_t eltBytes = (elt.getIntOrFloatBitWidth() + 7) / 8;
-  return shaped.getNumElements() * eltBytes;
+  for (int64_t d : shaped.getShape())
+    if (llvm::MulOverflow(bytes, d, bytes))
+      return -1;
+  return bytes;
 }
 
 void StorageLiveness::addStorage(Value root, Owner owner) {
@@ -44,6 +53,20 @@ static bool isRunAllocation(Value v) {
                    AliasKind::Fresh;
 }
 
+namespace {
+/// How far the results of an unknown op reach: their last user and whether
+/// they (or views of them) are returned, through further unknown ops.
+struct Extent {
+  Operation *lastUser = nullptr;
+  bool returned = false;
+};
+
+void extendTo(Operation *&lastUser, Operation *user) {
+  if (!lastUser || lastUser->isBeforeInBlock(user))
+    lastUser = user;
+}
+} // namespace
+
 StorageLiveness::StorageLiveness(GraphOp graph) {
   Block &block = graph.getBody().front();
   size_t numOps = block.getOperations().size();
@@ -59,8 +82,13 @@ StorageLiveness::StorageLiveness(GraphOp graph) {
   }
 
   // Definitions, and the live bytes under the graph's own frees.
+  auto add = [](int64_t a, int64_t b) {
+    int64_t r;
+    return llvm::AddOverflow(a, b, r) ? INT64_MAX : r;
+  };
   int64_t live = 0;
   SmallVector<ResultAlias, 4> aliases;
+  SmallVector<Operation *> mayAliasOps;
   for (Operation &op : block) {
     ops.push_back(&op);
     if (auto free = dyn_cast<FreeOp>(op)) {
@@ -70,23 +98,50 @@ StorageLiveness::StorageLiveness(GraphOp graph) {
     } else if (isa<ConstantOp>(op)) {
       addStorage(op.getResult(0), Owner::Constant);
     } else if (auto py = dyn_cast<PyOp>(op)) {
+      if (isMayAliasOp(py)) {
+        mayAliasOps.push_back(py);
+        lowerBound = true;
+      }
       aliases.clear();
       getResultAliases(py, aliases);
       for (auto [res, alias] : llvm::zip(py->getResults(), aliases)) {
         if (alias.kind != AliasKind::Fresh)
           continue;
         addStorage(res, Owner::Run);
-        live += storages.back().bytes;
-        dynamicSizes |= storages.back().dynamic;
+        live = add(live, storages.back().bytes);
+        lowerBound |= storages.back().dynamic;
       }
     }
     liveBytes.push_back(live);
     peakBytes = std::max(peakBytes, live);
   }
 
+  // Extents of unknown ops, last to first: a later op's extent is final when
+  // an earlier op's results reach it.
+  llvm::DenseMap<Operation *, Extent> extents;
+  for (Operation *op : llvm::reverse(mayAliasOps)) {
+    Extent ext;
+    for (Value res : op->getResults())
+      walkStorageUses(res, [&](OpOperand &use) {
+        Operation *user = use.getOwner();
+        if (isa<FreeOp>(user))
+          return; // rejected by the verifier
+        if (isa<RetOp>(user))
+          ext.returned = true;
+        if (isMayAliasOp(user)) {
+          const Extent &next = extents[user];
+          ext.returned |= next.returned;
+          if (next.lastUser)
+            extendTo(ext.lastUser, next.lastUser);
+        }
+        extendTo(ext.lastUser, user);
+      });
+    extents[op] = ext;
+  }
+
   // Last uses: each storage walks the uses of its values.
   for (Storage &s : storages) {
-    walkStorageUses(s.root, /*followMayAlias=*/true, [&](OpOperand &use) {
+    walkStorageUses(s.root, [&](OpOperand &use) {
       Operation *user = use.getOwner();
       if (isa<FreeOp>(user)) {
         // A free is not a use: it must not extend the lifetime it ends.
@@ -95,10 +150,15 @@ StorageLiveness::StorageLiveness(GraphOp graph) {
       }
       if (isa<RetOp>(user))
         s.returned = true;
-      else if (auto py = dyn_cast<PyOp>(user); py && !py.getOpInfo())
+      if (isMayAliasOp(user)) {
+        // Its results may be this storage: they keep it alive.
         s.hasMayAlias = true;
-      if (!s.lastUser || s.lastUser->isBeforeInBlock(user))
-        s.lastUser = user;
+        const Extent &ext = extents.find(user)->second;
+        s.returned |= ext.returned;
+        if (ext.lastUser)
+          extendTo(s.lastUser, ext.lastUser);
+      }
+      extendTo(s.lastUser, user);
     });
     switch (s.owner) {
     case Owner::Param:

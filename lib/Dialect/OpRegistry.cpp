@@ -12,8 +12,8 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -146,19 +146,50 @@ struct Call {
 
 bool isFloatLike(Type t) { return isa<FloatType>(t); }
 
-/// PyTorch's type promotion for tensors, simplified: floats beat ints, wider
-/// beats narrower, and f16 with bf16 gives f32.
+/// PyTorch's dtype categories: bool < integer < floating < complex; -1 for
+/// element types PyTorch has no dtype for.
+int category(Type t) {
+  if (t.isInteger(1))
+    return 0;
+  if (isa<IntegerType>(t))
+    return 1;
+  if (isa<FloatType>(t))
+    return 2;
+  if (auto c = dyn_cast<ComplexType>(t); c && isa<FloatType>(c.getElementType()))
+    return 3;
+  return -1;
+}
+
+unsigned bitWidth(Type t) {
+  if (auto c = dyn_cast<ComplexType>(t))
+    return c.getElementType().getIntOrFloatBitWidth();
+  return t.getIntOrFloatBitWidth();
+}
+
+/// torch.promote_types for two supported dtypes: the higher category wins;
+/// within a category the wider type; f16 with bf16 gives f32; a signed and
+/// an unsigned integer of one width give the next wider signed one; a
+/// complex with a wider float widens the complex.
 Type promote(Type a, Type b) {
   if (!a)
     return b;
   if (!b || a == b)
     return a;
-  bool fa = isFloatLike(a), fb = isFloatLike(b);
-  if (fa != fb)
-    return fa ? a : b;
-  unsigned wa = a.getIntOrFloatBitWidth(), wb = b.getIntOrFloatBitWidth();
-  if (fa && wa == 16 && wb == 16)
-    return Float32Type::get(a.getContext());
+  int ca = category(a), cb = category(b);
+  if (ca < cb) {
+    std::swap(a, b);
+    std::swap(ca, cb);
+  }
+  MLIRContext *ctx = a.getContext();
+  if (ca == 3 && cb == 2 && bitWidth(b) > bitWidth(a))
+    return ComplexType::get(b);
+  if (ca != cb)
+    return a;
+  unsigned wa = bitWidth(a), wb = bitWidth(b);
+  if (ca == 2 && wa == 16 && wb == 16)
+    return Float32Type::get(ctx);
+  if (ca == 1 && wa == wb && a.isUnsignedInteger() != b.isUnsignedInteger())
+    return IntegerType::get(ctx, std::min(2 * wa, 64u));
   return wa >= wb ? a : b;
 }
 
@@ -188,38 +219,77 @@ bool broadcastInto(Shape &a, ArrayRef<int64_t> b, Err &err) {
 
 enum class EltRule { Promote, Float, Bool };
 
-/// Elementwise over the first `n` arguments (tensors or numbers).
-bool elementwise(Call &c, unsigned n, EltRule rule) {
+/// Elementwise over the first `n` arguments (tensors or numbers), with
+/// broadcasting and torch.result_type's promotion: dimensioned tensors
+/// decide the dtype; a 0-d tensor or a Python number only lifts it into a
+/// higher category (an int tensor times 0.5 is f32, an f32 tensor times a
+/// 0-d f64 tensor stays f32). Arguments before `firstTyped` broadcast but
+/// take no part in the dtype (`where`'s condition).
+bool elementwise(Call &c, unsigned n, EltRule rule, unsigned firstTyped = 0) {
   Shape shape;
-  Type elt;
-  bool ranked = true, anyTensor = false, floatScalar = false;
+  Type dimType, zeroType;
+  int scalarCategory = -1;
+  bool ranked = true, anyTensor = false;
   for (unsigned i = 0; i < n; ++i) {
     if (c.a.isTensor(i)) {
       auto t = cast<TensorType>(c.a.type(i));
       anyTensor = true;
-      elt = promote(elt, t.getElementType());
+      Type elt = t.getElementType();
+      if (category(elt) < 0)
+        return c.err("argument #", i, " has element type ", elt,
+                     ", which has no PyTorch dtype");
+      if (i >= firstTyped) {
+        if (t.hasRank() && t.getRank() == 0)
+          zeroType = promote(zeroType, elt);
+        else
+          dimType = promote(dimType, elt);
+      }
       if (!t.hasRank()) {
         ranked = false;
         continue;
       }
       if (!broadcastInto(shape, t.getShape(), c.err))
         return false;
-    } else if (!c.a.present(i) || !getNumber(c.a.scalar(i))) {
-      if (!c.a.present(i) || !getBool(c.a.scalar(i)))
-        return c.err("argument #", i, " must be a tensor or a number");
-    } else if (!getInt(c.a.scalar(i))) {
-      floatScalar = true;
+      continue;
     }
+    Attribute sc = c.a.scalar(i);
+    int cat = isa_and_nonnull<BoolAttr>(sc) ? 0
+              : getInt(sc)                  ? 1
+              : getNumber(sc)               ? 2
+                                            : -1;
+    if (cat < 0)
+      return c.err("argument #", i, " must be a tensor or a number");
+    if (i >= firstTyped)
+      scalarCategory = std::max(scalarCategory, cat);
   }
   if (!anyTensor)
     return c.err("needs at least one tensor argument");
-  if (floatScalar && !isFloatLike(elt))
-    elt = c.f32();
-  if (rule == EltRule::Float && !isFloatLike(elt))
+  Type elt = dimType ? dimType : zeroType;
+  if (dimType && zeroType && category(zeroType) > category(dimType))
+    elt = promote(dimType, zeroType);
+  if (!elt) // only a condition was a tensor: the numbers decide
+    elt = scalarCategory >= 2 ? c.f32() : scalarCategory == 1 ? c.i64() : c.i1();
+  if (scalarCategory > category(elt))
+    elt = scalarCategory == 2 ? c.f32() : c.i64();
+  if (rule == EltRule::Float && !isFloatLike(elt) && category(elt) != 3)
     elt = c.f32();
   if (rule == EltRule::Bool)
     elt = c.i1();
   return ranked ? c.push(shape, elt) : c.pushUnranked(elt);
+}
+
+/// where(condition, self, other): the condition is bool and broadcasts but
+/// does not take part in the dtype.
+bool inferWhere(const PyArgs &a, MLIRContext *ctx, SmallVectorImpl<Type> &out,
+                InferError &e) {
+  Call c{a, ctx, out, Err{e}};
+  TensorType cond = c.tensor(0, "condition");
+  if (!cond)
+    return false;
+  if (!cond.getElementType().isInteger(1))
+    return c.err("condition must be a bool tensor, got ",
+                 cond.getElementType());
+  return elementwise(c, 3, EltRule::Promote, /*firstTyped=*/1);
 }
 
 template <unsigned N, EltRule R = EltRule::Promote>
@@ -316,6 +386,11 @@ INFER(inferMatmulOfRank) { // mm (2) and bmm (3)
     return c.err("self must have rank ", Rank, ", got ", shapeStr(x.getShape()));
   if (y.hasRank() && y.getRank() != Rank)
     return c.err("mat2 must have rank ", Rank, ", got ", shapeStr(y.getShape()));
+  // bmm does not broadcast its batch dim.
+  if (Rank == 3 && x.hasRank() && y.hasRank() && x.getDimSize(0) != kDyn &&
+      y.getDimSize(0) != kDyn && x.getDimSize(0) != y.getDimSize(0))
+    return c.err("batch sizes differ: ", shapeStr(x.getShape()), " and ",
+                 shapeStr(y.getShape()));
   return inferMatmul(a, ctx, out, e);
 }
 
@@ -356,7 +431,7 @@ INFER(inferAddmm) {
   Shape chk = bs;
   if (!broadcastInto(chk, r, c.err))
     return false;
-  if (chk != r)
+  if (failed(verifyCompatibleShape(chk, r)))
     return c.err("self ", shapeStr(bs), " does not broadcast to the product ",
                  shapeStr(r));
   return c.push(r, x.getElementType());
@@ -364,8 +439,13 @@ INFER(inferAddmm) {
 
 //===--- Reductions and normalizations ----------------------------------===//
 
-/// sum/mean/amax(self, dim, keepdim, dtype): `dim` None or [] reduces all.
-template <bool IsFloatResult>
+/// What a reduction does to the dtype: amax keeps it, mean needs a float,
+/// sum widens integers and bools to i64 (as PyTorch does).
+enum class ReduceDtype { Same, Float, Sum };
+
+/// sum/mean/amax(self, dim, keepdim, dtype): `dim` None reduces all; for sum
+/// and mean an empty list does too, as in PyTorch.
+template <ReduceDtype R>
 INFER(inferReduce) {
   CALL;
   return onRanked(c, "self", [&](Shape &s, Type elt) {
@@ -379,8 +459,11 @@ INFER(inferReduce) {
     for (int64_t d : dims) {
       if (!c.dim(d, s.size(), "dim"))
         return false;
-      if (!s.empty())
-        reduced[d] = true;
+      if (s.empty())
+        continue;
+      if (reduced[d])
+        return c.err("dim ", d, " appears more than once in the list of dims");
+      reduced[d] = true;
     }
     Shape r;
     for (size_t i = 0; i < s.size(); ++i)
@@ -388,8 +471,10 @@ INFER(inferReduce) {
         r.push_back(s[i]);
       else if (keep)
         r.push_back(1);
-    if (IsFloatResult && !isFloatLike(elt))
-      elt = c.f32();
+    if (R == ReduceDtype::Float && !isFloatLike(elt))
+      return c.err("mean needs a floating point input, got ", elt);
+    if (R == ReduceDtype::Sum && category(elt) <= 1)
+      elt = c.i64();
     return c.push(r, elt);
   });
 }
@@ -425,7 +510,7 @@ INFER(inferLayerNorm) {
       TensorType t;
       if (!c.optTensor(i, i == 2 ? "weight" : "bias", t))
         return false;
-      if (t && t.hasRank() && Shape(t.getShape()) != Shape(norm))
+      if (t && t.hasRank() && failed(verifyCompatibleShape(t.getShape(), norm)))
         return c.err(i == 2 ? "weight " : "bias ", shapeStr(t.getShape()),
                      " must have normalized_shape ", shapeStr(norm));
     }
@@ -561,8 +646,8 @@ INFER(inferView) { // view/reshape(self, shape)
       inferIdx = i;
     } else if (d < 0) {
       return c.err("invalid dimension ", d, " in shape ", shapeStr(shape));
-    } else {
-      known *= d;
+    } else if (llvm::MulOverflow(known, d, known)) {
+      return c.err("shape ", shapeStr(shape), " has more than 2^63 elements");
     }
   }
   if (!dynamic) {
@@ -639,21 +724,28 @@ INFER(inferUnsqueeze) {
   });
 }
 
-INFER(inferSqueeze) { // squeeze(self, dim=None): only size-1 dims go
+/// squeeze(self, dim=None): only size-1 dims go; None squeezes all of them
+/// and an empty list none.
+INFER(inferSqueeze) {
   CALL;
   return onRanked(c, "self", [&](Shape &s, Type elt) {
     SmallVector<int64_t> dims;
-    if (!a.isNoneOrAbsent(1) && !c.intList(1, "dim", dims))
+    bool all = a.isNoneOrAbsent(1);
+    if (!all && !c.intList(1, "dim", dims))
       return false;
-    SmallVector<bool> drop(s.size(), false);
-    if (dims.empty())
+    SmallVector<bool> drop(s.size(), false), seen(s.size(), false);
+    if (all)
       for (size_t i = 0; i < s.size(); ++i)
         drop[i] = s[i] == 1;
     for (int64_t d : dims) {
       if (!c.dim(d, s.size(), "dim"))
         return false;
-      if (!s.empty())
-        drop[d] = s[d] == 1;
+      if (s.empty())
+        continue;
+      if (seen[d])
+        return c.err("dim ", d, " appears more than once in the list of dims");
+      seen[d] = true;
+      drop[d] = s[d] == 1;
     }
     Shape r;
     for (size_t i = 0; i < s.size(); ++i)
@@ -702,6 +794,9 @@ INFER(inferExpand) { // expand(self, size): -1 keeps a dim
           return c.err("-1 is not allowed for a new leading dim in ",
                        shapeStr(size));
         r[i] = have;
+      } else if (r[i] < 0) {
+        return c.err("invalid size ", r[i], " in ", shapeStr(size),
+                     "; only -1 (keep the dim) may be negative");
       } else if (have != 1 && have != kDyn && have != r[i]) {
         return c.err("cannot expand ", shapeStr(s), " to ", shapeStr(size));
       }
@@ -739,13 +834,16 @@ int64_t sliceLength(int64_t n, int64_t start, int64_t end, int64_t step) {
   };
   start = clamp(start);
   end = clamp(end);
-  return end > start ? (end - start + step - 1) / step : 0;
+  // (end - start + step - 1) / step without overflowing for a huge step.
+  return end > start ? 1 + (end - start - 1) / step : 0;
 }
 
 INFER(inferSlice) { // slice(self, dim=0, start=None, end=None, step=1)
   CALL;
   return onRanked(c, "self", [&](Shape &s, Type elt) {
     int64_t d, st, en, step;
+    if (s.empty())
+      return c.err("slice() cannot be applied to a 0-dim tensor");
     if (!c.intArg(1, "dim", d, 0) || !c.intArg(2, "start", st, 0) ||
         !c.intArg(3, "end", en, INT64_MAX) || !c.intArg(4, "step", step, 1) ||
         !c.dim(d, s.size(), "dim"))
@@ -761,9 +859,13 @@ INFER(inferNarrow) { // narrow(self, dim, start, length)
   CALL;
   return onRanked(c, "self", [&](Shape &s, Type elt) {
     int64_t d, st, len;
+    if (s.empty())
+      return c.err("narrow() cannot be applied to a 0-dim tensor");
     if (!c.intArg(1, "dim", d) || !c.intArg(2, "start", st) ||
         !c.intArg(3, "length", len) || !c.dim(d, s.size(), "dim"))
       return false;
+    if (len < 0)
+      return c.err("narrow() length must be non-negative, got ", len);
     if (s[d] != kDyn) {
       if (st < 0)
         st += s[d];
@@ -798,6 +900,8 @@ INFER(inferCat) { // cat(tensors..., dim=0)
     if (!t.hasRank())
       return c.pushUnranked(elt);
     Shape s(t.getShape());
+    if (s.empty())
+      return c.err("tensor #", i, " is 0-dim; cat needs tensors of rank >= 1");
     // PyTorch skips legacy empty 1-D tensors in cat.
     if (s.size() == 1 && s[0] == 0 && n > 1)
       continue;
@@ -888,6 +992,15 @@ INFER(inferConv2d) {
   if (!pair(3, "stride", 1, stride) || !pair(5, "dilation", 1, dil) ||
       !c.intArg(6, "groups", groups, 1))
     return false;
+  for (int k = 0; k < 2; ++k) {
+    if (stride[k] <= 0 || dil[k] <= 0)
+      return c.err("stride and dilation must be positive, got stride ",
+                   shapeStr(stride), " and dilation ", shapeStr(dil));
+    if (pad[k] < 0)
+      return c.err("padding must be non-negative, got ", shapeStr(pad));
+  }
+  if (same && (stride[0] != 1 || stride[1] != 1))
+    return c.err("padding='same' is not supported for strided convolutions");
   ArrayRef<int64_t> xs = x.getShape(), ws = w.getShape();
   size_t off = batched ? 1 : 0;
   int64_t cin = xs[off];
@@ -896,6 +1009,14 @@ INFER(inferConv2d) {
   if (cin != kDyn && ws[1] != kDyn && cin != ws[1] * groups)
     return c.err("input has ", cin, " channels but weight ", shapeStr(ws),
                  " with groups=", groups, " expects ", ws[1] * groups);
+  if (ws[0] != kDyn && ws[0] % groups != 0)
+    return c.err("weight ", shapeStr(ws), " has ", ws[0],
+                 " output channels, not divisible by groups=", groups);
+  if (b && b.hasRank() &&
+      (b.getRank() != 1 || (b.getDimSize(0) != kDyn && ws[0] != kDyn &&
+                            b.getDimSize(0) != ws[0])))
+    return c.err("bias must have shape [", ws[0], "], got ",
+                 shapeStr(b.getShape()));
   Shape r;
   if (batched)
     r.push_back(xs[0]);
@@ -906,10 +1027,13 @@ INFER(inferConv2d) {
       r.push_back(same ? in : kDyn);
       continue;
     }
-    int64_t o = (in + 2 * pad[k] - dil[k] * (ws[2 + k] - 1) - 1) / stride[k] + 1;
-    if (o <= 0)
-      return c.err("kernel ", shapeStr(ws), " is larger than the padded input ",
-                   shapeStr(xs));
+    // Floor division: a kernel larger than the padded input gives a negative
+    // span, which C++ division would round up to an output of 1.
+    int64_t span = in + 2 * pad[k] - dil[k] * (ws[2 + k] - 1) - 1;
+    if (span < 0)
+      return c.err("kernel ", shapeStr(ws), " (dilation ", shapeStr(dil),
+                   ") is larger than the padded input ", shapeStr(xs));
+    int64_t o = span / stride[k] + 1;
     r.push_back(o);
   }
   return c.push(r, x.getElementType());
@@ -946,6 +1070,11 @@ INFER(inferMaxPool2d) {
         !c.boolArg(5, "ceil_mode", ceil, false))
       return false;
     for (int i = 0; i < 2; ++i) {
+      if (k[i] <= 0 || st[i] <= 0 || dil[i] <= 0)
+        return c.err("kernel_size, stride and dilation must be positive, got ",
+                     shapeStr(k), ", ", shapeStr(st), " and ", shapeStr(dil));
+      if (pad[i] < 0)
+        return c.err("padding must be non-negative, got ", shapeStr(pad));
       if (pad[i] * 2 > k[i])
         return c.err("padding ", pad[i], " must be at most half of kernel ",
                      k[i]);
@@ -953,6 +1082,10 @@ INFER(inferMaxPool2d) {
       if (in == kDyn)
         continue;
       int64_t span = in + 2 * pad[i] - dil[i] * (k[i] - 1) - 1;
+      if (span < 0)
+        return c.err("pooling window ", shapeStr(k), " (dilation ",
+                     shapeStr(dil), ") is larger than the padded input ",
+                     shapeStr(s));
       int64_t o = (ceil ? (span + st[i] - 1) / st[i] : span / st[i]) + 1;
       // A window must start inside the input or left padding (PyTorch).
       if (ceil && (o - 1) * st[i] >= in + pad[i])
@@ -1043,8 +1176,9 @@ INFER(inferLstm) {
     return c.err("w_ih of layer 0 must be [", 4 * hidden, ", ", x.getDimSize(2),
                  "], got ", shapeStr(wih.getShape()));
   Type elt = x.getElementType();
-  Shape o = batchFirst ? Shape{batch, seq, dirs * hidden}
-                       : Shape{seq, batch, dirs * hidden};
+  int64_t features = hidden == kDyn ? kDyn : dirs * hidden;
+  Shape o = batchFirst ? Shape{batch, seq, features}
+                       : Shape{seq, batch, features};
   c.push(o, elt);
   c.push(h0.getShape(), elt);
   c.push(c0.getShape(), elt);
@@ -1053,6 +1187,7 @@ INFER(inferLstm) {
 
 /// nll_loss(self, target, weight=None, reduction=Mean(1), ignore_index)
 /// and cross_entropy (same head). reduction 0 keeps the target's shape.
+template <bool AllowProbabilities>
 INFER(inferLoss) {
   CALL;
   TensorType x = c.tensor(0, "input"), t = c.tensor(1, "target"), w;
@@ -1070,10 +1205,30 @@ INFER(inferLoss) {
   }
   if (reduction < 0 || reduction > 2)
     return c.err("reduction must be 0/'none', 1/'mean' or 2/'sum'");
-  if (!isa<IntegerType>(t.getElementType()))
+  // cross_entropy also takes class probabilities: a float target shaped
+  // like the input.
+  bool probabilities = AllowProbabilities && isFloatLike(t.getElementType());
+  if (!probabilities && !isa<IntegerType>(t.getElementType()))
     return c.err("target must hold class indices (integers), got ",
                  t.getElementType());
-  if (x.hasRank() && t.hasRank()) {
+  if (probabilities && x.hasRank() && t.hasRank() &&
+      failed(verifyCompatibleShape(x.getShape(), t.getShape())))
+    return c.err("probability target ", shapeStr(t.getShape()),
+                 " must have the input's shape ", shapeStr(x.getShape()));
+  if (x.hasRank() && x.getRank() > 2 && !AllowProbabilities)
+    return c.err("nll_loss expects an input of rank 1 or 2, got ",
+                 shapeStr(x.getShape()), " (use cross_entropy for images)");
+  if (probabilities && reduction == 0) {
+    if (!x.hasRank())
+      return c.pushUnranked(x.getElementType());
+    Shape r(x.getShape());
+    if (r.size() >= 2)
+      r.erase(r.begin() + 1);
+    else
+      r.clear();
+    return c.push(r, x.getElementType());
+  }
+  if (!probabilities && x.hasRank() && t.hasRank()) {
     Shape want(x.getShape());
     if (want.size() >= 2)
       want.erase(want.begin() + 1);
@@ -1094,10 +1249,13 @@ INFER(inferLoss) {
 int aliasNone(const PyArgs &, unsigned) { return -1; }
 /// Every result is a view of (or is) the first tensor operand.
 int aliasFirst(const PyArgs &a, unsigned) { return a.operandIndex(0); }
-/// dropout(input, p, train): in eval mode it returns its input.
+/// dropout(input, p, train): in eval mode, or with p == 0, ATen returns its
+/// input itself.
 int aliasDropout(const PyArgs &a, unsigned) {
   auto train = getBool(a.scalar(2));
-  return train && !*train ? a.operandIndex(0) : -1;
+  auto p = getNumber(a.scalar(1));
+  bool identity = (train && !*train) || (p && *p == 0.0);
+  return identity ? a.operandIndex(0) : -1;
 }
 bool never(const PyArgs &) { return false; }
 bool always(const PyArgs &) { return true; }
@@ -1125,6 +1283,9 @@ bool lstmRandom(const PyArgs &a) {
   OpInfo{NAME, SIG, INFER, aliasNone, never, never, "fresh", "reads"}
 #define VIEW(NAME, SIG, INFER)                                                 \
   OpInfo{NAME, SIG, INFER, aliasFirst, never, never, "view of self", "none"}
+#define VIEW_OR_COPY(NAME, SIG, INFER)                                         \
+  OpInfo{NAME, SIG, INFER, aliasFirst, never, never,                          \
+         "view of self (or a copy tied to it)", "none"}
 #define INPLACE(NAME, SIG, INFER)                                              \
   OpInfo{NAME, SIG, INFER, aliasFirst, always, never, "is self",              \
          "mutates self"}
@@ -1136,7 +1297,7 @@ const OpInfo kOps[] = {
     PURE("add", "self, other, alpha=1", inferElementwise<2>),
     INPLACE("add_", "self, other, alpha=1", inferSameAsFirst),
     PURE("addmm", "self, mat1, mat2, beta=1, alpha=1", inferAddmm),
-    PURE("amax", "self, dim=(), keepdim=False", inferReduce<false>),
+    PURE("amax", "self, dim=(), keepdim=False", inferReduce<ReduceDtype::Same>),
     OpInfo{"batch_norm",
            "input, weight, bias, running_mean, running_var, training, "
            "momentum, eps, cudnn_enabled",
@@ -1149,7 +1310,7 @@ const OpInfo kOps[] = {
     PURE("bmm", "self, mat2", inferMatmulOfRank<3>),
     PURE("cat", "tensors..., dim=0", inferCat),
     PURE("clone", "self", inferSameAsFirst),
-    PURE("contiguous", "self", inferSameAsFirst),
+    VIEW_OR_COPY("contiguous", "self", inferSameAsFirst),
     PURE("conv2d",
          "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
          inferConv2d),
@@ -1157,11 +1318,11 @@ const OpInfo kOps[] = {
     PURE("cross_entropy",
          "self, target, weight=None, reduction=1, ignore_index=-100, "
          "label_smoothing=0.0",
-         inferLoss),
+         inferLoss<true>),
     PURE("div", "self, other, rounding_mode=None", inferDiv),
     INPLACE("div_", "self, other", inferSameAsFirst),
     OpInfo{"dropout", "input, p, train", inferSameAsFirst, aliasDropout, never,
-           dropoutRandom, "train: fresh; eval: is input",
+           dropoutRandom, "train and p > 0: fresh; else is input",
            "train and p > 0: random"},
     OpInfo{"dropout_", "input, p, train", inferSameAsFirst, aliasFirst, always,
            dropoutRandom, "is input", "mutates input; train: random"},
@@ -1173,7 +1334,7 @@ const OpInfo kOps[] = {
     PURE("exp", "self", (inferElementwise<1, EltRule::Float>)),
     VIEW("expand", "self, size, implicit=False", inferExpand),
     INPLACE("fill_", "self, value", inferSameAsFirst),
-    VIEW("flatten", "self, start_dim=0, end_dim=-1", inferFlatten),
+    VIEW_OR_COPY("flatten", "self, start_dim=0, end_dim=-1", inferFlatten),
     PURE("ge", "self, other", (inferElementwise<2, EltRule::Bool>)),
     PURE("gelu", "self, approximate='none'",
          (inferElementwise<1, EltRule::Float>)),
@@ -1198,7 +1359,7 @@ const OpInfo kOps[] = {
          "ceil_mode=False",
          inferMaxPool2d),
     PURE("mean", "self, dim=None, keepdim=False, dtype=None",
-         inferReduce<true>),
+         inferReduce<ReduceDtype::Float>),
     PURE("mm", "self, mat2", inferMatmulOfRank<2>),
     PURE("mul", "self, other", inferElementwise<2>),
     INPLACE("mul_", "self, other", inferSameAsFirst),
@@ -1218,12 +1379,12 @@ const OpInfo kOps[] = {
     PURE("ne", "self, other", (inferElementwise<2, EltRule::Bool>)),
     PURE("neg", "self", inferSameAsFirst),
     PURE("nll_loss", "self, target, weight=None, reduction=1, ignore_index=-100",
-         inferLoss),
+         inferLoss<false>),
     VIEW("permute", "self, dims", inferPermute),
     PURE("pow", "self, exponent", inferElementwise<2>),
     PURE("relu", "self", inferSameAsFirst),
     INPLACE("relu_", "self", inferSameAsFirst),
-    VIEW("reshape", "self, shape", inferView),
+    VIEW_OR_COPY("reshape", "self, shape", inferView),
     PURE("rsqrt", "self", (inferElementwise<1, EltRule::Float>)),
     VIEW("select", "self, dim, index", inferSelect),
     PURE("sigmoid", "self", (inferElementwise<1, EltRule::Float>)),
@@ -1234,13 +1395,13 @@ const OpInfo kOps[] = {
     PURE("sub", "self, other, alpha=1", inferElementwise<2>),
     INPLACE("sub_", "self, other, alpha=1", inferSameAsFirst),
     PURE("sum", "self, dim=None, keepdim=False, dtype=None",
-         inferReduce<false>),
+         inferReduce<ReduceDtype::Sum>),
     VIEW("t", "self", inferT),
     PURE("tanh", "self", (inferElementwise<1, EltRule::Float>)),
     VIEW("transpose", "self, dim0, dim1", inferTranspose),
     VIEW("unsqueeze", "self, dim", inferUnsqueeze),
     VIEW("view", "self, shape", inferView),
-    PURE("where", "condition, self, other", inferElementwise<3>),
+    PURE("where", "condition, self, other", inferWhere),
     INPLACE("zero_", "self", inferSameAsFirst),
 };
 } // namespace
@@ -1304,12 +1465,15 @@ Value mlir::trace::getStorageRoot(Value v) {
   return v;
 }
 
-void mlir::trace::walkStorageUses(Value root, bool followMayAlias,
+bool mlir::trace::isMayAliasOp(Operation *op) {
+  auto py = dyn_cast<PyOp>(op);
+  return py && py->getNumResults() != 0 && !py.getTensors().empty() &&
+         !py.getOpInfo();
+}
+
+void mlir::trace::walkStorageUses(Value root,
                                   function_ref<void(OpOperand &)> fn) {
   SmallVector<Value, 8> worklist{root};
-  // An unknown op may be reached through several of its operands; visit its
-  // results once. Registry ops alias one operand, so they need no set.
-  llvm::SmallPtrSet<Operation *, 4> unknownVisited;
   SmallVector<ResultAlias, 4> aliases;
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
@@ -1319,15 +1483,11 @@ void mlir::trace::walkStorageUses(Value root, bool followMayAlias,
       if (!py || py->getNumResults() == 0)
         continue;
       const OpInfo *info = py.getOpInfo();
-      if (info && info->alias == aliasNone)
-        continue; // the common case: fresh results only
-      if (!info) {
-        if (followMayAlias && unknownVisited.insert(py).second)
-          worklist.append(py->result_begin(), py->result_end());
-        continue;
-      }
+      if (!info || info->alias == aliasNone)
+        continue; // fresh results, or an unknown op's maybe-aliases
       // The operand index among the tensors equals the operand number: the
-      // tensors are the op's only operands.
+      // tensors are the op's only operands. A registry op's result aliases
+      // one operand, so each value is reached once.
       aliases.clear();
       getResultAliases(py, aliases);
       for (auto [res, alias] : llvm::zip(py->getResults(), aliases))
@@ -1348,6 +1508,10 @@ void mlir::trace::printOpRegistryMarkdown(llvm::raw_ostream &os) {
         "declared result types against it.\n\n"
      << "- **aliasing**: `fresh` results are new storages; a `view` shares "
         "its base's storage; an in-place op's result *is* its operand.\n"
+     << "- `view of self (or a copy tied to it)`: PyTorch returns a view when "
+        "the strides allow and a copy otherwise. TraceIR gives the result its "
+        "operand's storage either way, so a runtime that has to copy frees "
+        "the copy together with that storage.\n"
      << "- **effects**: `reads` ops may be CSE'd and removed when unused; "
         "mutating and random ops are neither.\n"
      << "- A name missing here is still legal. Its results *may alias* any "

@@ -176,14 +176,21 @@ LogicalResult GraphOp::verifyRegions() {
                << ": parameters are owned by the caller";
       if (!isDonated(i))
         return free.emitOpError("cannot free ")
-               << describeValue(r) << via(v)
+               << describeValue(v) << via(v)
                << ": it is not donated (mark it trace.donated)";
     } else if (isa<ConstantOp>(r.getDefiningOp())) {
       return free.emitOpError("cannot free a constant")
              << via(v) << ": constants belong to the graph, not to a run";
+    } else if (isMayAliasOp(r.getDefiningOp())) {
+      // It may be a view of an operand, so neither this free nor the
+      // operands' frees could be proven single.
+      return free.emitOpError("cannot free ")
+             << describeValue(v) << via(v)
+             << ": an op the registry does not know may return a view of its "
+                "operands";
     }
     bool reported = false;
-    walkStorageUses(r, /*followMayAlias=*/false, [&](OpOperand &use) {
+    walkStorageUses(r, [&](OpOperand &use) {
       Operation *user = use.getOwner();
       if (reported || user == free.getOperation())
         return;
@@ -374,8 +381,8 @@ void PyOp::getEffects(
     return;
   }
   // A plain op reads its operands' storage. Declaring the read keeps CSE from
-  // merging two reads across an in-place write or a trace.free, while an
-  // unused read is still removable.
+  // merging two reads across an in-place write or a trace.free (which also
+  // declares a write), while an unused read is still removable.
   if (!getTensors().empty())
     effects.emplace_back(MemoryEffects::Read::get());
 }

@@ -19,7 +19,7 @@
 // CHECK-NEXT: #3 pyop "mystery": live 32 bytes
 // CHECK-NEXT: #4 pyop "relu": live 64 bytes
 // CHECK-NEXT: #5 trace.ret: live 64 bytes
-// CHECK-NEXT: peak 64 bytes
+// CHECK-NEXT: peak 64 bytes (lower bound: dynamic shapes or unknown ops)
 // After the pass the same storages are marked freed, and the frees lower
 // the live bytes.
 // FREED-LABEL: graph @ownership
@@ -65,8 +65,26 @@ trace.graph @chain(%x: tensor<1024xf32>) -> tensor<1024xi1> {
 // as a lower bound.
 // CHECK-LABEL: graph @dynamic
 // CHECK: storage %0(run, ? bytes)
-// CHECK: peak 0 bytes (lower bound: dynamic shapes)
+// CHECK: peak 0 bytes (lower bound: dynamic shapes or unknown ops)
 trace.graph @dynamic(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
   %0 = pyop "exp"(%x) : (tensor<?x3xf32>) -> tensor<?x3xf32>
   ret %0 : tensor<?x3xf32>
+}
+
+// -----
+
+// Unknown ops may return views of their operands, transitively: %a stays
+// alive until the last use of %u2 (through %u1), and %b, whose maybe-view
+// %u3 is returned, is kept.
+// CHECK-LABEL: graph @unknown_chain
+// CHECK: storage %0(run, 16 bytes) +may-alias: last use #4 pyop "neg", freeable
+// CHECK: storage %1(run, 16 bytes) +may-alias: last use #6 trace.ret, kept: returned
+trace.graph @unknown_chain(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %a = pyop "exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %b = pyop "exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %u1 = pyop "mystery"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  %u2 = pyop "mystery"(%u1) : (tensor<4xf32>) -> tensor<4xf32>
+  %n = pyop "neg"(%u2) : (tensor<4xf32>) -> tensor<4xf32>
+  %u3 = pyop "mystery"(%b) : (tensor<4xf32>) -> tensor<4xf32>
+  ret %n, %u3 : tensor<4xf32>, tensor<4xf32>
 }

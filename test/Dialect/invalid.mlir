@@ -265,3 +265,24 @@ trace.graph @duplicate_param(%a: tensor<3xf32> {trace.param = "w"}, %b: tensor<3
 trace.graph @duplicate_input(%a: tensor<3xf32> {trace.input = "x"}, %w: tensor<3xf32> {trace.param = "x"}, %b: tensor<3xf32> {trace.input = "x"}) -> () {
   ret
 }
+
+// -----
+
+// A result of an op the registry does not know may be a view of an
+// operand: freeing it is rejected.
+trace.graph @free_unknown_result(%x: tensor<3xf32> {trace.donated}) -> () {
+  %0 = pyop "mystery"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  // expected-error @+1 {{cannot free result #0 of pyop "mystery": an op the registry does not know may return a view of its operands}}
+  free %0 : tensor<3xf32>
+  ret
+}
+
+// -----
+
+// The message names the freed view and its base.
+trace.graph @free_input_view(%x: tensor<2x3xf32> {trace.input = "x"}) -> () {
+  %0 = pyop "t"(%x) : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  // expected-error @+1 {{cannot free result #0 of pyop "t" (through a view of argument #0 (input 'x')): it is not donated}}
+  free %0 : tensor<3x2xf32>
+  ret
+}

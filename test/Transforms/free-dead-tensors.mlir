@@ -260,3 +260,43 @@ trace.graph @already_freed(%x: tensor<4xf32>) -> tensor<4xf32> {
   free %0 : tensor<4xf32>
   ret %1 : tensor<4xf32>
 }
+
+// -----
+
+// contiguous and reshape are a view or a copy tied to their operand, and
+// dropout with p = 0 returns its input: all share the storage.
+// CHECK-LABEL: trace.graph @view_or_identity
+// CHECK-NEXT: %[[A:.*]] = pyop "exp"(%arg0)
+// CHECK-NEXT: %[[C:.*]] = pyop "contiguous"(%[[A]])
+// CHECK-NEXT: %[[D:.*]] = pyop "dropout"(%[[C]], 0.0, True)
+// CHECK-NEXT: %[[R:.*]] = pyop "reshape"(%[[D]], (2, 2))
+// CHECK-NEXT: %[[S:.*]] = pyop "sum"(%[[R]])
+// CHECK-NEXT: free %[[A]]
+// CHECK-NEXT: ret %[[S]]
+trace.graph @view_or_identity(%x: tensor<4xf32>) -> tensor<f32> {
+  %0 = pyop "exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = pyop "contiguous"(%0) : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = pyop "dropout"(%1, 0.0, True) : (tensor<4xf32>) -> tensor<4xf32>
+  %3 = pyop "reshape"(%2, (2, 2)) : (tensor<4xf32>) -> tensor<2x2xf32>
+  %4 = pyop "sum"(%3) : (tensor<2x2xf32>) -> tensor<f32>
+  ret %4 : tensor<f32>
+}
+
+// -----
+
+// A chain of unknown ops: each operand lives until the chain's results are
+// dead; a maybe-view that is returned keeps its operand.
+// CHECK-LABEL: trace.graph @unknown_chain
+// CHECK: %[[N:.*]] = pyop "neg"
+// CHECK-NEXT: free %[[A:.*]] : tensor<4xf32>
+// CHECK-NOT: free
+// CHECK: ret
+trace.graph @unknown_chain(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %a = pyop "exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %b = pyop "exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %u1 = pyop "mystery"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  %u2 = pyop "mystery"(%u1) : (tensor<4xf32>) -> tensor<4xf32>
+  %n = pyop "neg"(%u2) : (tensor<4xf32>) -> tensor<4xf32>
+  %u3 = pyop "mystery"(%b) : (tensor<4xf32>) -> tensor<4xf32>
+  ret %n, %u3 : tensor<4xf32>, tensor<4xf32>
+}

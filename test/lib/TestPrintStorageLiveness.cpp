@@ -88,7 +88,9 @@ struct TestPrintStorageLivenessPass
       os << "  #" << pos << " " << opName(pos) << ": live " << bytes
          << " bytes\n";
     os << "  peak " << liveness.getPeakBytes() << " bytes"
-       << (liveness.hasDynamicSizes() ? " (lower bound: dynamic shapes)" : "")
+       << (liveness.isLowerBound()
+               ? " (lower bound: dynamic shapes or unknown ops)"
+               : "")
        << "\n";
   }
 };

@@ -8,8 +8,11 @@
 // instruction, from static shapes, under the trace.free ops the graph has.
 //
 // Linear in the number of uses: each storage walks its own uses
-// (walkStorageUses) and program order comes from the block's op order, so
-// no value is ever hashed.
+// (walkStorageUses) and program order comes from the block's op order.
+// Results of unknown ops may alias their operands: each such op's extent
+// (the last use of its results, transitively through further unknown ops) is
+// computed once, backwards, and every operand storage takes it over, so a
+// chain of unknown ops stays linear. Only unknown ops are hashed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,11 +74,13 @@ public:
   /// the runtime measures when it executes the graph's frees.
   llvm::ArrayRef<int64_t> getLiveBytes() const { return liveBytes; }
   int64_t getPeakBytes() const { return peakBytes; }
-  /// Whether some storage of the run has a dynamic shape (then live bytes
-  /// are lower bounds: such a storage counts 0 bytes).
-  bool hasDynamicSizes() const { return dynamicSizes; }
+  /// Whether live bytes are lower bounds: some storage of the run has a
+  /// dynamic shape (it counts 0 bytes), or an unknown op's result may be a
+  /// new allocation (it counts 0 bytes too).
+  bool isLowerBound() const { return lowerBound; }
 
-  /// Bytes of a tensor type, or -1 when its shape is not static.
+  /// Bytes of a tensor type, or -1 when its shape is not static or its size
+  /// does not fit in 63 bits.
   static int64_t getStaticBytes(Type type);
 
 private:
@@ -85,7 +90,7 @@ private:
   std::vector<Storage> storages;
   std::vector<int64_t> liveBytes;
   int64_t peakBytes = 0;
-  bool dynamicSizes = false;
+  bool lowerBound = false;
 };
 
 } // namespace mlir::trace

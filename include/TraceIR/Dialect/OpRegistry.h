@@ -127,11 +127,14 @@ Value getStorageRoot(Value v);
 
 /// Calls `fn` on every use of the storage that `root` owns: the uses of
 /// `root` and, transitively, of every PyOp result that must alias the used
-/// operand; with `followMayAlias`, also of results of unknown ops (which may
-/// alias any operand). Each use is visited once; linear in the uses, with no
-/// hashing except for unknown ops.
-void walkStorageUses(Value root, bool followMayAlias,
-                     llvm::function_ref<void(OpOperand &)> fn);
+/// operand (views, in-place results). Results of unknown ops, which only may
+/// alias, are not followed: `fn` sees the unknown op's use and decides. Each
+/// use is visited once, with no hashing.
+void walkStorageUses(Value root, llvm::function_ref<void(OpOperand &)> fn);
+
+/// Whether `op` is an op the registry does not know that has tensor operands
+/// and results: each result may alias any operand.
+bool isMayAliasOp(Operation *op);
 
 /// Writes docs/OpRegistry.md's content.
 void printOpRegistryMarkdown(llvm::raw_ostream &os);

@@ -176,8 +176,10 @@ def Trace_FreeOp : Trace_Op<"free", [HasParent<"GraphOp">]> {
     free %3 : tensor<35x20x200xf32>
     ```
   }];
+  // MemWrite as well as MemFree: CSE stops only at writes, and merging a
+  // read across a free would revive the freed value.
   let arguments = (ins Arg<AnyTensor, "the tensor whose storage is released",
-                           [MemFree]>:$tensor);
+                           [MemFree, MemWrite]>:$tensor);
   let assemblyFormat = "$tensor attr-dict `:` type($tensor)";
 }
 

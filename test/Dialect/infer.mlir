@@ -1,0 +1,137 @@
+// RUN: trace-opt %s -split-input-file -verify-diagnostics
+
+// The verifier runs the registry's shape and dtype inference. These calls
+// are valid PyTorch and verify; each follows a PyTorch rule.
+trace.graph @valid(%f: tensor<4xf32>, %d0: tensor<f64>, %b: tensor<4xi1>, %i: tensor<4xi32>,
+                   %x: tensor<3x4xf32>, %m: tensor<?x5xf32>, %n: tensor<5x4xf32>, %w: tensor<?xf32>,
+                   %e: tensor<1x3x1xf32>, %h: tensor<2x2x?xf32>, %xs: tensor<5x2x3xf32>,
+                   %wi: tensor<?x3xf32>, %img: tensor<2x3x4x4xf32>, %p: tensor<2x3x4x4xf32>, %t: tensor<2x4x4xi64>) -> () {
+  // A 0-d tensor does not widen a dimensioned tensor of the same category.
+  %0 = pyop "mul"(%f, %d0) : (tensor<4xf32>, tensor<f64>) -> tensor<4xf32>
+  // A Python int lifts bool to i64; a Python float lifts ints to f32.
+  %1 = pyop "add"(%b, 1) : (tensor<4xi1>) -> tensor<4xi64>
+  %2 = pyop "mul"(%i, 0.5) : (tensor<4xi32>) -> tensor<4xf32>
+  // where's condition takes no part in the dtype.
+  %3 = pyop "where"(%b, 1, 0) : (tensor<4xi1>) -> tensor<4xi64>
+  // sum widens integers to i64; true division gives floats.
+  %4 = pyop "sum"(%i) : (tensor<4xi32>) -> tensor<i64>
+  %5 = pyop "div"(%i, %i) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xf32>
+  // Dynamic dims stay open.
+  %6 = pyop "addmm"(%x, %m, %n) : (tensor<3x4xf32>, tensor<?x5xf32>, tensor<5x4xf32>) -> tensor<?x4xf32>
+  %7 = pyop "layer_norm"(%x, (4,), %w, None, 1.0e-05) : (tensor<3x4xf32>, tensor<?xf32>) -> tensor<3x4xf32>
+  // squeeze(()) squeezes nothing; squeeze() every size-1 dim.
+  %8 = pyop "squeeze"(%e, ()) : (tensor<1x3x1xf32>) -> tensor<1x3x1xf32>
+  %9 = pyop "squeeze"(%e) : (tensor<1x3x1xf32>) -> tensor<3xf32>
+  // A bidirectional LSTM with an unknown hidden size.
+  %10:3 = pyop "lstm"(%xs, %h, %h, %wi, %wi, %wi, %wi, False, 1, 0.0, False, True, False)
+      : (tensor<5x2x3xf32>, tensor<2x2x?xf32>, tensor<2x2x?xf32>, tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x3xf32>)
+      -> (tensor<5x2x?xf32>, tensor<2x2x?xf32>, tensor<2x2x?xf32>)
+  // cross_entropy with class indices over an image, and with probabilities.
+  %11 = pyop "cross_entropy"(%img, %t, None, 0) : (tensor<2x3x4x4xf32>, tensor<2x4x4xi64>) -> tensor<2x4x4xf32>
+  %12 = pyop "cross_entropy"(%img, %p) : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) -> tensor<f32>
+  ret
+}
+
+// -----
+
+trace.graph @stride_zero(%x: tensor<1x1x4x4xf32>) -> () {
+  // expected-error @+1 {{"max_pool2d": kernel_size, stride and dilation must be positive, got [2, 2], [0, 0] and [1, 1]}}
+  %0 = pyop "max_pool2d"(%x, 2, 0) : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32>
+  ret
+}
+
+// -----
+
+trace.graph @conv_stride_zero(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x2x2xf32>) -> () {
+  // expected-error @+1 {{"conv2d": stride and dilation must be positive}}
+  %0 = pyop "conv2d"(%x, %w, None, 0) : (tensor<1x1x4x4xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x3x3xf32>
+  ret
+}
+
+// -----
+
+trace.graph @pool_too_large(%x: tensor<1x1x2x2xf32>) -> () {
+  // expected-error @+1 {{"max_pool2d": pooling window [3, 3] (dilation [1, 1]) is larger than the padded input [1, 1, 2, 2]}}
+  %0 = pyop "max_pool2d"(%x, 3, 2) : (tensor<1x1x2x2xf32>) -> tensor<1x1x1x1xf32>
+  ret
+}
+
+// -----
+
+trace.graph @conv_too_large(%x: tensor<1x2x6x6xf32>, %w: tensor<3x2x4x4xf32>) -> () {
+  // expected-error @+1 {{"conv2d": kernel [3, 2, 4, 4] (dilation [2, 2]) is larger than the padded input [1, 2, 6, 6]}}
+  %0 = pyop "conv2d"(%x, %w, None, 2, 0, 2, 1) : (tensor<1x2x6x6xf32>, tensor<3x2x4x4xf32>) -> tensor<1x3x1x1xf32>
+  ret
+}
+
+// -----
+
+trace.graph @conv_groups(%x: tensor<1x4x6x6xf32>, %w: tensor<3x2x3x3xf32>) -> () {
+  // expected-error @+1 {{"conv2d": weight [3, 2, 3, 3] has 3 output channels, not divisible by groups=2}}
+  %0 = pyop "conv2d"(%x, %w, None, 1, 0, 1, 2) : (tensor<1x4x6x6xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x4x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @index_elements(%x: tensor<4xindex>, %y: tensor<4xi32>) -> () {
+  // expected-error @+1 {{"add": argument #0 has element type index, which has no PyTorch dtype}}
+  %0 = pyop "add"(%x, %y) : (tensor<4xindex>, tensor<4xi32>) -> tensor<4xi32>
+  ret
+}
+
+// -----
+
+trace.graph @slice_0d(%x: tensor<f32>) -> () {
+  // expected-error @+1 {{"slice": slice() cannot be applied to a 0-dim tensor}}
+  %0 = pyop "slice"(%x, 0, 0, 1, 1) : (tensor<f32>) -> tensor<f32>
+  ret
+}
+
+// -----
+
+trace.graph @narrow_negative(%x: tensor<?xf32>) -> () {
+  // expected-error @+1 {{"narrow": narrow() length must be non-negative, got -3}}
+  %0 = pyop "narrow"(%x, 0, 0, -3) : (tensor<?xf32>) -> tensor<3xf32>
+  ret
+}
+
+// -----
+
+trace.graph @expand_negative(%x: tensor<1xf32>) -> () {
+  // expected-error @+1 {{"expand": invalid size -2 in [-2]; only -1 (keep the dim) may be negative}}
+  %0 = pyop "expand"(%x, (-2,)) : (tensor<1xf32>) -> tensor<2xf32>
+  ret
+}
+
+// -----
+
+trace.graph @view_overflow(%x: tensor<8xf32>) -> () {
+  // expected-error @+1 {{"view": shape [3, 6148914691236517205, -1] has more than 2^63 elements}}
+  %0 = pyop "view"(%x, (3, 6148914691236517205, -1)) : (tensor<8xf32>) -> tensor<8xf32>
+  ret
+}
+
+// -----
+
+trace.graph @bmm_broadcast(%x: tensor<1x2x3xf32>, %y: tensor<4x3x5xf32>) -> () {
+  // expected-error @+1 {{"bmm": batch sizes differ: [1, 2, 3] and [4, 3, 5]}}
+  %0 = pyop "bmm"(%x, %y) : (tensor<1x2x3xf32>, tensor<4x3x5xf32>) -> tensor<4x2x5xf32>
+  ret
+}
+
+// -----
+
+trace.graph @sum_duplicate_dims(%x: tensor<2x3xf32>) -> () {
+  // expected-error @+1 {{"sum": dim 0 appears more than once in the list of dims}}
+  %0 = pyop "sum"(%x, (0, -2)) : (tensor<2x3xf32>) -> tensor<3xf32>
+  ret
+}
+
+// -----
+
+trace.graph @where_condition(%c: tensor<4xf32>, %x: tensor<4xf32>) -> () {
+  // expected-error @+1 {{"where": condition must be a bool tensor, got f32}}
+  %0 = pyop "where"(%c, %x, 0.0) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  ret
+}

@@ -1,4 +1,5 @@
-//===- OpRegistryTest.cpp - The op registry table --------------------------===//
+//===- OpRegistryTest.cpp - The op registry table
+//--------------------------===//
 
 #include "TraceIR/Dialect/OpRegistry.h"
 #include "TraceIR/Dialect/Scalars.h"
@@ -43,8 +44,8 @@ struct InferTest : ::testing::Test {
   Type f32 = b.getF32Type();
 
   /// Infers `name` on tensors `types` and scalars interleaved by `cconv`.
-  SmallVector<Type> infer(StringRef name, StringRef cconv,
-                          ArrayRef<Type> types, ArrayRef<Attribute> scalars,
+  SmallVector<Type> infer(StringRef name, StringRef cconv, ArrayRef<Type> types,
+                          ArrayRef<Attribute> scalars,
                           std::string *error = nullptr) {
     const OpInfo *info = lookupOp(name);
     EXPECT_NE(info, nullptr) << name.str();
@@ -96,8 +97,9 @@ TEST_F(InferTest, ViewsAndShapes) {
             t({4, 3, 2}));
   EXPECT_EQ(infer("select", "tss", {t({2, 3})}, {i(0), i(1)})[0], t({3}));
   EXPECT_EQ(infer("flatten", "ts", {t({2, 3, 4})}, {i(1)})[0], t({2, 12}));
-  EXPECT_EQ(infer("slice", "tssss", {t({10, 3})}, {i(0), i(2), i(100), i(3)})[0],
-            t({3, 3}));
+  EXPECT_EQ(
+      infer("slice", "tssss", {t({10, 3})}, {i(0), i(2), i(100), i(3)})[0],
+      t({3, 3}));
   std::string err;
   EXPECT_FALSE(infer("view", "ts", {t({3, 5})}, {tuple({4, 4})}, &err)[0]);
   EXPECT_NE(err.find("invalid for input"), std::string::npos) << err;
@@ -111,7 +113,8 @@ TEST_F(InferTest, Layers) {
   EXPECT_EQ(infer("linear", "tts", {t({700, 200}), t({10000, 200})},
                   {NoneAttr::get(&ctx)})[0],
             t({700, 10000}));
-  EXPECT_EQ(infer("conv2d", "tttsss", {t({8, 3, 32, 32}), t({16, 3, 3, 3}), t({16})},
+  EXPECT_EQ(infer("conv2d", "tttsss",
+                  {t({8, 3, 32, 32}), t({16, 3, 3, 3}), t({16})},
                   {i(2), i(1), i(1)})[0],
             t({8, 16, 16, 16}));
   EXPECT_EQ(infer("max_pool2d", "tss", {t({1, 1, 5, 5})}, {i(2), i(2)})[0],
@@ -120,13 +123,13 @@ TEST_F(InferTest, Layers) {
   EXPECT_EQ(infer("max_pool2d", "tsssss", {t({1, 1, 5, 5})},
                   {i(2), i(2), i(0), i(1), b.getBoolAttr(true)})[0],
             t({1, 1, 3, 3}));
-  auto lstm = infer("lstm", "tttttttttttssssss",
-                    {t({35, 20, 200}), t({2, 20, 200}), t({2, 20, 200}),
-                     t({800, 200}), t({800, 200}), t({800}), t({800}),
-                     t({800, 200}), t({800, 200}), t({800}), t({800})},
-                    {b.getBoolAttr(true), i(2), b.getF64FloatAttr(0.2),
-                     b.getBoolAttr(true), b.getBoolAttr(false),
-                     b.getBoolAttr(false)});
+  auto lstm =
+      infer("lstm", "tttttttttttssssss",
+            {t({35, 20, 200}), t({2, 20, 200}), t({2, 20, 200}), t({800, 200}),
+             t({800, 200}), t({800}), t({800}), t({800, 200}), t({800, 200}),
+             t({800}), t({800})},
+            {b.getBoolAttr(true), i(2), b.getF64FloatAttr(0.2),
+             b.getBoolAttr(true), b.getBoolAttr(false), b.getBoolAttr(false)});
   ASSERT_EQ(lstm.size(), 3u);
   EXPECT_EQ(lstm[0], t({35, 20, 200}));
   EXPECT_EQ(lstm[1], t({2, 20, 200}));

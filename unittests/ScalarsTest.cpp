@@ -69,8 +69,10 @@ TEST(ScalarsTest, EveryKindRoundTripsThroughPrintAndParse) {
   MLIRContext ctx;
   ctx.loadDialect<TraceDialect>();
   for (const char *args :
-       {"%arg0, -1, None, 2, False, True", "%arg0, 0.2, 1.0e-05, -0.0, 1.0e+300, 2.5e-07",
-        "%arg0, \"mean\", \"quote\\22 and \\\\\"", "%arg0, (1,), (), (1, (2.5, None))",
+       {"%arg0, -1, None, 2, False, True",
+        "%arg0, 0.2, 1.0e-05, -0.0, 1.0e+300, 2.5e-07",
+        "%arg0, \"mean\", \"quote\\22 and \\\\\"",
+        "%arg0, (1,), (), (1, (2.5, None))",
         "%arg0, [], [1, [2, (3,)]], [\"a\", False]",
         "%arg0, 0x7FF0000000000000 : f64, 0xFFF0000000000000 : f64",
         "9223372036854775807, %arg0, -9223372036854775808"}) {

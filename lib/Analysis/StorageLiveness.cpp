@@ -49,8 +49,8 @@ static bool isRunAllocation(Value v) {
   if (!res)
     return false;
   auto py = dyn_cast<PyOp>(res.getOwner());
-  return py && getResultAlias(py, res.getResultNumber()).kind ==
-                   AliasKind::Fresh;
+  return py &&
+         getResultAlias(py, res.getResultNumber()).kind == AliasKind::Fresh;
 }
 
 namespace {

@@ -155,7 +155,8 @@ int category(Type t) {
     return 1;
   if (isa<FloatType>(t))
     return 2;
-  if (auto c = dyn_cast<ComplexType>(t); c && isa<FloatType>(c.getElementType()))
+  if (auto c = dyn_cast<ComplexType>(t);
+      c && isa<FloatType>(c.getElementType()))
     return 3;
   return -1;
 }
@@ -268,7 +269,9 @@ bool elementwise(Call &c, unsigned n, EltRule rule, unsigned firstTyped = 0) {
   if (dimType && zeroType && category(zeroType) > category(dimType))
     elt = promote(dimType, zeroType);
   if (!elt) // only a condition was a tensor: the numbers decide
-    elt = scalarCategory >= 2 ? c.f32() : scalarCategory == 1 ? c.i64() : c.i1();
+    elt = scalarCategory >= 2   ? c.f32()
+          : scalarCategory == 1 ? c.i64()
+                                : c.i1();
   if (scalarCategory > category(elt))
     elt = scalarCategory == 2 ? c.f32() : c.i64();
   if (rule == EltRule::Float && !isFloatLike(elt) && category(elt) != 3)
@@ -320,8 +323,7 @@ bool inferSameAsFirst(const PyArgs &a, MLIRContext *ctx,
 
 /// Runs `body` on the ranked shape of argument 0, or yields an unranked
 /// result when its rank is unknown.
-template <typename F>
-bool onRanked(Call &c, const char *what, F body) {
+template <typename F> bool onRanked(Call &c, const char *what, F body) {
   TensorType t = c.tensor(0, what);
   if (!t)
     return false;
@@ -334,13 +336,15 @@ bool onRanked(Call &c, const char *what, F body) {
 #define INFER(NAME)                                                            \
   bool NAME(const PyArgs &a, MLIRContext *ctx, SmallVectorImpl<Type> &out,     \
             InferError &e)
-#define CALL Call c{a, ctx, out, Err{e}}
+#define CALL                                                                   \
+  Call c {                                                                     \
+    a, ctx, out, Err { e }                                                     \
+  }
 
 //===--- Linear algebra ---------------------------------------------------===//
 
 /// torch.matmul's rules for ranks 1 and 2 and batched broadcasting.
-bool matmulShapes(Call &c, ArrayRef<int64_t> x, ArrayRef<int64_t> y,
-                  Shape &r) {
+bool matmulShapes(Call &c, ArrayRef<int64_t> x, ArrayRef<int64_t> y, Shape &r) {
   if (x.empty() || y.empty())
     return c.err("both arguments must have rank >= 1, got ", shapeStr(x),
                  " and ", shapeStr(y));
@@ -376,16 +380,17 @@ INFER(inferMatmul) {
   return matmulShapes(c, x.getShape(), y.getShape(), r) && c.push(r, elt);
 }
 
-template <unsigned Rank>
-INFER(inferMatmulOfRank) { // mm (2) and bmm (3)
+template <unsigned Rank> INFER(inferMatmulOfRank) { // mm (2) and bmm (3)
   CALL;
   TensorType x = c.tensor(0, "self"), y = c.tensor(1, "mat2");
   if (!x || !y)
     return false;
   if (x.hasRank() && x.getRank() != Rank)
-    return c.err("self must have rank ", Rank, ", got ", shapeStr(x.getShape()));
+    return c.err("self must have rank ", Rank, ", got ",
+                 shapeStr(x.getShape()));
   if (y.hasRank() && y.getRank() != Rank)
-    return c.err("mat2 must have rank ", Rank, ", got ", shapeStr(y.getShape()));
+    return c.err("mat2 must have rank ", Rank, ", got ",
+                 shapeStr(y.getShape()));
   // bmm does not broadcast its batch dim.
   if (Rank == 3 && x.hasRank() && y.hasRank() && x.getDimSize(0) != kDyn &&
       y.getDimSize(0) != kDyn && x.getDimSize(0) != y.getDimSize(0))
@@ -445,8 +450,7 @@ enum class ReduceDtype { Same, Float, Sum };
 
 /// sum/mean/amax(self, dim, keepdim, dtype): `dim` None reduces all; for sum
 /// and mean an empty list does too, as in PyTorch.
-template <ReduceDtype R>
-INFER(inferReduce) {
+template <ReduceDtype R> INFER(inferReduce) {
   CALL;
   return onRanked(c, "self", [&](Shape &s, Type elt) {
     SmallVector<int64_t> dims;
@@ -491,21 +495,21 @@ INFER(inferSoftmax) { // softmax/log_softmax(self, dim, dtype=None)
 
 /// layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable) and
 /// native_layer_norm, which also returns mean and rstd.
-template <bool Native>
-INFER(inferLayerNorm) {
+template <bool Native> INFER(inferLayerNorm) {
   CALL;
   return onRanked(c, "input", [&](Shape &s, Type elt) {
     SmallVector<int64_t> norm;
     if (!c.intList(1, "normalized_shape", norm))
       return false;
     if (norm.size() > s.size())
-      return c.err("normalized_shape ", shapeStr(norm), " is longer than input ",
-                   shapeStr(s));
+      return c.err("normalized_shape ", shapeStr(norm),
+                   " is longer than input ", shapeStr(s));
     ArrayRef<int64_t> tail = ArrayRef<int64_t>(s).take_back(norm.size());
     for (auto [x, y] : llvm::zip(tail, norm))
       if (x != kDyn && x != y)
         return c.err("normalized_shape ", shapeStr(norm),
-                     " does not match the trailing dims of input ", shapeStr(s));
+                     " does not match the trailing dims of input ",
+                     shapeStr(s));
     for (unsigned i : {2u, 3u}) {
       TensorType t;
       if (!c.optTensor(i, i == 2 ? "weight" : "bias", t))
@@ -531,9 +535,8 @@ bool channelVector(Call &c, unsigned i, const char *what, int64_t channels) {
   if (!c.optTensor(i, what, t))
     return false;
   if (t && t.hasRank() &&
-      (t.getRank() != 1 ||
-       (channels != kDyn && t.getDimSize(0) != kDyn &&
-        t.getDimSize(0) != channels)))
+      (t.getRank() != 1 || (channels != kDyn && t.getDimSize(0) != kDyn &&
+                            t.getDimSize(0) != channels)))
     return c.err(what, " must have shape [", channels, "], got ",
                  shapeStr(t.getShape()));
   return true;
@@ -541,14 +544,14 @@ bool channelVector(Call &c, unsigned i, const char *what, int64_t channels) {
 
 /// batch_norm / native_batch_norm(input, weight, bias, running_mean,
 /// running_var, training, momentum, eps).
-template <bool Native>
-INFER(inferBatchNorm) {
+template <bool Native> INFER(inferBatchNorm) {
   CALL;
   return onRanked(c, "input", [&](Shape &s, Type elt) {
     if (s.size() < 2)
       return c.err("input must have rank >= 2 (N, C, ...), got ", shapeStr(s));
     int64_t ch = s[1];
-    if (!channelVector(c, 1, "weight", ch) || !channelVector(c, 2, "bias", ch) ||
+    if (!channelVector(c, 1, "weight", ch) ||
+        !channelVector(c, 2, "bias", ch) ||
         !channelVector(c, 3, "running_mean", ch) ||
         !channelVector(c, 4, "running_var", ch))
       return false;
@@ -612,8 +615,8 @@ INFER(inferBatchNormDoubleBackward) {
     if (t && t.hasRank() && failed(verifyCompatibleShape(t, x)))
       return c.err("grad tensors must match input ", shapeStr(x.getShape()),
                    ", got ", shapeStr(t.getShape()));
-  static const char *names[] = {"gamma", "", "ggG", "ggB", "", "running_mean",
-                                "running_var"};
+  static const char *names[] = {"gamma",        "",           "ggG", "ggB", "",
+                                "running_mean", "running_var"};
   for (unsigned i : {1u, 3u, 4u, 6u, 7u})
     if (!channelVector(c, i, names[i - 1], ch))
       return false;
@@ -626,7 +629,8 @@ INFER(inferBatchNormDoubleBackward) {
   return true;
 }
 
-//===--- Views -------------------------------------------------------------===//
+//===--- Views
+//-------------------------------------------------------------===//
 
 INFER(inferView) { // view/reshape(self, shape)
   CALL;
@@ -1013,8 +1017,8 @@ INFER(inferConv2d) {
     return c.err("weight ", shapeStr(ws), " has ", ws[0],
                  " output channels, not divisible by groups=", groups);
   if (b && b.hasRank() &&
-      (b.getRank() != 1 || (b.getDimSize(0) != kDyn && ws[0] != kDyn &&
-                            b.getDimSize(0) != ws[0])))
+      (b.getRank() != 1 ||
+       (b.getDimSize(0) != kDyn && ws[0] != kDyn && b.getDimSize(0) != ws[0])))
     return c.err("bias must have shape [", ws[0], "], got ",
                  shapeStr(b.getShape()));
   Shape r;
@@ -1045,7 +1049,8 @@ INFER(inferMaxPool2d) {
   CALL;
   return onRanked(c, "input", [&](Shape &s, Type elt) {
     if (s.size() != 3 && s.size() != 4)
-      return c.err("input must be [N, C, H, W] or [C, H, W], got ", shapeStr(s));
+      return c.err("input must be [N, C, H, W] or [C, H, W], got ",
+                   shapeStr(s));
     auto pair = [&](unsigned i, const char *what, SmallVector<int64_t> &v,
                     ArrayRef<int64_t> dflt) {
       if (a.isNoneOrAbsent(i) ||
@@ -1103,7 +1108,8 @@ INFER(inferAdaptiveAvgPool2d) { // adaptive_avg_pool2d(input, output_size)
   CALL;
   return onRanked(c, "input", [&](Shape &s, Type elt) {
     if (s.size() != 3 && s.size() != 4)
-      return c.err("input must be [N, C, H, W] or [C, H, W], got ", shapeStr(s));
+      return c.err("input must be [N, C, H, W] or [C, H, W], got ",
+                   shapeStr(s));
     ArrayAttr elems = dyn_cast_or_null<ArrayAttr>(a.scalar(1));
     if (auto l = dyn_cast_or_null<ListAttr>(a.scalar(1)))
       elems = l.getElements();
@@ -1177,8 +1183,8 @@ INFER(inferLstm) {
                  "], got ", shapeStr(wih.getShape()));
   Type elt = x.getElementType();
   int64_t features = hidden == kDyn ? kDyn : dirs * hidden;
-  Shape o = batchFirst ? Shape{batch, seq, features}
-                       : Shape{seq, batch, features};
+  Shape o =
+      batchFirst ? Shape{batch, seq, features} : Shape{seq, batch, features};
   c.push(o, elt);
   c.push(h0.getShape(), elt);
   c.push(c0.getShape(), elt);
@@ -1187,8 +1193,7 @@ INFER(inferLstm) {
 
 /// nll_loss(self, target, weight=None, reduction=Mean(1), ignore_index)
 /// and cross_entropy (same head). reduction 0 keeps the target's shape.
-template <bool AllowProbabilities>
-INFER(inferLoss) {
+template <bool AllowProbabilities> INFER(inferLoss) {
   CALL;
   TensorType x = c.tensor(0, "input"), t = c.tensor(1, "target"), w;
   if (!x || !t || !c.optTensor(2, "weight", w))
@@ -1280,15 +1285,18 @@ bool lstmRandom(const PyArgs &a) {
 }
 
 #define PURE(NAME, SIG, INFER)                                                 \
-  OpInfo{NAME, SIG, INFER, aliasNone, never, never, "fresh", "reads"}
+  OpInfo { NAME, SIG, INFER, aliasNone, never, never, "fresh", "reads" }
 #define VIEW(NAME, SIG, INFER)                                                 \
-  OpInfo{NAME, SIG, INFER, aliasFirst, never, never, "view of self", "none"}
+  OpInfo { NAME, SIG, INFER, aliasFirst, never, never, "view of self", "none" }
 #define VIEW_OR_COPY(NAME, SIG, INFER)                                         \
-  OpInfo{NAME, SIG, INFER, aliasFirst, never, never,                          \
-         "view of self (or a copy tied to it)", "none"}
+  OpInfo {                                                                     \
+    NAME, SIG, INFER, aliasFirst, never, never,                                \
+        "view of self (or a copy tied to it)", "none"                          \
+  }
 #define INPLACE(NAME, SIG, INFER)                                              \
-  OpInfo{NAME, SIG, INFER, aliasFirst, always, never, "is self",              \
-         "mutates self"}
+  OpInfo {                                                                     \
+    NAME, SIG, INFER, aliasFirst, always, never, "is self", "mutates self"     \
+  }
 
 // Sorted by name (checked once at first lookup).
 const OpInfo kOps[] = {
@@ -1378,7 +1386,8 @@ const OpInfo kOps[] = {
          inferLayerNorm<true>),
     PURE("ne", "self, other", (inferElementwise<2, EltRule::Bool>)),
     PURE("neg", "self", inferSameAsFirst),
-    PURE("nll_loss", "self, target, weight=None, reduction=1, ignore_index=-100",
+    PURE("nll_loss",
+         "self, target, weight=None, reduction=1, ignore_index=-100",
          inferLoss<false>),
     VIEW("permute", "self, dims", inferPermute),
     PURE("pow", "self, exponent", inferElementwise<2>),

@@ -190,7 +190,9 @@ ParseResult mlir::trace::parseScalar(AsmParser &parser, Attribute &result) {
   return *parsed;
 }
 
-bool mlir::trace::isNone(Attribute attr) { return isa_and_nonnull<NoneAttr>(attr); }
+bool mlir::trace::isNone(Attribute attr) {
+  return isa_and_nonnull<NoneAttr>(attr);
+}
 
 std::optional<int64_t> mlir::trace::getInt(Attribute attr) {
   if (attr && isI64(attr))
@@ -217,7 +219,8 @@ std::optional<bool> mlir::trace::getBool(Attribute attr) {
   return std::nullopt;
 }
 
-std::optional<llvm::SmallVector<int64_t>> mlir::trace::getIntList(Attribute attr) {
+std::optional<llvm::SmallVector<int64_t>>
+mlir::trace::getIntList(Attribute attr) {
   if (auto i = getInt(attr))
     return llvm::SmallVector<int64_t>{*i};
   ArrayAttr elems;

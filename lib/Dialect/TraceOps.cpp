@@ -33,12 +33,10 @@ void GraphOp::build(OpBuilder &builder, OperationState &state, StringRef name,
 }
 
 ParseResult GraphOp::parse(OpAsmParser &parser, OperationState &result) {
-  auto buildFuncType = [](Builder &builder, ArrayRef<Type> argTypes,
-                          ArrayRef<Type> results,
-                          function_interface_impl::VariadicFlag,
-                          std::string &) {
-    return builder.getFunctionType(argTypes, results);
-  };
+  auto buildFuncType =
+      [](Builder &builder, ArrayRef<Type> argTypes, ArrayRef<Type> results,
+         function_interface_impl::VariadicFlag,
+         std::string &) { return builder.getFunctionType(argTypes, results); };
   return function_interface_impl::parseFunctionOp(
       parser, result, /*allowVariadic=*/false,
       getFunctionTypeAttrName(result.name), buildFuncType,
@@ -118,9 +116,9 @@ LogicalResult GraphOp::verifyRegions() {
            << "; a traced graph is a flat ANF instruction list";
   Block &block = body.front();
   if (block.getNumArguments() != getNumArguments())
-    return emitOpError("has ") << block.getNumArguments()
-                               << " block arguments but its type has "
-                               << getNumArguments();
+    return emitOpError("has ")
+           << block.getNumArguments() << " block arguments but its type has "
+           << getNumArguments();
   for (auto [i, arg] : llvm::enumerate(block.getArguments()))
     if (arg.getType() != getArgumentTypes()[i])
       return emitOpError("block argument #")
@@ -305,9 +303,9 @@ void PyOp::print(OpAsmPrinter &p) {
       printScalar(os, scalars[s++]);
   }
   os << ')';
-  p.printOptionalAttrDict((*this)->getAttrs(),
-                          {getOpNameAttrName(), getScalarsAttrName(),
-                           getCconvAttrName()});
+  p.printOptionalAttrDict(
+      (*this)->getAttrs(),
+      {getOpNameAttrName(), getScalarsAttrName(), getCconvAttrName()});
   os << " : ";
   p.printFunctionalType(*this);
 }
@@ -348,18 +346,18 @@ LogicalResult PyOp::verify() {
   if (!info->infer(args, getContext(), inferred, err))
     return emitOpError("\"") << getOpName() << "\": " << err.message;
   if (inferred.size() != getNumResults())
-    return emitOpError("\"")
-           << getOpName() << "\" has " << inferred.size() << " result"
-           << (inferred.size() == 1 ? "" : "s") << " but " << getNumResults()
-           << " are declared";
-  for (auto [i, pair] : llvm::enumerate(llvm::zip(inferred, getResultTypes()))) {
+    return emitOpError("\"") << getOpName() << "\" has " << inferred.size()
+                             << " result" << (inferred.size() == 1 ? "" : "s")
+                             << " but " << getNumResults() << " are declared";
+  for (auto [i, pair] :
+       llvm::enumerate(llvm::zip(inferred, getResultTypes()))) {
     auto [want, got] = pair;
     if (failed(verifyCompatibleShape(want, got)) ||
         cast<ShapedType>(want).getElementType() !=
             cast<ShapedType>(got).getElementType())
-      return emitOpError("\"") << getOpName() << "\" result #" << i
-                               << " is declared " << got
-                               << " but the arguments give " << want;
+      return emitOpError("\"")
+             << getOpName() << "\" result #" << i << " is declared " << got
+             << " but the arguments give " << want;
   }
   return success();
 }

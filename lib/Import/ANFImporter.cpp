@@ -177,7 +177,8 @@ private:
   FailureOr<Attribute> parseNumber();
   FailureOr<Attribute> parseString();
 
-  //===--- Lines -----------------------------------------------------------===//
+  //===--- Lines
+  //-----------------------------------------------------------===//
   LogicalResult parseLine();
   LogicalResult parseGraphLine(const char *kwLoc);
   LogicalResult parseParamOrInput(bool isParam, const char *kwLoc);
@@ -252,8 +253,7 @@ FailureOr<Type> Importer::parseTensorType() {
       StringRef dim = word();
       int64_t v;
       if (dim.empty() || dim.getAsInteger(10, v) || v < 0)
-        return (error(dimLoc) << "expected a dimension size or '?'",
-                failure());
+        return (error(dimLoc) << "expected a dimension size or '?'", failure());
       shape.push_back(v);
     } while (consume(','));
     if (failed(expect(']', "']' to close the shape")))
@@ -337,11 +337,23 @@ FailureOr<Attribute> Importer::parseString() {
       return (error(start) << "unterminated string literal", failure());
     char e = *cur++;
     switch (e) {
-    case '\\': case '\'': case '"': value.push_back(e); break;
-    case 'n': value.push_back('\n'); break;
-    case 't': value.push_back('\t'); break;
-    case 'r': value.push_back('\r'); break;
-    case '0': value.push_back('\0'); break;
+    case '\\':
+    case '\'':
+    case '"':
+      value.push_back(e);
+      break;
+    case 'n':
+      value.push_back('\n');
+      break;
+    case 't':
+      value.push_back('\t');
+      break;
+    case 'r':
+      value.push_back('\r');
+      break;
+    case '0':
+      value.push_back('\0');
+      break;
     case 'x': {
       unsigned v;
       if (lineEnd - cur < 2 || StringRef(cur, 2).getAsInteger(16, v))
@@ -382,7 +394,7 @@ FailureOr<Attribute> Importer::parseLiteral() {
       skipSpace();
       if (cur >= lineEnd || *cur != close)
         return (error(start) << "expected ',' or '" << close << "' in the "
-                        << (c == '(' ? "tuple" : "list") << " opened here",
+                             << (c == '(' ? "tuple" : "list") << " opened here",
                 failure());
     }
     // As in Python, parentheses around one element without a comma only
@@ -548,22 +560,22 @@ LogicalResult Importer::parseParamOrInput(bool isParam, const char *kwLoc) {
   return define(*var, varLoc, std::move(v));
 }
 
-LogicalResult Importer::emitCall(
-    StringRef name, const char *nameLoc, SmallVectorImpl<Arg> &args,
-    ArrayRef<std::pair<StringRef, const char *>> lhs, ArrayRef<Type> declared,
-    const char *typeLoc) {
+LogicalResult
+Importer::emitCall(StringRef name, const char *nameLoc,
+                   SmallVectorImpl<Arg> &args,
+                   ArrayRef<std::pair<StringRef, const char *>> lhs,
+                   ArrayRef<Type> declared, const char *typeLoc) {
   Location loc = locOf(nameLoc);
   std::string opName = name.str();
   if (const NameMapping *m = lookupName(name)) {
     if (args.size() < m->minArgs || args.size() > m->maxArgs)
-      return error(nameLoc) << name << " expects "
-                            << (m->minArgs == m->maxArgs ? std::to_string(m->minArgs)
-                                : m->maxArgs == ~0u
-                                    ? std::to_string(m->minArgs) + " or more"
-                                    : std::to_string(m->minArgs) + " to " +
-                                          std::to_string(m->maxArgs))
-                            << " arguments (" << m->arguments << "), got "
-                            << args.size();
+      return error(nameLoc)
+             << name << " expects "
+             << (m->minArgs == m->maxArgs ? std::to_string(m->minArgs)
+                 : m->maxArgs == ~0u ? std::to_string(m->minArgs) + " or more"
+                                     : std::to_string(m->minArgs) + " to " +
+                                           std::to_string(m->maxArgs))
+             << " arguments (" << m->arguments << "), got " << args.size();
     opName = m->canonical.str();
     auto scalarArg = [&](Attribute a) { return Arg{Value(), a, {}}; };
     if (name == "Index") {
@@ -571,9 +583,10 @@ LogicalResult Importer::emitCall(
       // first argument is a tensor.
       args.insert(args.begin() + 1, scalarArg(b.getI64IntegerAttr(0)));
     } else if (name == "Embedding") {
-      static const char *const names[] = {
-          "indices", "weight", "padding_idx", "max_norm", "norm_type",
-          "scale_grad_by_freq", "sparse"};
+      static const char *const names[] = {"indices",     "weight",
+                                          "padding_idx", "max_norm",
+                                          "norm_type",   "scale_grad_by_freq",
+                                          "sparse"};
       for (unsigned i = 2; i < args.size(); ++i)
         if (args[i].tensor)
           return error(args[i].loc.getPointer())
@@ -587,10 +600,10 @@ LogicalResult Importer::emitCall(
       Attribute pad = args[2].scalar;
       if (!pad || isNone(pad))
         pad = b.getI64IntegerAttr(-1);
-      Attribute scale = isNone(args[5].scalar) ? b.getBoolAttr(false)
-                                               : args[5].scalar;
-      Attribute sparse = isNone(args[6].scalar) ? b.getBoolAttr(false)
-                                                : args[6].scalar;
+      Attribute scale =
+          isNone(args[5].scalar) ? b.getBoolAttr(false) : args[5].scalar;
+      Attribute sparse =
+          isNone(args[6].scalar) ? b.getBoolAttr(false) : args[6].scalar;
       args.assign(SmallVector<Arg>{args[1], args[0], scalarArg(pad),
                                    scalarArg(scale), scalarArg(sparse)});
     } else if (name == "Dropout") {
@@ -614,10 +627,9 @@ LogicalResult Importer::emitCall(
                << "LSTM's num_layers must be a positive int";
       bool hasBiases = nw == static_cast<size_t>(4 * *layers);
       if (!hasBiases && nw != static_cast<size_t>(2 * *layers))
-        return error(nameLoc)
-               << "LSTM with num_layers=" << *layers << " expects "
-               << 4 * *layers << " weights (or " << 2 * *layers
-               << " without biases), got " << nw;
+        return error(nameLoc) << "LSTM with num_layers=" << *layers
+                              << " expects " << 4 * *layers << " weights (or "
+                              << 2 * *layers << " without biases), got " << nw;
       args.insert(args.end() - 3, scalarArg(b.getBoolAttr(hasBiases)));
       args.push_back(scalarArg(b.getBoolAttr(false)));
       args.push_back(scalarArg(b.getBoolAttr(false)));
@@ -645,10 +657,10 @@ LogicalResult Importer::emitCall(
     if (!info->infer(pyArgs, ctx, resultTypes, err))
       return error(nameLoc) << name << ": " << err.message;
     if (resultTypes.size() != lhs.size())
-      return error(nameLoc) << name << " has " << resultTypes.size()
-                            << " result" << (resultTypes.size() == 1 ? "" : "s")
-                            << " but " << lhs.size() << " variable"
-                            << (lhs.size() == 1 ? " is" : "s are") << " bound";
+      return error(nameLoc)
+             << name << " has " << resultTypes.size() << " result"
+             << (resultTypes.size() == 1 ? "" : "s") << " but " << lhs.size()
+             << " variable" << (lhs.size() == 1 ? " is" : "s are") << " bound";
     if (!declared.empty()) {
       if (declared.size() != resultTypes.size())
         return error(typeLoc) << declared.size() << " result types given for "

@@ -42,8 +42,8 @@ struct FreeDeadTensorsPass
       Location loc = after ? after->getLoc() : graph.getLoc();
       LLVM_DEBUG(llvm::dbgs() << "free " << s.root << "\n");
       Operation *free = Operation::create(
-          loc, freeName, /*resultTypes=*/{}, /*operands=*/s.root,
-          noAttrs, /*properties=*/nullptr, /*successors=*/{},
+          loc, freeName, /*resultTypes=*/{}, /*operands=*/s.root, noAttrs,
+          /*properties=*/nullptr, /*successors=*/{},
           /*numRegions=*/0);
       opList.insert(after ? std::next(Block::iterator(after)) : opList.begin(),
                     free);

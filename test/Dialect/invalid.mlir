@@ -286,3 +286,14 @@ trace.graph @free_input_view(%x: tensor<2x3xf32> {trace.input = "x"}) -> () {
   free %0 : tensor<3x2xf32>
   ret
 }
+
+// -----
+
+// A use before its definition (MLIR's dominance check).
+trace.graph @use_before_def(%x: tensor<3xf32>) -> () {
+  // expected-error @+1 {{operand #0 does not dominate this use}}
+  %0 = pyop "neg"(%1) : (tensor<3xf32>) -> tensor<3xf32>
+  // expected-note @+1 {{operand defined here}}
+  %1 = pyop "relu"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  ret
+}

@@ -9,9 +9,9 @@
 #include "TraceIR/Analysis/StorageLiveness.h"
 
 #include "mlir/IR/AsmState.h"
-#include "llvm/ADT/DenseMap.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/DenseMap.h"
 
 using namespace mlir;
 using namespace mlir::trace;
@@ -34,8 +34,7 @@ StringRef ownerName(StorageLiveness::Owner owner) {
 }
 
 struct TestPrintStorageLivenessPass
-    : public PassWrapper<TestPrintStorageLivenessPass,
-                         OperationPass<GraphOp>> {
+    : public PassWrapper<TestPrintStorageLivenessPass, OperationPass<GraphOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestPrintStorageLivenessPass)
   StringRef getArgument() const final { return "test-print-storage-liveness"; }
   StringRef getDescription() const final {

@@ -15,8 +15,8 @@
 #define TRACEIR_DIALECT_OPREGISTRY_H
 
 #include "mlir/IR/Attributes.h"
-#include "mlir/IR/Types.h"
 #include "mlir/IR/TypeRange.h"
+#include "mlir/IR/Types.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -76,8 +76,7 @@ struct InferError {
 /// Infers the result types of a call from its arguments. Returns false and
 /// fills `err` when the arguments are malformed or their shapes disagree.
 using InferFn = bool (*)(const PyArgs &args, MLIRContext *ctx,
-                         llvm::SmallVectorImpl<Type> &results,
-                         InferError &err);
+                         llvm::SmallVectorImpl<Type> &results, InferError &err);
 /// The tensor operand that result `resultIndex` shares storage with, or -1
 /// when the result is a fresh allocation.
 using AliasFn = int (*)(const PyArgs &args, unsigned resultIndex);
@@ -107,9 +106,9 @@ llvm::ArrayRef<OpInfo> getAllOps();
 
 /// How a PyOp result relates to storage, from the registry.
 enum class AliasKind {
-  Fresh,   ///< a new storage
+  Fresh,     ///< a new storage
   MustAlias, ///< shares the storage of operand `operand`
-  MayAlias, ///< unknown op: may share the storage of any tensor operand
+  MayAlias,  ///< unknown op: may share the storage of any tensor operand
 };
 struct ResultAlias {
   AliasKind kind;

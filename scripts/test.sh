@@ -49,9 +49,8 @@ if [[ "${TRACEIR_SKIP_SANITIZERS:-0}" != 1 ]]; then
   echo "== build (ASan + UBSan)"
   if "$ROOT/scripts/build.sh" "$ROOT/build-sanitize" -DTRACEIR_SANITIZE=ON \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
-    # libMLIR.so is not instrumented; its process-lifetime registries are
-    # reported as leaks at exit, which are not TraceIR's.
-    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+    # LeakSanitizer is on: a leak fails the test that leaked.
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       run_suite sanitize "$ROOT/build-sanitize"
   else

@@ -1426,27 +1426,6 @@ const OpInfo *mlir::trace::lookupOp(StringRef name) {
   return it != std::end(kOps) && it->name == name ? it : nullptr;
 }
 
-void mlir::trace::getResultAliases(PyOp op, SmallVectorImpl<ResultAlias> &out) {
-  unsigned n = op->getNumResults();
-  const OpInfo *info = op.getOpInfo();
-  if (!info) {
-    out.assign(n, ResultAlias{op.getTensors().empty() ? AliasKind::Fresh
-                                                      : AliasKind::MayAlias});
-    return;
-  }
-  if (info->alias == aliasNone) {
-    out.assign(n, ResultAlias{AliasKind::Fresh});
-    return;
-  }
-  PyArgs args(op.getCconv(), op.getTensors().getTypes(),
-              op.getScalars().getValue());
-  for (unsigned i = 0; i < n; ++i) {
-    int operand = info->alias(args, i);
-    out.push_back(operand < 0 ? ResultAlias{AliasKind::Fresh}
-                              : ResultAlias{AliasKind::MustAlias, operand});
-  }
-}
-
 ResultAlias mlir::trace::getResultAlias(PyOp op, unsigned resultIndex) {
   const OpInfo *info = op.getOpInfo();
   if (!info)
@@ -1459,6 +1438,11 @@ ResultAlias mlir::trace::getResultAlias(PyOp op, unsigned resultIndex) {
   int operand = info->alias(args, resultIndex);
   return operand < 0 ? ResultAlias{AliasKind::Fresh}
                      : ResultAlias{AliasKind::MustAlias, operand};
+}
+
+void mlir::trace::getResultAliases(PyOp op, SmallVectorImpl<ResultAlias> &out) {
+  for (unsigned i = 0, e = op->getNumResults(); i < e; ++i)
+    out.push_back(getResultAlias(op, i));
 }
 
 Value mlir::trace::getStorageRoot(Value v) {

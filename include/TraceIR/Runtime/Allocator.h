@@ -1,0 +1,55 @@
+//===- Allocator.h - Device memory allocators -------------------*- C++ -*-===//
+
+#ifndef TRACEIR_RUNTIME_ALLOCATOR_H
+#define TRACEIR_RUNTIME_ALLOCATOR_H
+
+#include "TraceIR/Runtime/Tensor.h"
+
+#include <memory>
+
+namespace traceir {
+
+/// Hands out device memory and counts what it holds from the system,
+/// including rounding and any cache: the `allocated_peak_bytes` of a memory
+/// report. (What the graph's storages need, without rounding, is counted by
+/// the executor; see MemoryReport.)
+class Allocator {
+public:
+  virtual ~Allocator();
+  /// Returns null when the device is out of memory.
+  virtual void *allocate(size_t nbytes) = 0;
+  virtual void deallocate(void *ptr, size_t nbytes) = 0;
+  /// Returns cached blocks to the system (a no-op without a cache).
+  virtual void releaseCache() {}
+  virtual Device device() const = 0;
+
+  // Data movement on this allocator's device. Host pointers are plain host
+  // memory; device pointers come from allocate().
+  virtual void copyFromHost(void *dst, const void *src, size_t nbytes) = 0;
+  virtual void copyToHost(void *dst, const void *src, size_t nbytes) = 0;
+  /// Overwrites freed memory with a recognizable pattern (0xFF bytes, NaN
+  /// for floats) for free checking.
+  virtual void poison(void *ptr, size_t nbytes) = 0;
+
+  int64_t allocatedBytes() const { return allocated; }
+  int64_t peakAllocatedBytes() const { return peakAllocated; }
+  void resetPeak() { peakAllocated = allocated; }
+
+protected:
+  void noteAllocated(int64_t delta) {
+    allocated += delta;
+    if (allocated > peakAllocated)
+      peakAllocated = allocated;
+  }
+
+private:
+  int64_t allocated = 0;
+  int64_t peakAllocated = 0;
+};
+
+/// 64-byte aligned host memory, no cache: every byte it holds is live.
+std::unique_ptr<Allocator> createCPUAllocator();
+
+} // namespace traceir
+
+#endif // TRACEIR_RUNTIME_ALLOCATOR_H

@@ -1,0 +1,24 @@
+//===- Build.h - Lower a trace.graph to an Executable -----------*- C++ -*-===//
+//
+// The one place the runtime touches MLIR: once, at build time.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_BUILD_H
+#define TRACEIR_RUNTIME_BUILD_H
+
+#include "TraceIR/Dialect/TraceDialect.h"
+#include "TraceIR/Runtime/Executable.h"
+
+namespace traceir {
+
+/// Lowers `graph` for `device`: binds a kernel to every op (an op without a
+/// kernel on the device is an error naming it, the device and the source
+/// location), decodes scalars, records result types, and takes the
+/// predicted peak from StorageLiveness.
+llvm::Expected<std::unique_ptr<Executable>>
+buildExecutable(mlir::trace::GraphOp graph, Device device);
+
+} // namespace traceir
+
+#endif // TRACEIR_RUNTIME_BUILD_H

@@ -1,0 +1,59 @@
+//===- Kernels.h - CPU kernels and their shared helpers ---------*- C++ -*-===//
+//
+// Every kernel has the signature `void(KernelContext &)` and reads its
+// arguments in the original (ATen) order. Fresh results arrive preallocated
+// and contiguous with their static shape; view kernels set their result to
+// share the input's storage.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_CPU_KERNELS_H
+#define TRACEIR_RUNTIME_CPU_KERNELS_H
+
+#include "TraceIR/Runtime/Executable.h"
+
+namespace traceir::cpu {
+
+//===--- Helpers shared by the kernels ------------------------------------===//
+
+double loadDouble(const char *p, DType dtype);
+int64_t loadInt(const char *p, DType dtype);
+void storeDouble(char *p, DType dtype, double v);
+void storeInt(char *p, DType dtype, int64_t v);
+bool isFloating(DType dtype);
+
+/// Gathers a strided host tensor into contiguous host memory at `dst`.
+void copyStridedToContiguous(const Tensor &src, void *dst);
+/// Copies `src` into `dst` element by element (same shape; dtypes may
+/// differ), both strided.
+void copyTensor(const Tensor &src, Tensor &dst);
+/// Normalizes a possibly negative dim.
+int64_t wrapDim(int64_t dim, int64_t rank);
+/// Strides that view `t` with `shape` without copying, if they exist
+/// (PyTorch's computeStride); empty optional otherwise.
+std::optional<Shape> viewStrides(const Tensor &t,
+                                 llvm::ArrayRef<int64_t> shape);
+
+//===--- Kernels ----------------------------------------------------------===//
+
+#define TRACEIR_CPU_KERNELS(X)                                                 \
+  X(abs)                                                                       \
+  X(add)                                                                       \
+  X(add_) X(addmm) X(amax) X(bmm) X(cat) X(clone) X(contiguous) X(copy_)       \
+      X(div) X(div_) X(dropout) X(dropout_) X(embedding) X(eq) X(exp)          \
+          X(expand) X(fill_) X(flatten) X(ge) X(gelu) X(gt) X(layer_norm)      \
+              X(le) X(linear) X(log) X(log_softmax) X(lt) X(matmul) X(mean)    \
+                  X(mm) X(mul) X(mul_) X(narrow) X(native_layer_norm) X(ne)    \
+                      X(neg) X(permute) X(pow) X(relu) X(relu_) X(reshape)     \
+                          X(rsqrt) X(select) X(sigmoid) X(slice) X(softmax)    \
+                              X(sqrt) X(squeeze) X(sub) X(sub_) X(sum) X(t)    \
+                                  X(tanh) X(transpose) X(unsqueeze) X(view)    \
+                                      X(where) X(zero_)
+
+#define TRACEIR_DECLARE_KERNEL(NAME) void NAME(KernelContext &ctx);
+TRACEIR_CPU_KERNELS(TRACEIR_DECLARE_KERNEL)
+#undef TRACEIR_DECLARE_KERNEL
+
+} // namespace traceir::cpu
+
+#endif // TRACEIR_RUNTIME_CPU_KERNELS_H

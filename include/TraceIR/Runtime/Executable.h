@@ -1,0 +1,222 @@
+//===- Executable.h - A graph lowered to a flat instruction list -*- C++
+//-*-===//
+//
+// An Executable is built once from a trace.graph (see Build.h) and run many
+// times. Running walks a flat array of instructions, each a kernel function
+// pointer with argument and result slot indices, or a free: no IR, no
+// string compares and no map lookups per op. Nothing here includes MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_EXECUTABLE_H
+#define TRACEIR_RUNTIME_EXECUTABLE_H
+
+#include "TraceIR/Runtime/Allocator.h"
+#include "TraceIR/Runtime/HostTensor.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace traceir {
+
+/// A Python scalar argument, decoded once at build time.
+struct Scalar {
+  enum class Kind : uint8_t { None, Int, Float, Bool, String, IntList, Other };
+  Kind kind = Kind::None;
+  int64_t i = 0;
+  double f = 0;
+  bool b = false;
+  std::string s;
+  llvm::SmallVector<int64_t, 4> ints; ///< an int list or tuple (or one int)
+
+  bool isNone() const { return kind == Kind::None; }
+  /// A number as a double (ints and bools convert).
+  double number() const {
+    return kind == Kind::Float ? f : kind == Kind::Bool ? double(b) : double(i);
+  }
+};
+
+class KernelContext;
+/// A kernel: reads its arguments and writes its results through the context.
+using KernelFn = void (*)(KernelContext &);
+
+/// One argument of a call, in the original (re-interleaved) order.
+struct ArgRef {
+  int32_t slot = -1;   ///< a tensor's value slot, or -1 for a scalar
+  uint32_t scalar = 0; ///< index into Executable::scalars
+};
+
+/// A result: the slot it fills, and for a fresh storage the type to allocate
+/// before the kernel runs (static shapes only).
+struct ResultRef {
+  int32_t slot;
+  bool fresh;
+  DType dtype;
+  Shape shape;
+};
+
+struct Instr {
+  enum class Kind : uint8_t { Call, Free };
+  Kind kind = Kind::Call;
+  KernelFn fn = nullptr;
+  uint32_t op = 0; ///< index into Executable::ops (name and location)
+  uint32_t argBegin = 0, numArgs = 0;
+  uint32_t resultBegin = 0, numResults = 0;
+  int32_t freeSlot = -1; ///< for Kind::Free
+};
+
+/// What a run measured, per device.
+struct MemoryReport {
+  Device device;
+  /// Largest sum of nbytes of the storages the run created that were alive
+  /// at once (no params, constants or inputs, views count nothing, no
+  /// rounding, no kernel scratch).
+  int64_t peakBytes = 0;
+  /// StorageLiveness' figure for the same graph.
+  int64_t predictedPeakBytes = 0;
+  bool predictionIsLowerBound = false;
+  /// What the allocator held at its peak, with rounding, cache and scratch.
+  int64_t allocatedPeakBytes = 0;
+  /// Bytes the run's storages still held when the graph returned (outputs).
+  int64_t liveBytesAtEnd = 0;
+  int64_t numFrees = 0;
+
+  std::string toJSON() const;
+  std::string toText() const;
+};
+
+struct RunOptions {
+  /// Poison freed storage and report any later read of it, naming the op
+  /// and the value.
+  bool checkFrees = false;
+  /// Seeds random ops (training dropout).
+  uint64_t seed = 0;
+};
+
+/// Metadata of one op, for errors and profiles.
+struct OpInfoRT {
+  std::string name;                    ///< the PyOp name
+  std::string location;                ///< file:line:col, or empty
+  std::vector<std::string> valueNames; ///< SSA names of its arguments
+};
+
+class Executable {
+public:
+  ~Executable();
+
+  Device device() const { return dev; }
+  /// Parameter names (trace.param), and input names (trace.input), in
+  /// argument order.
+  const std::vector<std::string> &paramNames() const { return params; }
+  const std::vector<std::string> &inputNames() const { return inputs; }
+  size_t numOutputs() const { return outputSlots.size(); }
+
+  /// Copies the parameters onto the device once; they are never freed by a
+  /// run. Every parameter must be present with its declared shape and dtype.
+  llvm::Error loadParams(const NamedTensors &tensors);
+  /// Runs the graph on `inputs` (by input name); returns `output0`,
+  /// `output1`, ... in trace.ret order. Errors name the op and location.
+  llvm::Expected<std::vector<HostTensor>> run(const NamedTensors &inputs,
+                                              const RunOptions &options = {});
+  /// The memory report of the last run.
+  const MemoryReport &memoryReport() const { return report; }
+  Allocator &allocator() { return *alloc; }
+
+  // Built by buildExecutable (Build.cpp).
+  struct ArgSpec {
+    int32_t slot;
+    DType dtype;
+    Shape shape;
+    bool donated;
+    std::string name;
+  };
+  Device dev;
+  std::unique_ptr<Allocator> alloc;
+  std::vector<Instr> instrs;
+  std::vector<ArgRef> args;
+  std::vector<ResultRef> results;
+  std::vector<Scalar> scalars;
+  std::vector<OpInfoRT> ops;
+  std::vector<std::string> params, inputs;
+  std::vector<ArgSpec> paramSpecs, inputSpecs;
+  /// Constants: their slot and host data, uploaded with the parameters.
+  std::vector<std::pair<int32_t, HostTensor>> constants;
+  std::vector<int32_t> outputSlots;
+  size_t numSlots = 0;
+  MemoryReport report;
+
+private:
+  friend class KernelContext;
+  /// Storages of params and constants, owned by the executable.
+  std::vector<std::unique_ptr<Storage>> persistent;
+  std::vector<Tensor> persistentSlots; ///< slot contents for params/constants
+  bool paramsLoaded = false;
+};
+
+/// The view a kernel has of one call.
+class KernelContext {
+public:
+  unsigned numArgs() const { return instr->numArgs; }
+  bool isTensor(unsigned i) const {
+    return i < instr->numArgs && argAt(i).slot >= 0;
+  }
+  /// Whether argument `i` is absent or None.
+  bool isNone(unsigned i) const {
+    return i >= instr->numArgs || (argAt(i).slot < 0 && scalar(i).isNone());
+  }
+  const Tensor &tensor(unsigned i) const { return (*slots)[argAt(i).slot]; }
+  const Scalar &scalar(unsigned i) const {
+    return exe->scalars[argAt(i).scalar];
+  }
+  unsigned numResults() const { return instr->numResults; }
+  /// Result `i`: preallocated and contiguous for a fresh result; a view
+  /// kernel sets it to share its input's storage.
+  Tensor &result(unsigned i) {
+    return (*slots)[exe->results[instr->resultBegin + i].slot];
+  }
+  bool resultIsFresh(unsigned i) const {
+    return exe->results[instr->resultBegin + i].fresh;
+  }
+  /// The static shape of result `i`, from the graph's types.
+  const Shape &resultShape(unsigned i) const {
+    return exe->results[instr->resultBegin + i].shape;
+  }
+  /// A contiguous copy of `src` viewed with `shape` (same number of
+  /// elements) in a new storage tied to `src`'s: freeing that storage frees
+  /// the copy. For view-or-copy ops that cannot view.
+  Tensor tiedCopy(const Tensor &src, llvm::ArrayRef<int64_t> shape);
+  /// Kernel-internal memory: counted by the allocator only, freed after the
+  /// call.
+  void *scratch(size_t nbytes);
+  std::mt19937_64 &rng() { return *generator; }
+  /// Fails the call; the run stops with an error naming the op.
+  void fail(const llvm::Twine &message);
+  bool failed() const { return !error.empty(); }
+
+private:
+  friend class Executable;
+  const ArgRef &argAt(unsigned i) const {
+    return exe->args[instr->argBegin + i];
+  }
+  Executable *exe = nullptr;
+  void *runState = nullptr; ///< the run's storages (Executable.cpp)
+  const Instr *instr = nullptr;
+  std::vector<Tensor> *slots = nullptr;
+  std::mt19937_64 *generator = nullptr;
+  std::vector<std::pair<void *, size_t>> scratchBlocks;
+  std::string error;
+};
+
+/// The kernel for `name` on `kind`, or null.
+KernelFn lookupKernel(llvm::StringRef name, Device::Kind kind);
+/// Every registered (name, device) pair, for docs and tests.
+std::vector<std::pair<std::string, Device::Kind>> listKernels();
+
+} // namespace traceir
+
+#endif // TRACEIR_RUNTIME_EXECUTABLE_H

@@ -1,0 +1,90 @@
+//===- Tensor.h - Runtime tensors, storages and devices ---------*- C++ -*-===//
+//
+// The runtime's data model, free of MLIR: a Storage is one allocation on one
+// device; a Tensor is a strided view into a storage (PyTorch's model), so
+// views share storage and frees release storages.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_TENSOR_H
+#define TRACEIR_RUNTIME_TENSOR_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace traceir {
+
+/// Element types the runtime stores (PyTorch dtypes).
+enum class DType : uint8_t { F32, F64, F16, BF16, I64, I32, I16, I8, U8, Bool };
+
+size_t dtypeSize(DType dtype);
+llvm::StringRef dtypeName(DType dtype);            ///< "f32", "i64", ...
+llvm::StringRef dtypeSafetensorsName(DType dtype); ///< "F32", "I64", ...
+std::optional<DType> dtypeFromSafetensors(llvm::StringRef name);
+
+/// A device: the CPU, or a CUDA device by index.
+struct Device {
+  enum class Kind : uint8_t { CPU, CUDA } kind = Kind::CPU;
+  int index = 0;
+
+  static std::optional<Device>
+  parse(llvm::StringRef text); ///< cpu, cuda, cuda:1
+  std::string str() const;
+  bool operator==(const Device &o) const {
+    return kind == o.kind && index == o.index;
+  }
+};
+
+/// One allocation. `freed` is set by a free; with free checking on the
+/// memory is also poisoned, and reading a freed storage is an error.
+struct Storage {
+  void *data = nullptr;
+  int64_t nbytes = 0;
+  Device device;
+  bool freed = false;
+  /// Whether the run allocated it (as opposed to params and inputs).
+  bool ownedByRun = false;
+  /// Whether the memory went back to the allocator.
+  bool released = false;
+  /// Params and constants: owned by the Executable, alive across runs.
+  bool persistent = false;
+  /// Copies made by view-or-copy ops (reshape of a non-viewable tensor,
+  /// contiguous) share this storage's lifetime: freeing it frees them.
+  Storage *tiedNext = nullptr;
+};
+
+using Shape = llvm::SmallVector<int64_t, 6>;
+
+/// A strided view of a storage. Offsets and strides count elements.
+struct Tensor {
+  Storage *storage = nullptr;
+  DType dtype = DType::F32;
+  Shape shape;
+  Shape strides;
+  int64_t offset = 0;
+
+  int64_t rank() const { return shape.size(); }
+  int64_t numel() const;
+  int64_t nbytes() const { return numel() * dtypeSize(dtype); }
+  bool isContiguous() const;
+  char *bytes() const {
+    return static_cast<char *>(storage->data) + offset * dtypeSize(dtype);
+  }
+  template <typename T> T *data() const {
+    return reinterpret_cast<T *>(bytes());
+  }
+
+  static Shape contiguousStrides(llvm::ArrayRef<int64_t> shape);
+};
+
+std::string shapeToString(llvm::ArrayRef<int64_t> shape);
+
+} // namespace traceir
+
+#endif // TRACEIR_RUNTIME_TENSOR_H

@@ -1,0 +1,276 @@
+//===- Build.cpp - Lower a trace.graph to an Executable -------------------===//
+
+#include "TraceIR/Runtime/Build.h"
+#include "TraceIR/Analysis/StorageLiveness.h"
+#include "TraceIR/Dialect/OpRegistry.h"
+#include "TraceIR/Dialect/Scalars.h"
+#include "TraceIR/Runtime/CPU/Kernels.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+using namespace mlir::trace;
+using traceir::DType;
+using traceir::Executable;
+
+static llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+static std::string locationString(Location loc) {
+  if (auto flc = loc->findInstanceOf<FileLineColLoc>())
+    return (flc.getFilename().getValue() + ":" + llvm::Twine(flc.getLine()) +
+            ":" + llvm::Twine(flc.getColumn()))
+        .str();
+  return {};
+}
+
+static std::string debugString(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+static std::optional<DType> toDType(Type t) {
+  if (t.isF32())
+    return DType::F32;
+  if (t.isF64())
+    return DType::F64;
+  if (t.isF16())
+    return DType::F16;
+  if (t.isBF16())
+    return DType::BF16;
+  if (t.isInteger(1))
+    return DType::Bool;
+  if (t.isUnsignedInteger(8))
+    return DType::U8;
+  if (t.isSignlessInteger(64) || t.isSignedInteger(64))
+    return DType::I64;
+  if (t.isSignlessInteger(32) || t.isSignedInteger(32))
+    return DType::I32;
+  if (t.isSignlessInteger(16) || t.isSignedInteger(16))
+    return DType::I16;
+  if (t.isSignlessInteger(8) || t.isSignedInteger(8))
+    return DType::I8;
+  return std::nullopt;
+}
+
+/// The runtime type of a value: static shapes only (for now).
+static llvm::Error staticType(Type type, const llvm::Twine &what, DType &dtype,
+                              traceir::Shape &shape) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked || !ranked.hasStaticShape())
+    return makeError(what + " has type " + llvm::Twine(debugString(type)) +
+                     "; the runtime needs static shapes");
+  std::optional<DType> dt = toDType(ranked.getElementType());
+  if (!dt)
+    return makeError(what + " has element type " +
+                     debugString(ranked.getElementType()) +
+                     ", which the runtime does not support");
+  dtype = *dt;
+  shape.assign(ranked.getShape().begin(), ranked.getShape().end());
+  return llvm::Error::success();
+}
+
+static traceir::Scalar decodeScalar(Attribute attr) {
+  traceir::Scalar s;
+  using K = traceir::Scalar::Kind;
+  if (isNone(attr)) {
+    s.kind = K::None;
+  } else if (auto b = dyn_cast<BoolAttr>(attr)) {
+    s.kind = K::Bool;
+    s.b = b.getValue();
+    s.i = s.b;
+  } else if (auto i = getInt(attr)) {
+    s.kind = K::Int;
+    s.i = *i;
+    s.ints.push_back(*i);
+  } else if (auto f = getNumber(attr)) {
+    s.kind = K::Float;
+    s.f = *f;
+  } else if (auto str = dyn_cast<StringAttr>(attr)) {
+    s.kind = K::String;
+    s.s = str.getValue().str();
+  } else if (auto ints = getIntList(attr)) {
+    s.kind = K::IntList;
+    s.ints.assign(ints->begin(), ints->end());
+  } else {
+    s.kind = K::Other;
+    s.s = scalarToString(attr);
+  }
+  return s;
+}
+
+static DenseElementsAttr denseOf(ConstantOp op) {
+  return dyn_cast<DenseElementsAttr>(op.getValue());
+}
+
+static llvm::Error constantData(ConstantOp op, DType dtype,
+                                traceir::HostTensor &out) {
+  DenseElementsAttr dense = denseOf(op);
+  if (!dense)
+    return makeError("constant at " + locationString(op.getLoc()) +
+                     ": only dense<...> constants are supported by the "
+                     "runtime (dense_resource is not yet)");
+  int64_t n = dense.getNumElements();
+  size_t es = traceir::dtypeSize(dtype);
+  out.data.resize(n * es);
+  char *p = out.data.data();
+  if (dtype == DType::Bool) {
+    int64_t k = 0;
+    for (bool v : dense.getValues<bool>())
+      p[k++] = v;
+  } else if (traceir::cpu::isFloating(dtype)) {
+    int64_t k = 0;
+    for (APFloat v : dense.getValues<APFloat>()) {
+      bool lost;
+      v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+      traceir::cpu::storeDouble(p + k++ * es, dtype, v.convertToDouble());
+    }
+  } else {
+    int64_t k = 0;
+    for (APInt v : dense.getValues<APInt>())
+      traceir::cpu::storeInt(p + k++ * es, dtype,
+                             dtype == DType::U8 ? v.getZExtValue()
+                                                : v.getSExtValue());
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<Executable>>
+traceir::buildExecutable(GraphOp graph, Device device) {
+  if (device.kind != Device::Kind::CPU)
+    return makeError("device " + device.str() +
+                     ": this build's runtime has no CUDA backend yet");
+  auto exe = std::make_unique<Executable>();
+  exe->dev = device;
+  exe->alloc = createCPUAllocator();
+
+  Block &block = graph.getBody().front();
+  llvm::DenseMap<Value, int32_t> slotOf;
+  auto slot = [&](Value v) {
+    auto [it, inserted] = slotOf.try_emplace(v, slotOf.size());
+    return it->second;
+  };
+  AsmState asmState(graph);
+  auto nameOf = [&](Value v) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    v.printAsOperand(os, asmState);
+    return s;
+  };
+
+  unsigned inputIndex = 0;
+  for (BlockArgument arg : block.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    Executable::ArgSpec spec;
+    spec.slot = slot(arg);
+    spec.donated = graph.isDonated(i);
+    if (llvm::Error err =
+            staticType(arg.getType(), "argument #" + llvm::Twine(i), spec.dtype,
+                       spec.shape))
+      return err;
+    if (graph.isParam(i)) {
+      spec.name = graph.getParamName(i).str();
+      exe->params.push_back(spec.name);
+      exe->paramSpecs.push_back(spec);
+    } else {
+      StringRef name = graph.getInputName(i);
+      spec.name =
+          name.empty() ? "input" + std::to_string(inputIndex) : name.str();
+      ++inputIndex;
+      exe->inputs.push_back(spec.name);
+      exe->inputSpecs.push_back(spec);
+    }
+  }
+
+  SmallVector<ResultAlias, 4> aliases;
+  for (Operation &op : block) {
+    if (auto ret = dyn_cast<RetOp>(op)) {
+      for (Value v : ret.getOperands())
+        exe->outputSlots.push_back(slot(v));
+      continue;
+    }
+    OpInfoRT info;
+    info.location = locationString(op.getLoc());
+    if (auto free = dyn_cast<FreeOp>(op)) {
+      info.name = "trace.free";
+      Instr instr;
+      instr.kind = Instr::Kind::Free;
+      instr.freeSlot = slot(free.getTensor());
+      instr.op = exe->ops.size();
+      exe->ops.push_back(std::move(info));
+      exe->instrs.push_back(instr);
+      continue;
+    }
+    if (auto cst = dyn_cast<ConstantOp>(op)) {
+      HostTensor t;
+      if (llvm::Error err = staticType(
+              cst.getType(), "constant at " + info.location, t.dtype, t.shape))
+        return err;
+      if (llvm::Error err = constantData(cst, t.dtype, t))
+        return err;
+      exe->constants.push_back({slot(cst.getResult()), std::move(t)});
+      continue;
+    }
+    auto py = dyn_cast<PyOp>(op);
+    if (!py)
+      return makeError("op '" + op.getName().getStringRef() + "' at " +
+                       info.location + " cannot be executed");
+    info.name = py.getOpName().str();
+    KernelFn fn = lookupKernel(py.getOpName(), device.kind);
+    if (!fn)
+      return makeError(
+          "no kernel for op '" + py.getOpName() + "' on " + device.str() +
+          (info.location.empty() ? "" : " (at " + info.location + ")"));
+    Instr instr;
+    instr.fn = fn;
+    instr.op = exe->ops.size();
+    instr.argBegin = exe->args.size();
+    StringRef cconv = py.getCconv();
+    auto tensors = py.getTensors();
+    ArrayRef<Attribute> scalars = py.getScalars().getValue();
+    unsigned t = 0, s = 0;
+    for (char c : cconv) {
+      ArgRef a;
+      if (c == 't') {
+        Value v = tensors[t++];
+        a.slot = slot(v);
+        info.valueNames.push_back(nameOf(v));
+      } else {
+        a.scalar = exe->scalars.size();
+        exe->scalars.push_back(decodeScalar(scalars[s++]));
+        info.valueNames.push_back("a scalar");
+      }
+      exe->args.push_back(a);
+    }
+    instr.numArgs = cconv.size();
+    instr.resultBegin = exe->results.size();
+    aliases.clear();
+    getResultAliases(py, aliases);
+    for (auto [i, res] : llvm::enumerate(py->getResults())) {
+      ResultRef r;
+      r.slot = slot(res);
+      r.fresh = aliases[i].kind == AliasKind::Fresh;
+      if (llvm::Error err =
+              staticType(res.getType(),
+                         "result #" + llvm::Twine(i) + " of op '" + info.name +
+                             "' at " + info.location,
+                         r.dtype, r.shape))
+        return err;
+      exe->results.push_back(std::move(r));
+    }
+    instr.numResults = py->getNumResults();
+    exe->ops.push_back(std::move(info));
+    exe->instrs.push_back(instr);
+  }
+  exe->numSlots = slotOf.size();
+
+  StorageLiveness liveness(graph);
+  exe->report.predictedPeakBytes = liveness.getPeakBytes();
+  exe->report.predictionIsLowerBound = liveness.isLowerBound();
+  return exe;
+}

@@ -1,0 +1,171 @@
+//===- NN.cpp - embedding, dropout, layer_norm, cat on the CPU ------------===//
+
+#include "TraceIR/Runtime/CPU/Kernels.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace traceir;
+using namespace traceir::cpu;
+
+/// embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
+/// gathers rows; an out-of-range index is an error naming it.
+void cpu::embedding(KernelContext &ctx) {
+  const Tensor &w = ctx.tensor(0), &idx = ctx.tensor(1);
+  Tensor &out = ctx.result(0);
+  int64_t rows = w.shape[0], dim = w.shape[1], n = idx.numel();
+  std::vector<int64_t> indices(n);
+  {
+    // Gather the indices (any strides) into a flat list.
+    Storage host;
+    host.data = indices.data();
+    Tensor dst;
+    dst.storage = &host;
+    dst.dtype = DType::I64;
+    dst.shape = idx.shape;
+    dst.strides = Tensor::contiguousStrides(idx.shape);
+    copyTensor(idx, dst);
+  }
+  size_t es = dtypeSize(w.dtype);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t r = indices[i];
+    if (r < 0 || r >= rows)
+      return ctx.fail("index " + llvm::Twine(r) + " is out of range for " +
+                      llvm::Twine(rows) + " embeddings");
+    char *dst = out.bytes() + i * dim * es;
+    const char *src = w.bytes() + r * w.strides[0] * es;
+    if (w.strides[1] == 1)
+      std::memcpy(dst, src, dim * es);
+    else
+      for (int64_t j = 0; j < dim; ++j)
+        std::memcpy(dst + j * es, src + j * w.strides[1] * es, es);
+  }
+}
+
+/// dropout(input, p, train): in training, zero each element with
+/// probability p and scale the rest by 1/(1-p), drawing from the run's
+/// seeded generator. Eval mode and p = 0 are views (the registry says so),
+/// so the result already is the input.
+static void dropoutInto(KernelContext &ctx, Tensor &out) {
+  const Tensor &in = ctx.tensor(0);
+  double p = ctx.scalar(1).number();
+  bool train = ctx.isNone(2) ? true : ctx.scalar(2).b;
+  if (p < 0 || p > 1)
+    return ctx.fail("dropout probability must be in [0, 1], got " +
+                    llvm::Twine(std::to_string(p)));
+  if (!train || p == 0) {
+    if (out.storage != in.storage)
+      copyTensor(in, out);
+    return;
+  }
+  std::bernoulli_distribution keep(1.0 - p);
+  double scale = p == 1 ? 0.0 : 1.0 / (1.0 - p);
+  Tensor src = in;
+  int64_t n = in.numel(), rank = in.rank();
+  Shape index(rank, 0);
+  size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t si = 0, oi = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      si += index[d] * src.strides[d];
+      oi += index[d] * out.strides[d];
+    }
+    double v = loadDouble(src.bytes() + si * es, in.dtype);
+    storeDouble(out.bytes() + oi * os, out.dtype,
+                keep(ctx.rng()) ? v * scale : 0.0);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < in.shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+void cpu::dropout(KernelContext &ctx) {
+  Tensor &out = ctx.result(0);
+  if (!ctx.resultIsFresh(0))
+    out = ctx.tensor(0); // eval / p == 0: the input itself
+  dropoutInto(ctx, out);
+}
+
+void cpu::dropout_(KernelContext &ctx) {
+  ctx.result(0) = ctx.tensor(0);
+  dropoutInto(ctx, ctx.result(0));
+}
+
+/// layer_norm over the trailing normalized dims; native_layer_norm also
+/// returns mean and rstd (shape [..., 1, ...]).
+static void layerNorm(KernelContext &ctx, bool native) {
+  const Tensor &in = ctx.tensor(0);
+  int64_t normDims = ctx.scalar(1).ints.size();
+  double eps = ctx.isNone(4) ? 1e-5 : ctx.scalar(4).number();
+  Tensor &out = ctx.result(0);
+  int64_t inner = 1;
+  for (int64_t d = in.rank() - normDims; d < in.rank(); ++d)
+    inner *= in.shape[d];
+  int64_t outer = inner ? in.numel() / inner : 0;
+  // Work on a contiguous copy of the input when it is a strided view.
+  std::vector<char> buf;
+  if (!in.isContiguous()) {
+    buf.resize(in.nbytes());
+    copyStridedToContiguous(in, buf.data());
+  }
+  const char *xb = buf.empty() ? in.bytes() : buf.data();
+  auto load = [&](const Tensor *t, int64_t j) {
+    if (!t)
+      return 1.0;
+    return loadDouble(t->bytes() + j * dtypeSize(t->dtype), t->dtype);
+  };
+  const Tensor *w = ctx.isTensor(2) ? &ctx.tensor(2) : nullptr;
+  const Tensor *b = ctx.isTensor(3) ? &ctx.tensor(3) : nullptr;
+  for (const Tensor *t : {w, b})
+    if (t && !t->isContiguous())
+      return ctx.fail("layer_norm weight and bias must be contiguous");
+  size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype);
+  for (int64_t o = 0; o < outer; ++o) {
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < inner; ++j)
+      mean += loadDouble(xb + (o * inner + j) * es, in.dtype);
+    mean /= inner;
+    for (int64_t j = 0; j < inner; ++j) {
+      double d = loadDouble(xb + (o * inner + j) * es, in.dtype) - mean;
+      var += d * d;
+    }
+    var /= inner;
+    double rstd = 1.0 / std::sqrt(var + eps);
+    for (int64_t j = 0; j < inner; ++j) {
+      double v =
+          (loadDouble(xb + (o * inner + j) * es, in.dtype) - mean) * rstd;
+      v = v * load(w, j) + (b ? load(b, j) : 0.0);
+      storeDouble(out.bytes() + (o * inner + j) * os, out.dtype, v);
+    }
+    if (native) {
+      Tensor &m = ctx.result(1), &r = ctx.result(2);
+      storeDouble(m.bytes() + o * dtypeSize(m.dtype), m.dtype, mean);
+      storeDouble(r.bytes() + o * dtypeSize(r.dtype), r.dtype, rstd);
+    }
+  }
+}
+
+void cpu::layer_norm(KernelContext &ctx) { layerNorm(ctx, false); }
+void cpu::native_layer_norm(KernelContext &ctx) { layerNorm(ctx, true); }
+
+/// cat(tensors..., dim): copies each input into its slice of the result.
+void cpu::cat(KernelContext &ctx) {
+  Tensor &out = ctx.result(0);
+  unsigned n = 0;
+  while (ctx.isTensor(n))
+    ++n;
+  int64_t dim = wrapDim(ctx.isNone(n) ? 0 : ctx.scalar(n).i, out.rank());
+  int64_t offset = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    const Tensor &t = ctx.tensor(i);
+    if (t.rank() == 1 && t.shape[0] == 0 && out.rank() != 1)
+      continue; // legacy empty tensors are skipped, as in PyTorch
+    Tensor slice = out;
+    slice.shape[dim] = t.shape[dim];
+    slice.offset = out.offset + offset * out.strides[dim];
+    copyTensor(t, slice);
+    offset += t.shape[dim];
+  }
+}

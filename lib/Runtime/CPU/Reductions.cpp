@@ -1,0 +1,156 @@
+//===- Reductions.cpp - sum, mean, amax, softmax, log_softmax -------------===//
+
+#include "TraceIR/Runtime/CPU/Kernels.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace traceir;
+using namespace traceir::cpu;
+
+namespace {
+/// Splits `in` around the reduced dims: for every kept index, `visit`
+/// receives the offsets (in elements) of the reduced elements' group.
+/// Iterates kept and reduced index spaces with strides, so any view works.
+template <typename F>
+void forEachGroup(const Tensor &in, llvm::ArrayRef<bool> reduced, F visit) {
+  Shape keptShape, keptStrides, redShape, redStrides;
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    (reduced[d] ? redShape : keptShape).push_back(in.shape[d]);
+    (reduced[d] ? redStrides : keptStrides).push_back(in.strides[d]);
+  }
+  auto count = [](const Shape &s) {
+    int64_t n = 1;
+    for (int64_t d : s)
+      n *= d;
+    return n;
+  };
+  int64_t numKept = count(keptShape), numRed = count(redShape);
+  std::vector<int64_t> redOffsets(numRed);
+  {
+    Shape idx(redShape.size(), 0);
+    for (int64_t r = 0; r < numRed; ++r) {
+      int64_t off = 0;
+      for (size_t d = 0; d < redShape.size(); ++d)
+        off += idx[d] * redStrides[d];
+      redOffsets[r] = off;
+      for (int64_t d = int64_t(redShape.size()) - 1; d >= 0; --d) {
+        if (++idx[d] < redShape[d])
+          break;
+        idx[d] = 0;
+      }
+    }
+  }
+  Shape idx(keptShape.size(), 0);
+  for (int64_t k = 0; k < numKept; ++k) {
+    int64_t base = in.offset;
+    for (size_t d = 0; d < keptShape.size(); ++d)
+      base += idx[d] * keptStrides[d];
+    visit(k, base, redOffsets);
+    for (int64_t d = int64_t(keptShape.size()) - 1; d >= 0; --d) {
+      if (++idx[d] < keptShape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
+llvm::SmallVector<bool> reducedDims(KernelContext &ctx, const Tensor &in) {
+  llvm::SmallVector<bool> reduced(in.rank(), false);
+  if (ctx.isNone(1) || ctx.scalar(1).ints.empty()) {
+    reduced.assign(in.rank(), true);
+  } else {
+    for (int64_t d : ctx.scalar(1).ints)
+      reduced[wrapDim(d, in.rank())] = true;
+  }
+  return reduced;
+}
+
+enum class Reduce { Sum, Mean, Max };
+
+void reduce(KernelContext &ctx, Reduce kind) {
+  const Tensor &in = ctx.tensor(0);
+  Tensor &out = ctx.result(0);
+  auto reduced = reducedDims(ctx, in);
+  const char *base = static_cast<const char *>(in.storage->data);
+  size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype);
+  bool integer = !isFloating(out.dtype);
+  forEachGroup(
+      in, reduced,
+      [&](int64_t k, int64_t off, const std::vector<int64_t> &group) {
+        if (integer && kind != Reduce::Mean) {
+          int64_t acc =
+              kind == Reduce::Max ? std::numeric_limits<int64_t>::min() : 0;
+          for (int64_t g : group) {
+            int64_t v = loadInt(base + (off + g) * es, in.dtype);
+            acc = kind == Reduce::Max ? std::max(acc, v) : acc + v;
+          }
+          storeInt(out.bytes() + k * os, out.dtype, acc);
+          return;
+        }
+        double acc = kind == Reduce::Max
+                         ? -std::numeric_limits<double>::infinity()
+                         : 0.0;
+        bool nan = false;
+        for (int64_t g : group) {
+          double v = loadDouble(base + (off + g) * es, in.dtype);
+          nan |= std::isnan(v);
+          acc = kind == Reduce::Max ? std::max(acc, v) : acc + v;
+        }
+        if (kind == Reduce::Max && nan)
+          acc = std::numeric_limits<double>::quiet_NaN(); // amax propagates NaN
+        if (kind == Reduce::Mean)
+          acc /= static_cast<double>(group.size());
+        storeDouble(out.bytes() + k * os, out.dtype, acc);
+      });
+  if (kind == Reduce::Max && in.numel() == 0)
+    ctx.fail("amax of an empty tensor has no identity");
+}
+
+/// softmax/log_softmax along one dim: out has in's shape (contiguous).
+void softmaxImpl(KernelContext &ctx, bool log) {
+  const Tensor &in = ctx.tensor(0);
+  Tensor &out = ctx.result(0);
+  int64_t dim = wrapDim(ctx.scalar(1).i, in.rank());
+  llvm::SmallVector<bool> reduced(in.rank(), false);
+  if (in.rank() > 0)
+    reduced[dim] = true;
+  // The output is contiguous with in's shape: the same grouping applied to
+  // its strides addresses the same elements.
+  Tensor outView = out;
+  const char *base = static_cast<const char *>(in.storage->data);
+  size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype);
+  std::vector<int64_t> outKeptBase;
+  forEachGroup(outView, reduced,
+               [&](int64_t, int64_t off, const std::vector<int64_t> &) {
+                 outKeptBase.push_back(off);
+               });
+  int64_t outStride = in.rank() > 0 ? out.strides[dim] : 1;
+  std::vector<double> vals;
+  forEachGroup(
+      in, reduced,
+      [&](int64_t k, int64_t off, const std::vector<int64_t> &group) {
+        vals.resize(group.size());
+        double mx = -std::numeric_limits<double>::infinity();
+        for (size_t g = 0; g < group.size(); ++g) {
+          vals[g] = loadDouble(base + (off + group[g]) * es, in.dtype);
+          mx = std::max(mx, vals[g]);
+        }
+        double sum = 0;
+        for (double v : vals)
+          sum += std::exp(v - mx);
+        double logSum = std::log(sum);
+        char *ob = static_cast<char *>(out.storage->data);
+        for (size_t g = 0; g < group.size(); ++g) {
+          double r = log ? vals[g] - mx - logSum : std::exp(vals[g] - mx) / sum;
+          storeDouble(ob + (outKeptBase[k] + g * outStride) * os, out.dtype, r);
+        }
+      });
+}
+} // namespace
+
+void cpu::sum(KernelContext &ctx) { reduce(ctx, Reduce::Sum); }
+void cpu::mean(KernelContext &ctx) { reduce(ctx, Reduce::Mean); }
+void cpu::amax(KernelContext &ctx) { reduce(ctx, Reduce::Max); }
+void cpu::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
+void cpu::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }

@@ -1,0 +1,332 @@
+//===- Executable.cpp - Running the flat instruction list -----------------===//
+
+#include "TraceIR/Runtime/Executable.h"
+#include "TraceIR/Runtime/CPU/Kernels.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <deque>
+
+using namespace traceir;
+
+Executable::~Executable() {
+  for (auto &st : persistent)
+    if (st->data)
+      alloc->deallocate(st->data, st->nbytes);
+}
+
+static llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+/// Checks a bound tensor against the graph's declared type.
+static llvm::Error checkBinding(llvm::StringRef what, llvm::StringRef name,
+                                const HostTensor &t,
+                                const Executable::ArgSpec &spec) {
+  if (t.dtype != spec.dtype || t.shape != spec.shape)
+    return makeError(what + " '" + name + "' is " + dtypeName(t.dtype) +
+                     shapeToString(t.shape) + " but the graph expects " +
+                     dtypeName(spec.dtype) + shapeToString(spec.shape));
+  return llvm::Error::success();
+}
+
+llvm::Error Executable::loadParams(const NamedTensors &tensors) {
+  for (auto &st : persistent)
+    if (st->data)
+      alloc->deallocate(st->data, st->nbytes);
+  persistent.clear();
+  persistentSlots.clear();
+  auto upload = [&](int32_t slot, const HostTensor &t) -> llvm::Error {
+    auto st = std::make_unique<Storage>();
+    st->persistent = true;
+    st->nbytes = t.data.size();
+    st->device = dev;
+    st->data = alloc->allocate(st->nbytes);
+    if (!st->data)
+      return makeError("out of memory on " + dev.str() + " loading " +
+                       llvm::Twine(st->nbytes) + " bytes");
+    alloc->copyFromHost(st->data, t.data.data(), st->nbytes);
+    Tensor view;
+    view.storage = st.get();
+    view.dtype = t.dtype;
+    view.shape = t.shape;
+    view.strides = Tensor::contiguousStrides(t.shape);
+    persistent.push_back(std::move(st));
+    persistentSlots.resize(std::max<size_t>(persistentSlots.size(), slot + 1));
+    persistentSlots[slot] = view;
+    return llvm::Error::success();
+  };
+  std::vector<std::string> missing;
+  for (const ArgSpec &spec : paramSpecs) {
+    auto it = tensors.find(spec.name);
+    if (it == tensors.end()) {
+      missing.push_back(spec.name);
+      continue;
+    }
+    if (llvm::Error err =
+            checkBinding("parameter", spec.name, it->second, spec))
+      return err;
+    if (llvm::Error err = upload(spec.slot, it->second))
+      return err;
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (auto &m : missing)
+      list += (list.empty() ? "'" : ", '") + m + "'";
+    return makeError("missing parameter" +
+                     llvm::Twine(missing.size() > 1 ? "s " : " ") + list);
+  }
+  for (const auto &[slot, t] : constants)
+    if (llvm::Error err = upload(slot, t))
+      return err;
+  paramsLoaded = true;
+  return llvm::Error::success();
+}
+
+void *KernelContext::scratch(size_t nbytes) {
+  void *p = exe->alloc->allocate(nbytes);
+  if (!p) {
+    fail("out of memory allocating " + llvm::Twine(nbytes) +
+         " bytes of scratch");
+    return nullptr;
+  }
+  scratchBlocks.push_back({p, nbytes});
+  return p;
+}
+
+void KernelContext::fail(const llvm::Twine &message) {
+  if (error.empty())
+    error = message.str();
+}
+
+namespace {
+/// Everything one run owns; the destructor returns all memory, so an error
+/// anywhere leaves nothing allocated.
+struct RunState {
+  Executable &exe;
+  Allocator &alloc;
+  std::deque<Storage> storages;
+  std::vector<Tensor> slots;
+  int64_t live = 0, peak = 0, numFrees = 0;
+
+  RunState(Executable &exe) : exe(exe), alloc(*exe.alloc) {}
+  ~RunState() {
+    for (Storage &st : storages)
+      release(st);
+  }
+  void release(Storage &st) {
+    if (!st.released && st.data)
+      alloc.deallocate(st.data, st.nbytes);
+    st.released = true;
+  }
+  Storage *newStorage(int64_t nbytes, bool ownedByRun) {
+    storages.emplace_back();
+    Storage &st = storages.back();
+    st.nbytes = nbytes;
+    st.device = exe.dev;
+    st.ownedByRun = ownedByRun;
+    st.data = alloc.allocate(nbytes);
+    if (!st.data)
+      return nullptr;
+    if (ownedByRun) {
+      live += nbytes;
+      peak = std::max(peak, live);
+    }
+    return &st;
+  }
+};
+
+} // namespace
+
+Tensor KernelContext::tiedCopy(const Tensor &src,
+                               llvm::ArrayRef<int64_t> shape) {
+  auto &state = *static_cast<RunState *>(runState);
+  Tensor out;
+  Storage *st = state.newStorage(src.nbytes(), /*ownedByRun=*/true);
+  if (!st) {
+    fail("out of memory copying " + llvm::Twine(src.nbytes()) + " bytes");
+    return out;
+  }
+  // A copy of a param or constant lives to the end of the run; any other
+  // copy goes when its source's storage is freed.
+  if (!src.storage->persistent) {
+    st->tiedNext = src.storage->tiedNext;
+    src.storage->tiedNext = st;
+  }
+  out.storage = st;
+  out.dtype = src.dtype;
+  out.shape = src.shape;
+  out.strides = Tensor::contiguousStrides(src.shape);
+  cpu::copyTensor(src, out);
+  out.shape.assign(shape.begin(), shape.end());
+  out.strides = Tensor::contiguousStrides(shape);
+  return out;
+}
+
+namespace {
+std::string opWhere(const OpInfoRT &op) {
+  std::string s = "op '" + op.name + "'";
+  if (!op.location.empty())
+    s += " at " + op.location;
+  return s;
+}
+} // namespace
+
+llvm::Expected<std::vector<HostTensor>>
+Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
+  if (!paramsLoaded) {
+    if (!paramSpecs.empty())
+      return makeError("parameters are not loaded: call loadParams first (" +
+                       llvm::Twine(paramSpecs.size()) + " expected)");
+    if (llvm::Error err = loadParams({}))
+      return err;
+  }
+  RunState state(*this);
+  state.slots.resize(numSlots);
+  for (size_t s = 0; s < persistentSlots.size(); ++s)
+    if (persistentSlots[s].storage)
+      state.slots[s] = persistentSlots[s];
+
+  // Bind inputs by name.
+  for (const auto &[name, t] : inputTensors) {
+    bool known = llvm::any_of(inputSpecs,
+                              [&](const ArgSpec &a) { return a.name == name; });
+    if (!known) {
+      std::string list;
+      for (const ArgSpec &a : inputSpecs)
+        list += (list.empty() ? "" : ", ") + a.name;
+      return makeError("unknown input '" + name +
+                       "'; the graph's inputs are: " +
+                       (list.empty() ? std::string("(none)") : list));
+    }
+  }
+  for (const ArgSpec &spec : inputSpecs) {
+    auto it = inputTensors.find(spec.name);
+    if (it == inputTensors.end())
+      return makeError("missing input '" + spec.name + "' (" +
+                       dtypeName(spec.dtype) + shapeToString(spec.shape) + ")");
+    if (llvm::Error err = checkBinding("input", spec.name, it->second, spec))
+      return err;
+    Storage *st =
+        state.newStorage(it->second.data.size(), /*ownedByRun=*/false);
+    if (!st)
+      return makeError("out of memory on " + dev.str() + " for input '" +
+                       spec.name + "'");
+    alloc->copyFromHost(st->data, it->second.data.data(), st->nbytes);
+    Tensor &slot = state.slots[spec.slot];
+    slot.storage = st;
+    slot.dtype = spec.dtype;
+    slot.shape = spec.shape;
+    slot.strides = Tensor::contiguousStrides(spec.shape);
+  }
+
+  std::mt19937_64 generator(options.seed);
+  KernelContext ctx;
+  ctx.exe = this;
+  ctx.runState = &state;
+  ctx.slots = &state.slots;
+  ctx.generator = &generator;
+  alloc->resetPeak();
+
+  for (const Instr &instr : instrs) {
+    if (instr.kind == Instr::Kind::Free) {
+      Storage *st = state.slots[instr.freeSlot].storage;
+      // Freeing a storage frees the copies tied to it.
+      for (Storage *s = st; s; s = s->tiedNext) {
+        if (s->freed)
+          return makeError(opWhere(ops[instr.op]) + ": double free");
+        s->freed = true;
+        if (s->ownedByRun)
+          state.live -= s->nbytes;
+        if (options.checkFrees)
+          alloc->poison(s->data, s->nbytes); // released at the end
+        else
+          state.release(*s);
+      }
+      ++state.numFrees;
+      continue;
+    }
+    ctx.instr = &instr;
+    if (options.checkFrees) {
+      for (unsigned i = 0; i < instr.numArgs; ++i) {
+        const ArgRef &a = args[instr.argBegin + i];
+        if (a.slot >= 0 && state.slots[a.slot].storage->freed)
+          return makeError(opWhere(ops[instr.op]) + " reads " +
+                           ops[instr.op].valueNames[i] + " (argument #" +
+                           llvm::Twine(i) + ") after its storage was freed");
+      }
+    }
+    for (unsigned r = 0; r < instr.numResults; ++r) {
+      const ResultRef &res = results[instr.resultBegin + r];
+      if (!res.fresh)
+        continue;
+      int64_t numel = 1;
+      for (int64_t d : res.shape)
+        numel *= d;
+      Storage *st = state.newStorage(numel * dtypeSize(res.dtype), true);
+      if (!st)
+        return makeError(opWhere(ops[instr.op]) + ": out of memory on " +
+                         dev.str());
+      Tensor &t = state.slots[res.slot];
+      t.storage = st;
+      t.dtype = res.dtype;
+      t.shape = res.shape;
+      t.strides = Tensor::contiguousStrides(res.shape);
+      t.offset = 0;
+    }
+    instr.fn(ctx);
+    for (auto &[p, n] : ctx.scratchBlocks)
+      alloc->deallocate(p, n);
+    ctx.scratchBlocks.clear();
+    if (ctx.failed())
+      return makeError(opWhere(ops[instr.op]) + ": " + ctx.error);
+    // View results share a storage; copies a view-or-copy op had to make
+    // are tied to its input's storage by the kernel.
+  }
+
+  std::vector<HostTensor> outputs;
+  outputs.reserve(outputSlots.size());
+  for (int32_t slot : outputSlots) {
+    const Tensor &t = state.slots[slot];
+    HostTensor h;
+    h.dtype = t.dtype;
+    h.shape = t.shape;
+    h.data.resize(t.nbytes());
+    if (t.isContiguous()) {
+      alloc->copyToHost(h.data.data(), t.bytes(), h.data.size());
+    } else {
+      cpu::copyStridedToContiguous(t, h.data.data());
+    }
+    outputs.push_back(std::move(h));
+  }
+
+  report.device = dev;
+  report.peakBytes = state.peak;
+  report.liveBytesAtEnd = state.live;
+  report.allocatedPeakBytes = alloc->peakAllocatedBytes();
+  report.numFrees = state.numFrees;
+  return outputs;
+}
+
+std::string MemoryReport::toJSON() const {
+  return llvm::formatv(
+      "{{\"devices\": [{{\"device\": \"{0}\", \"peak_bytes\": {1}, "
+      "\"predicted_peak_bytes\": {2}, \"prediction_is_lower_bound\": {3}, "
+      "\"allocated_peak_bytes\": {4}, \"live_bytes_at_end\": {5}, "
+      "\"frees\": {6}}]}",
+      device.str(), peakBytes, predictedPeakBytes,
+      predictionIsLowerBound ? "true" : "false", allocatedPeakBytes,
+      liveBytesAtEnd, numFrees);
+}
+
+std::string MemoryReport::toText() const {
+  return llvm::formatv(
+      "memory on {0}: peak {1} bytes measured, {2} bytes predicted{3} "
+      "({4}); allocator peak {5} bytes; {6} bytes live at the end (outputs); "
+      "{7} frees",
+      device.str(), peakBytes, predictedPeakBytes,
+      predictionIsLowerBound ? " (lower bound)" : "",
+      peakBytes == predictedPeakBytes ? "equal" : "DIFFERENT",
+      allocatedPeakBytes, liveBytesAtEnd, numFrees);
+}

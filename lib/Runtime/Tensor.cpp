@@ -1,0 +1,198 @@
+//===- Tensor.cpp - Runtime tensors, storages and devices -----------------===//
+
+#include "TraceIR/Runtime/Tensor.h"
+#include "TraceIR/Runtime/Allocator.h"
+#include "TraceIR/Runtime/HostTensor.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace traceir;
+
+size_t traceir::dtypeSize(DType dtype) {
+  switch (dtype) {
+  case DType::F64:
+  case DType::I64:
+    return 8;
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::F16:
+  case DType::BF16:
+  case DType::I16:
+    return 2;
+  case DType::I8:
+  case DType::U8:
+  case DType::Bool:
+    return 1;
+  }
+  return 1;
+}
+
+llvm::StringRef traceir::dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "f32";
+  case DType::F64:
+    return "f64";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::I64:
+    return "i64";
+  case DType::I32:
+    return "i32";
+  case DType::I16:
+    return "i16";
+  case DType::I8:
+    return "i8";
+  case DType::U8:
+    return "u8";
+  case DType::Bool:
+    return "bool";
+  }
+  return "?";
+}
+
+llvm::StringRef traceir::dtypeSafetensorsName(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "F32";
+  case DType::F64:
+    return "F64";
+  case DType::F16:
+    return "F16";
+  case DType::BF16:
+    return "BF16";
+  case DType::I64:
+    return "I64";
+  case DType::I32:
+    return "I32";
+  case DType::I16:
+    return "I16";
+  case DType::I8:
+    return "I8";
+  case DType::U8:
+    return "U8";
+  case DType::Bool:
+    return "BOOL";
+  }
+  return "?";
+}
+
+std::optional<DType> traceir::dtypeFromSafetensors(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<DType>>(name)
+      .Case("F32", DType::F32)
+      .Case("F64", DType::F64)
+      .Case("F16", DType::F16)
+      .Case("BF16", DType::BF16)
+      .Case("I64", DType::I64)
+      .Case("I32", DType::I32)
+      .Case("I16", DType::I16)
+      .Case("I8", DType::I8)
+      .Case("U8", DType::U8)
+      .Case("BOOL", DType::Bool)
+      .Default(std::nullopt);
+}
+
+std::optional<Device> Device::parse(llvm::StringRef text) {
+  if (text == "cpu")
+    return Device{Kind::CPU, 0};
+  if (text == "cuda")
+    return Device{Kind::CUDA, 0};
+  if (text.consume_front("cuda:")) {
+    unsigned index;
+    if (!text.getAsInteger(10, index))
+      return Device{Kind::CUDA, static_cast<int>(index)};
+  }
+  return std::nullopt;
+}
+
+std::string Device::str() const {
+  return kind == Kind::CPU ? "cpu" : "cuda:" + std::to_string(index);
+}
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+bool Tensor::isContiguous() const {
+  int64_t expected = 1;
+  for (int64_t i = rank() - 1; i >= 0; --i) {
+    if (shape[i] != 1 && strides[i] != expected)
+      return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+Shape Tensor::contiguousStrides(llvm::ArrayRef<int64_t> shape) {
+  Shape strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * std::max<int64_t>(shape[i + 1], 1);
+  return strides;
+}
+
+std::string traceir::shapeToString(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+int64_t HostTensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+//===----------------------------------------------------------------------===//
+// CPU allocator
+//===----------------------------------------------------------------------===//
+
+Allocator::~Allocator() = default;
+
+namespace {
+class CPUAllocator final : public Allocator {
+public:
+  static constexpr size_t kAlign = 64;
+  static size_t rounded(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+  void *allocate(size_t nbytes) override {
+    size_t size = rounded(std::max<size_t>(nbytes, 1));
+    void *p = std::aligned_alloc(kAlign, size);
+    if (p)
+      noteAllocated(size);
+    return p;
+  }
+  void deallocate(void *ptr, size_t nbytes) override {
+    if (!ptr)
+      return;
+    std::free(ptr);
+    noteAllocated(-static_cast<int64_t>(rounded(std::max<size_t>(nbytes, 1))));
+  }
+  Device device() const override { return Device{}; }
+  void copyFromHost(void *dst, const void *src, size_t nbytes) override {
+    if (nbytes)
+      std::memcpy(dst, src, nbytes);
+  }
+  void copyToHost(void *dst, const void *src, size_t nbytes) override {
+    if (nbytes)
+      std::memcpy(dst, src, nbytes);
+  }
+  void poison(void *ptr, size_t nbytes) override {
+    std::memset(ptr, 0xFF, nbytes);
+  }
+};
+} // namespace
+
+std::unique_ptr<Allocator> traceir::createCPUAllocator() {
+  return std::make_unique<CPUAllocator>();
+}

@@ -1,0 +1,129 @@
+//===- trace-run.cpp - Execute a trace.graph ------------------------------===//
+//
+//   trace-run model.mlir --params w.safetensors --inputs in.safetensors
+//             --outputs out.safetensors --device cpu --memory-report[=json]
+//
+// Parameters and inputs are bound by name; outputs are written as output0,
+// output1, ... in trace.ret order. On any error nothing is written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Dialect/TraceDialect.h"
+#include "TraceIR/Runtime/Build.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<graph.mlir>"),
+                                      cl::Required);
+static cl::opt<std::string>
+    graphName("graph", cl::desc("The trace.graph to run (default: "
+                                "the only one)"));
+static cl::opt<std::string>
+    paramsFile("params", cl::desc("safetensors file of parameters"));
+static cl::opt<std::string> inputsFile("inputs",
+                                       cl::desc("safetensors file of inputs"));
+static cl::opt<std::string>
+    outputsFile("outputs",
+                cl::desc("safetensors file to write output0, output1, ..."));
+static cl::opt<std::string> deviceName("device", cl::init("cpu"),
+                                       cl::desc("cpu, cuda or cuda:N"));
+enum class ReportFormat { None, Text, JSON };
+static cl::opt<ReportFormat> memoryReport(
+    "memory-report", cl::desc("Print peak bytes measured vs predicted"),
+    cl::ValueOptional, cl::init(ReportFormat::None),
+    cl::values(clEnumValN(ReportFormat::Text, "", "a line of text"),
+               clEnumValN(ReportFormat::Text, "text", "a line of text"),
+               clEnumValN(ReportFormat::JSON, "json", "one JSON object")));
+static cl::opt<bool> checkFrees(
+    "check-frees",
+    cl::desc("Poison freed storage; any later read of it is an error"));
+static cl::opt<uint64_t> seed("seed", cl::init(0),
+                              cl::desc("Seed of random ops (dropout)"));
+
+static int fail(const Twine &msg) {
+  errs() << "trace-run: error: " << msg << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM y(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "TraceIR runner\n");
+
+  std::optional<traceir::Device> device = traceir::Device::parse(deviceName);
+  if (!device)
+    return fail("unknown device '" + deviceName +
+                "' (expected cpu, cuda or cuda:N)");
+
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::trace::TraceDialect>();
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(inputFile, sourceMgr,
+                                            mlir::ParserConfig(&context));
+  if (!module)
+    return 1;
+  mlir::trace::GraphOp graph;
+  unsigned count = 0;
+  module->walk([&](mlir::trace::GraphOp g) {
+    ++count;
+    if (graphName.empty() || g.getSymName() == graphName)
+      graph = g;
+  });
+  if (!graph)
+    return fail(graphName.empty()
+                    ? Twine("no trace.graph in ") + inputFile
+                    : "no trace.graph @" + graphName + " in " + inputFile);
+  if (graphName.empty() && count > 1)
+    return fail(Twine(count) + " graphs in " + inputFile +
+                "; choose one with --graph");
+
+  auto exe = traceir::buildExecutable(graph, *device);
+  if (!exe)
+    return fail(toString(exe.takeError()));
+
+  traceir::NamedTensors params, inputs;
+  if (!paramsFile.empty()) {
+    auto loaded = traceir::readSafetensors(paramsFile);
+    if (!loaded)
+      return fail(toString(loaded.takeError()));
+    params = std::move(*loaded);
+  }
+  if (!inputsFile.empty()) {
+    auto loaded = traceir::readSafetensors(inputsFile);
+    if (!loaded)
+      return fail(toString(loaded.takeError()));
+    inputs = std::move(*loaded);
+  }
+  if (Error err = (*exe)->loadParams(params))
+    return fail(toString(std::move(err)));
+
+  traceir::RunOptions options;
+  options.checkFrees = checkFrees;
+  options.seed = seed;
+  auto outputs = (*exe)->run(inputs, options);
+  if (!outputs)
+    return fail(toString(outputs.takeError()));
+
+  if (!outputsFile.empty()) {
+    traceir::NamedTensors named;
+    for (auto [i, t] : llvm::enumerate(*outputs))
+      named.emplace("output" + std::to_string(i), std::move(t));
+    if (Error err = traceir::writeSafetensors(outputsFile, named))
+      return fail(toString(std::move(err)));
+  }
+  const traceir::MemoryReport &report = (*exe)->memoryReport();
+  if (memoryReport == ReportFormat::JSON)
+    outs() << report.toJSON() << "\n";
+  else if (memoryReport == ReportFormat::Text)
+    outs() << report.toText() << "\n";
+  return 0;
+}

@@ -1,0 +1,143 @@
+//===- RuntimeTest.cpp - The runtime's C++ API ----------------------------===//
+
+#include "TraceIR/Runtime/Build.h"
+#include "TraceIR/Runtime/CPU/Kernels.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include "gtest/gtest.h"
+
+using namespace traceir;
+
+namespace {
+
+HostTensor f32(Shape shape, std::vector<float> values) {
+  HostTensor t;
+  t.dtype = DType::F32;
+  t.shape = shape;
+  t.data.resize(values.size() * 4);
+  std::memcpy(t.data.data(), values.data(), t.data.size());
+  return t;
+}
+
+std::vector<float> values(const HostTensor &t) {
+  return std::vector<float>(t.as<float>(), t.as<float>() + t.numel());
+}
+
+struct RuntimeTest : ::testing::Test {
+  mlir::MLIRContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  RuntimeTest() { ctx.loadDialect<mlir::trace::TraceDialect>(); }
+
+  mlir::trace::GraphOp parse(llvm::StringRef text, bool verify = true) {
+    mlir::ParserConfig config(&ctx, verify);
+    module = mlir::parseSourceString<mlir::ModuleOp>(text, config);
+    if (!module)
+      return {};
+    mlir::trace::GraphOp graph;
+    module->walk([&](mlir::trace::GraphOp g) { graph = g; });
+    return graph;
+  }
+};
+
+// Build once, run many times with different inputs; parameters are loaded
+// once and survive the runs.
+TEST_F(RuntimeTest, BuildOnceRunMany) {
+  auto graph = parse(R"(
+    trace.graph @g(%w: tensor<2x2xf32> {trace.param = "w"},
+                   %x: tensor<1x2xf32> {trace.input = "x"}) -> tensor<1x2xf32> {
+      %0 = pyop "matmul"(%x, %w) : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+      %1 = pyop "mul"(%0, 2) : (tensor<1x2xf32>) -> tensor<1x2xf32>
+      free %0 : tensor<1x2xf32>
+      ret %1 : tensor<1x2xf32>
+    })");
+  ASSERT_TRUE(graph);
+  auto exe = buildExecutable(graph, Device{});
+  ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+  ASSERT_FALSE(static_cast<bool>(
+      (*exe)->loadParams({{"w", f32({2, 2}, {1, 2, 3, 4})}})));
+  for (float a : {1.0f, -2.0f, 0.5f}) {
+    auto out = (*exe)->run({{"x", f32({1, 2}, {a, 1})}});
+    ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+    EXPECT_EQ(values((*out)[0]),
+              (std::vector<float>{2 * (a + 3), 2 * (2 * a + 4)}));
+    EXPECT_EQ((*exe)->memoryReport().peakBytes,
+              (*exe)->memoryReport().predictedPeakBytes);
+  }
+}
+
+// --check-frees turns a read of freed storage into an error naming the op
+// and the value. The verifier rejects such IR, so it is parsed unverified:
+// this is the safety net for a runtime or pass bug.
+TEST_F(RuntimeTest, CheckFreesCatchesReadAfterFree) {
+  auto graph = parse(R"(
+    trace.graph @g(%x: tensor<2xf32> {trace.input = "x"}) -> tensor<2xf32> {
+      %0 = pyop "exp"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+      free %0 : tensor<2xf32>
+      %1 = pyop "neg"(%0) : (tensor<2xf32>) -> tensor<2xf32>
+      ret %1 : tensor<2xf32>
+    })",
+                     /*verify=*/false);
+  ASSERT_TRUE(graph);
+  auto exe = buildExecutable(graph, Device{});
+  ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+  RunOptions options;
+  options.checkFrees = true;
+  auto out = (*exe)->run({{"x", f32({2}, {1, 2})}}, options);
+  ASSERT_FALSE(static_cast<bool>(out));
+  std::string msg = llvm::toString(out.takeError());
+  EXPECT_NE(msg.find("op 'neg'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("reads %0 (argument #0) after its storage was freed"),
+            std::string::npos)
+      << msg;
+}
+
+TEST_F(RuntimeTest, SafetensorsRoundTripAndNoPartialFile) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("traceir-st", dir));
+  llvm::SmallString<128> path(dir);
+  llvm::sys::path::append(path, "t.safetensors");
+  HostTensor idx;
+  idx.dtype = DType::I64;
+  idx.shape = {3};
+  idx.data.resize(24);
+  int64_t raw[3] = {7, -1, 1LL << 40};
+  std::memcpy(idx.data.data(), raw, 24);
+  NamedTensors tensors{{"a", f32({2, 1}, {1.5f, -2})}, {"b.idx", idx}};
+  ASSERT_FALSE(static_cast<bool>(writeSafetensors(path, tensors)));
+  auto back = readSafetensors(path);
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_EQ(back->at("a").shape, (Shape{2, 1}));
+  EXPECT_EQ(values(back->at("a")), (std::vector<float>{1.5f, -2}));
+  EXPECT_EQ(back->at("b.idx").data, idx.data);
+  // A write into a missing folder fails and leaves nothing behind.
+  llvm::SmallString<128> bad(dir);
+  llvm::sys::path::append(bad, "missing", "t.safetensors");
+  llvm::Error err = writeSafetensors(bad, tensors);
+  EXPECT_TRUE(static_cast<bool>(err));
+  llvm::consumeError(std::move(err));
+  EXPECT_FALSE(llvm::sys::fs::exists(bad));
+  llvm::sys::fs::remove_directories(dir);
+}
+
+// PyTorch's view rules: a transposed tensor cannot be flattened as a view,
+// while merging contiguous dims can.
+TEST(ViewStrides, MatchesPyTorch) {
+  Tensor t;
+  t.shape = {3, 2};
+  t.strides = {1, 3}; // the transpose of a contiguous [2, 3]
+  EXPECT_FALSE(cpu::viewStrides(t, {6}).has_value());
+  EXPECT_EQ(*cpu::viewStrides(t, {3, 1, 2}), (Shape{1, 6, 3}));
+  Tensor c;
+  c.shape = {2, 3, 4};
+  c.strides = {12, 4, 1};
+  EXPECT_EQ(*cpu::viewStrides(c, {6, 4}), (Shape{4, 1}));
+  EXPECT_EQ(*cpu::viewStrides(c, {2, 12}), (Shape{12, 1}));
+}
+
+} // namespace

@@ -19,24 +19,35 @@ struct KernelEntry {
   KernelFn cpu;
 };
 
+/// All kernels sorted by name, built on first use (build time only).
+llvm::ArrayRef<KernelEntry> kernels() {
+  static const std::vector<KernelEntry> table = [] {
 #define TRACEIR_CPU_ENTRY(NAME) KernelEntry{#NAME, cpu::NAME},
-// TRACEIR_CPU_KERNELS lists names in sorted order, so the table is sorted.
-const KernelEntry kKernels[] = {TRACEIR_CPU_KERNELS(TRACEIR_CPU_ENTRY)};
+    std::vector<KernelEntry> t{TRACEIR_CPU_KERNELS(TRACEIR_CPU_ENTRY)};
 #undef TRACEIR_CPU_ENTRY
+    std::sort(t.begin(), t.end(),
+              [](const KernelEntry &a, const KernelEntry &b) {
+                return a.name < b.name;
+              });
+    return t;
+  }();
+  return table;
+}
 } // namespace
 
 KernelFn traceir::lookupKernel(llvm::StringRef name, Device::Kind kind) {
+  llvm::ArrayRef<KernelEntry> table = kernels();
   auto it = std::lower_bound(
-      std::begin(kKernels), std::end(kKernels), name,
+      table.begin(), table.end(), name,
       [](const KernelEntry &e, llvm::StringRef n) { return e.name < n; });
-  if (it == std::end(kKernels) || it->name != name)
+  if (it == table.end() || it->name != name)
     return nullptr;
   return kind == Device::Kind::CPU ? it->cpu : nullptr;
 }
 
 std::vector<std::pair<std::string, Device::Kind>> traceir::listKernels() {
   std::vector<std::pair<std::string, Device::Kind>> out;
-  for (const KernelEntry &e : kKernels)
+  for (const KernelEntry &e : kernels())
     out.push_back({e.name.str(), Device::Kind::CPU});
   return out;
 }

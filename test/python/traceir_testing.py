@@ -1,0 +1,165 @@
+"""Helpers for the PyTorch-oracle tests: build a one-op (or small) TraceIR
+graph as text, run it with trace-run on safetensors files, read the outputs
+back as torch tensors.
+
+The tools come from $TRACEIR_BUILD/bin (default: build/ at the repo root).
+"""
+import json
+import os
+import subprocess
+import tempfile
+
+import torch
+from safetensors.torch import load_file, save_file
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("TRACEIR_BUILD", os.path.join(ROOT, "build"))
+BIN = os.path.join(BUILD, "bin")
+
+DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
+          torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32",
+          torch.int16: "i16", torch.int8: "i8", torch.uint8: "ui8", torch.bool: "i1"}
+
+
+def mlir_type(t):
+    """The MLIR tensor type of a torch tensor (or of a shape/dtype pair)."""
+    shape = "x".join(str(d) for d in t.shape)
+    return f"tensor<{shape + 'x' if shape else ''}{DTYPES[t.dtype]}>"
+
+
+def py_literal(v):
+    """A Python scalar as TraceIR's custom form prints it."""
+    if v is None:
+        return "None"
+    if isinstance(v, bool):
+        return "True" if v else "False"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        r = repr(v)
+        if r in ("inf", "-inf", "nan"):
+            raise ValueError("non-finite floats need the hex form")
+        if "." not in r:
+            e = r.find("e")
+            r = r[:e] + ".0" + r[e:] if e >= 0 else r + ".0"
+        return r
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, tuple):
+        inner = ", ".join(py_literal(x) for x in v)
+        return f"({inner},)" if len(v) == 1 else f"({inner})"
+    if isinstance(v, list):
+        return "[" + ", ".join(py_literal(x) for x in v) + "]"
+    raise TypeError(f"not a Python scalar: {v!r}")
+
+
+class Transposed:
+    """An argument passed as a non-contiguous view: stored transposed and
+    transposed back inside the graph (last two dims)."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
+class Sliced:
+    """An argument passed as a strided view: stored with every other element
+    of dim 0 (stored size 2n), then sliced with step 2 inside the graph."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
+def op_graph(op, args, results):
+    """A graph calling `op` once. `args` mixes torch tensors (or Transposed /
+    Sliced wrappers) and Python scalars in the original order; `results` are
+    reference tensors giving the result types. Returns (text, inputs)."""
+    params, body, operands, operand_types, inputs = [], [], [], [], {}
+    pieces = []
+    for i, a in enumerate(args):
+        if isinstance(a, (torch.Tensor, Transposed, Sliced)):
+            name = f"a{i}"
+            t = a.tensor if isinstance(a, (Transposed, Sliced)) else a
+            if isinstance(a, Transposed):
+                stored = t.transpose(-1, -2).contiguous()
+                params.append(f"%{name}_s: {mlir_type(stored)} {{trace.input = \"{name}\"}}")
+                body.append(f"%{name} = pyop \"transpose\"(%{name}_s, -2, -1) : "
+                            f"({mlir_type(stored)}) -> {mlir_type(t)}")
+                inputs[name] = stored
+            elif isinstance(a, Sliced):
+                stored = torch.zeros((2 * t.shape[0],) + tuple(t.shape[1:]), dtype=t.dtype)
+                stored[::2] = t
+                params.append(f"%{name}_s: {mlir_type(stored)} {{trace.input = \"{name}\"}}")
+                body.append(f"%{name} = pyop \"slice\"(%{name}_s, 0, 0, {stored.shape[0]}, 2) : "
+                            f"({mlir_type(stored)}) -> {mlir_type(t)}")
+                inputs[name] = stored
+            else:
+                params.append(f"%{name}: {mlir_type(t)} {{trace.input = \"{name}\"}}")
+                inputs[name] = t.contiguous()
+            pieces.append(f"%{name}")
+            operand_types.append(mlir_type(t))
+        else:
+            pieces.append(py_literal(a))
+    res_types = [mlir_type(r) for r in results]
+    names = ", ".join(f"%r#{i}" for i in range(len(results))) if len(results) > 1 else "%r"
+    lhs = f"%r:{len(results)}" if len(results) > 1 else "%r"
+    rt = res_types[0] if len(res_types) == 1 else "(" + ", ".join(res_types) + ")"
+    body.append(f"{lhs} = pyop {json.dumps(op)}({', '.join(pieces)}) : "
+                f"({', '.join(operand_types)}) -> {rt}")
+    body.append(f"ret {names} : {', '.join(res_types)}")
+    sig = ", ".join(params)
+    text = (f"trace.graph @g({sig}) -> ({', '.join(res_types)}) {{\n  " +
+            "\n  ".join(body) + "\n}\n")
+    return text, inputs
+
+
+class RunError(Exception):
+    pass
+
+
+def run_graph(text, inputs=None, params=None, free=True, check_frees=True,
+              device="cpu", seed=0, extra=()):
+    """Runs a graph; returns (outputs, memory report dict)."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "g.mlir")
+        with open(path, "w") as f:
+            f.write(text)
+        if free:
+            subprocess.run([os.path.join(BIN, "trace-opt"), path, "--free-dead-tensors",
+                            "-o", path], check=True, capture_output=True, text=True)
+        cmd = [os.path.join(BIN, "trace-run"), path, "--device", device,
+               "--memory-report=json", "--seed", str(seed), *extra]
+        if check_frees:
+            cmd.append("--check-frees")
+        for flag, tensors in (("--inputs", inputs), ("--params", params)):
+            if tensors:
+                p = os.path.join(d, flag[2:] + ".safetensors")
+                save_file({k: v.contiguous() for k, v in tensors.items()}, p)
+                cmd += [flag, p]
+        out = os.path.join(d, "out.safetensors")
+        cmd += ["--outputs", out]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RunError(proc.stderr.strip())
+        loaded = load_file(out)
+        outputs = [loaded[f"output{i}"] for i in range(len(loaded))]
+        return outputs, json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def check_op(op, args, expected, rtol=1e-5, atol=1e-6, **kwargs):
+    """Runs `op` on `args` through TraceIR and compares with `expected` (a
+    tensor or a list of tensors, PyTorch's results). Also checks that the
+    measured peak equals the predicted one."""
+    expected = list(expected) if isinstance(expected, (list, tuple)) else [expected]
+    text, inputs = op_graph(op, args, expected)
+    outputs, report = run_graph(text, inputs, **kwargs)
+    assert len(outputs) == len(expected)
+    for got, want in zip(outputs, expected):
+        assert got.dtype == want.dtype, (op, got.dtype, want.dtype)
+        assert got.shape == want.shape, (op, got.shape, want.shape)
+        if want.dtype.is_floating_point:
+            torch.testing.assert_close(got, want, rtol=rtol, atol=atol)
+        else:
+            assert torch.equal(got, want), (op, got, want)
+    dev = report["devices"][0]
+    assert dev["peak_bytes"] == dev["predicted_peak_bytes"], (op, report)
+    return outputs

@@ -2,6 +2,7 @@
 
 #include "TraceIR/Runtime/Build.h"
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Support/ViewAlgebra.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -128,16 +129,15 @@ TEST_F(RuntimeTest, SafetensorsRoundTripAndNoPartialFile) {
 // PyTorch's view rules: a transposed tensor cannot be flattened as a view,
 // while merging contiguous dims can.
 TEST(ViewStrides, MatchesPyTorch) {
-  Tensor t;
-  t.shape = {3, 2};
-  t.strides = {1, 3}; // the transpose of a contiguous [2, 3]
-  EXPECT_FALSE(cpu::viewStrides(t, {6}).has_value());
-  EXPECT_EQ(*cpu::viewStrides(t, {3, 1, 2}), (Shape{1, 6, 3}));
-  Tensor c;
-  c.shape = {2, 3, 4};
-  c.strides = {12, 4, 1};
-  EXPECT_EQ(*cpu::viewStrides(c, {6, 4}), (Shape{4, 1}));
-  EXPECT_EQ(*cpu::viewStrides(c, {2, 12}), (Shape{12, 1}));
+  views::Layout t{{3, 2}, {1, 3}, 0}; // the transpose of a contiguous [2, 3]
+  EXPECT_FALSE(views::viewStrides(t, {6}).has_value());
+  EXPECT_EQ(*views::viewStrides(t, {3, 1, 2}), (views::Dims{1, 6, 3}));
+  views::Layout c = views::Layout::contiguous({2, 3, 4});
+  EXPECT_EQ(*views::viewStrides(c, {6, 4}), (views::Dims{4, 1}));
+  EXPECT_EQ(*views::viewStrides(c, {2, 12}), (views::Dims{12, 1}));
+  // contiguous() of the transpose copies; of a contiguous tensor it views.
+  EXPECT_FALSE(views::applyView("contiguous", t, {}, {3, 2}).has_value());
+  EXPECT_TRUE(views::applyView("contiguous", c, {}, {2, 3, 4}).has_value());
 }
 
 } // namespace

@@ -2,6 +2,8 @@
 
 #include "TraceIR/Analysis/StorageLiveness.h"
 #include "TraceIR/Dialect/OpRegistry.h"
+#include "TraceIR/Dialect/Scalars.h"
+#include "TraceIR/Support/ViewAlgebra.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
@@ -9,6 +11,7 @@
 
 using namespace mlir;
 using namespace mlir::trace;
+namespace views = traceir::views;
 
 int64_t StorageLiveness::getStaticBytes(Type type) {
   // A plain cast, not the ShapedType interface: this runs for every value.
@@ -67,6 +70,48 @@ void extendTo(Operation *&lastUser, Operation *user) {
 }
 } // namespace
 
+void StorageLiveness::trackView(
+    PyOp op, Value result, Value source,
+    llvm::function_ref<std::optional<views::Layout>(Value)> layoutOf,
+    llvm::DenseMap<Value, std::optional<views::Layout>> &layouts,
+    llvm::DenseMap<Value, int64_t> &tiedBytes, int64_t &live) {
+  StringRef name = op.getOpName();
+  std::optional<views::Layout> in = layoutOf(source);
+  auto resultType = dyn_cast<RankedTensorType>(result.getType());
+  if (!views::isViewOp(name)) {
+    layouts[result] = in; // in-place ops and eval dropout: the input itself
+    return;
+  }
+  if (!in || !resultType || !resultType.hasStaticShape()) {
+    // Unknown layout: a view-or-copy op may copy without us knowing.
+    layouts[result] = std::nullopt;
+    lowerBound |= views::isViewOrCopyOp(name);
+    return;
+  }
+  PyArgs args(op.getCconv(), op.getTensors().getTypes(),
+              op.getScalars().getValue());
+  views::ViewArgs viewArgs = views::decodeViewArgs(
+      name, [&](unsigned i) -> std::optional<SmallVector<int64_t, 4>> {
+        if (args.isTensor(i) || args.isNoneOrAbsent(i))
+          return std::nullopt;
+        auto ints = getIntList(args.scalar(i));
+        if (!ints)
+          return std::nullopt;
+        return SmallVector<int64_t, 4>(ints->begin(), ints->end());
+      });
+  std::optional<views::Layout> out =
+      views::applyView(name, *in, viewArgs, resultType.getShape());
+  if (out || !views::isViewOrCopyOp(name)) {
+    layouts[result] = out;
+    return;
+  }
+  // The runtime copies into a storage tied to the source's.
+  int64_t bytes = std::max<int64_t>(getStaticBytes(resultType), 0);
+  live += bytes;
+  tiedBytes[getStorageRoot(source)] += bytes;
+  layouts[result] = views::Layout::contiguous(resultType.getShape());
+}
+
 StorageLiveness::StorageLiveness(GraphOp graph) {
   Block &block = graph.getBody().front();
   size_t numOps = block.getOperations().size();
@@ -89,12 +134,28 @@ StorageLiveness::StorageLiveness(GraphOp graph) {
   int64_t live = 0;
   SmallVector<ResultAlias, 4> aliases;
   SmallVector<Operation *> mayAliasOps;
+  // Layouts of values that alias another value (views), to know when a
+  // view-or-copy op must copy, exactly as the runtime decides (both use
+  // ViewAlgebra). A copy is tied to its source's storage: it is counted
+  // from its op until that storage is freed. Only views are hashed.
+  llvm::DenseMap<Value, std::optional<views::Layout>> layouts;
+  llvm::DenseMap<Value, int64_t> tiedBytes;
+  auto layoutOf = [&](Value v) -> std::optional<views::Layout> {
+    auto it = layouts.find(v);
+    if (it != layouts.end())
+      return it->second;
+    auto ranked = dyn_cast<RankedTensorType>(v.getType());
+    if (!ranked || !ranked.hasStaticShape())
+      return std::nullopt;
+    return views::Layout::contiguous(ranked.getShape());
+  };
   for (Operation &op : block) {
     ops.push_back(&op);
     if (auto free = dyn_cast<FreeOp>(op)) {
       Value root = getStorageRoot(free.getTensor());
       if (isRunAllocation(root))
         live -= std::max<int64_t>(getStaticBytes(root.getType()), 0);
+      live -= tiedBytes.lookup(root);
     } else if (isa<ConstantOp>(op)) {
       addStorage(op.getResult(0), Owner::Constant);
     } else if (auto py = dyn_cast<PyOp>(op)) {
@@ -105,6 +166,11 @@ StorageLiveness::StorageLiveness(GraphOp graph) {
       aliases.clear();
       getResultAliases(py, aliases);
       for (auto [res, alias] : llvm::zip(py->getResults(), aliases)) {
+        if (alias.kind == AliasKind::MustAlias) {
+          trackView(py, res, py.getTensors()[alias.operand], layoutOf, layouts,
+                    tiedBytes, live);
+          continue;
+        }
         if (alias.kind != AliasKind::Fresh)
           continue;
         addStorage(res, Owner::Run);

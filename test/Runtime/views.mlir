@@ -6,6 +6,8 @@
 // RUN: trace-opt %s -free-dead-tensors -o %t.freed.mlir
 // RUN: trace-run %t.freed.mlir --inputs %t.in.st --outputs %t.out.st --check-frees
 // RUN: %st dump %t.out.st | FileCheck %s
+// RUN: trace-run %t.freed.mlir --inputs %t.in.st --memory-report | FileCheck %s --check-prefix=MEM
+// MEM: peak 132 bytes measured, 132 bytes predicted (equal)
 
 // CHECK: output0: f32[6] = 0 3 1 4 2 5
 // CHECK: output1: f32[3, 3] = 9 12 15 12 17 22 15 22 29

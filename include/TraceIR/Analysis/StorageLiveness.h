@@ -7,6 +7,10 @@
 // graph may free it; it also computes the live bytes after every
 // instruction, from static shapes, under the trace.free ops the graph has.
 //
+// A view-or-copy op (reshape, flatten, contiguous) copies when no view
+// exists; the analysis follows every view's layout with ViewAlgebra, as the
+// runtime does, and counts such a copy as tied to its source's storage.
+//
 // Linear in the number of uses: each storage walks its own uses
 // (walkStorageUses) and program order comes from the block's op order.
 // Results of unknown ops may alias their operands: each such op's extent
@@ -20,6 +24,9 @@
 #define TRACEIR_ANALYSIS_STORAGELIVENESS_H
 
 #include "TraceIR/Dialect/TraceDialect.h"
+#include "TraceIR/Support/ViewAlgebra.h"
+
+#include "llvm/ADT/DenseMap.h"
 
 #include <cstdint>
 #include <vector>
@@ -85,6 +92,14 @@ public:
 
 private:
   void addStorage(Value root, Owner owner);
+  /// Records the layout of `result`, a must-alias of `source`; for a
+  /// view-or-copy op that must copy, counts the copy's bytes in `live` and
+  /// ties them to the source's storage.
+  void trackView(
+      PyOp op, Value result, Value source,
+      llvm::function_ref<std::optional<traceir::views::Layout>(Value)> layoutOf,
+      llvm::DenseMap<Value, std::optional<traceir::views::Layout>> &layouts,
+      llvm::DenseMap<Value, int64_t> &tiedBytes, int64_t &live);
 
   std::vector<Operation *> ops;
   std::vector<Storage> storages;

@@ -222,35 +222,3 @@ void cpu::copyStridedToContiguous(const Tensor &src, void *dst) {
   copyTensor(src, out);
 }
 
-std::optional<Shape> cpu::viewStrides(const Tensor &t,
-                                      llvm::ArrayRef<int64_t> shape) {
-  // PyTorch's at::detail::computeStride: walk the old dims in chunks that
-  // are contiguous among themselves and match them to new dims.
-  Shape newStrides(shape.size(), 0);
-  if (t.numel() == 0 || t.rank() == 0)
-    return Tensor::contiguousStrides(shape);
-  int64_t viewD = static_cast<int64_t>(shape.size()) - 1;
-  int64_t chunkBaseStride = t.rank() ? t.strides.back() : 1;
-  int64_t tensorNumel = 1, viewNumel = 1;
-  for (int64_t d = t.rank() - 1; d >= 0; --d) {
-    tensorNumel *= t.shape[d];
-    if (d == 0 || (t.shape[d - 1] != 1 &&
-                   t.strides[d - 1] != tensorNumel * chunkBaseStride)) {
-      while (viewD >= 0 && (viewNumel < tensorNumel || shape[viewD] == 1)) {
-        newStrides[viewD] = viewNumel * chunkBaseStride;
-        viewNumel *= shape[viewD];
-        --viewD;
-      }
-      if (viewNumel != tensorNumel)
-        return std::nullopt;
-      if (d > 0) {
-        chunkBaseStride = t.strides[d - 1];
-        tensorNumel = 1;
-        viewNumel = 1;
-      }
-    }
-  }
-  if (viewD != -1)
-    return std::nullopt;
-  return newStrides;
-}

@@ -29,10 +29,6 @@ void copyStridedToContiguous(const Tensor &src, void *dst);
 void copyTensor(const Tensor &src, Tensor &dst);
 /// Normalizes a possibly negative dim.
 int64_t wrapDim(int64_t dim, int64_t rank);
-/// Strides that view `t` with `shape` without copying, if they exist
-/// (PyTorch's computeStride); empty optional otherwise.
-std::optional<Shape> viewStrides(const Tensor &t,
-                                 llvm::ArrayRef<int64_t> shape);
 
 //===--- Kernels ----------------------------------------------------------===//
 

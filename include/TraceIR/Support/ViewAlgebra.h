@@ -1,0 +1,77 @@
+//===- ViewAlgebra.h - Shapes and strides of views --------------*- C++ -*-===//
+//
+// How each view op of the registry lays out its result over its input's
+// storage, as PyTorch does. The runtime's view kernels and the storage
+// liveness analysis both use these functions, so the analysis knows exactly
+// when a view-or-copy op (reshape, flatten, contiguous) has to copy, and the
+// predicted peak stays equal to the measured one.
+//
+// No MLIR here: callers decode their own scalars into plain integers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_SUPPORT_VIEWALGEBRA_H
+#define TRACEIR_SUPPORT_VIEWALGEBRA_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace traceir::views {
+
+using Dims = llvm::SmallVector<int64_t, 6>;
+
+/// A strided view: element (i0, i1, ...) lives at offset + sum(ik * strides[k]).
+struct Layout {
+  Dims shape;
+  Dims strides;
+  int64_t offset = 0;
+
+  static Layout contiguous(llvm::ArrayRef<int64_t> shape);
+  int64_t numel() const;
+  bool isContiguous() const;
+};
+
+Dims contiguousStrides(llvm::ArrayRef<int64_t> shape);
+/// Wraps a negative dim (PyTorch's maybe_wrap_dim, treating rank 0 as 1).
+int64_t wrapDim(int64_t dim, int64_t rank);
+
+/// Strides that view `in` as `shape` without copying (PyTorch's
+/// computeStride), if they exist.
+std::optional<Dims> viewStrides(const Layout &in, llvm::ArrayRef<int64_t> shape);
+
+/// The integer arguments a view op reads, decoded by the caller from the
+/// op's scalars in ATen order (see viewArgsFor).
+struct ViewArgs {
+  llvm::SmallVector<int64_t, 4> ints; ///< flattened int arguments
+  bool none = false; ///< the optional argument was None or absent
+};
+
+/// Decodes the integer arguments view op `op` reads. `intsAt(i)` returns
+/// argument i's ints (one for an int, all of a list or tuple), or nullopt
+/// for None, an absent argument or a tensor.
+ViewArgs decodeViewArgs(
+    llvm::StringRef op,
+    llvm::function_ref<std::optional<llvm::SmallVector<int64_t, 4>>(unsigned)>
+        intsAt);
+
+/// Result layout of view op `op` applied to `in`, with `resultShape` the
+/// result's static shape (from type inference). Returns std::nullopt when
+/// the op is a view-or-copy op that must copy (the copy is contiguous with
+/// `resultShape`), or when `op` is not a view op. `isViewOp` tells which.
+std::optional<Layout> applyView(llvm::StringRef op, const Layout &in,
+                                const ViewArgs &args,
+                                llvm::ArrayRef<int64_t> resultShape);
+
+/// Whether `op` is one of the view ops applyView knows.
+bool isViewOp(llvm::StringRef op);
+/// Whether `op` may copy when no view exists (reshape, flatten, contiguous).
+bool isViewOrCopyOp(llvm::StringRef op);
+
+} // namespace traceir::views
+
+#endif // TRACEIR_SUPPORT_VIEWALGEBRA_H

@@ -1,0 +1,289 @@
+//===- ViewAlgebra.cpp - Shapes and strides of views ----------------------===//
+
+#include "TraceIR/Support/ViewAlgebra.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <algorithm>
+
+using namespace traceir::views;
+
+Dims traceir::views::contiguousStrides(llvm::ArrayRef<int64_t> shape) {
+  Dims strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * std::max<int64_t>(shape[i + 1], 1);
+  return strides;
+}
+
+Layout Layout::contiguous(llvm::ArrayRef<int64_t> shape) {
+  return Layout{Dims(shape.begin(), shape.end()), contiguousStrides(shape), 0};
+}
+
+int64_t Layout::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+bool Layout::isContiguous() const {
+  int64_t expected = 1;
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
+    if (shape[i] != 1 && strides[i] != expected)
+      return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+int64_t traceir::views::wrapDim(int64_t dim, int64_t rank) {
+  int64_t r = std::max<int64_t>(rank, 1);
+  return dim < 0 ? dim + r : dim;
+}
+
+std::optional<Dims> traceir::views::viewStrides(const Layout &t,
+                                                llvm::ArrayRef<int64_t> shape) {
+  // PyTorch's at::detail::computeStride: walk the old dims in chunks that
+  // are contiguous among themselves and match them to new dims.
+  int64_t rank = t.shape.size();
+  if (t.numel() == 0 || rank == 0)
+    return contiguousStrides(shape);
+  Dims newStrides(shape.size(), 0);
+  int64_t viewD = static_cast<int64_t>(shape.size()) - 1;
+  int64_t chunkBaseStride = t.strides.back();
+  int64_t tensorNumel = 1, viewNumel = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    tensorNumel *= t.shape[d];
+    if (d == 0 || (t.shape[d - 1] != 1 &&
+                   t.strides[d - 1] != tensorNumel * chunkBaseStride)) {
+      while (viewD >= 0 && (viewNumel < tensorNumel || shape[viewD] == 1)) {
+        newStrides[viewD] = viewNumel * chunkBaseStride;
+        viewNumel *= shape[viewD];
+        --viewD;
+      }
+      if (viewNumel != tensorNumel)
+        return std::nullopt;
+      if (d > 0) {
+        chunkBaseStride = t.strides[d - 1];
+        tensorNumel = 1;
+        viewNumel = 1;
+      }
+    }
+  }
+  if (viewD != -1)
+    return std::nullopt;
+  return newStrides;
+}
+
+namespace {
+enum class ViewKind {
+  None,
+  View,       // view, reshape, flatten: restride to the result shape
+  Contiguous, // the input itself when contiguous
+  Identity,   // in-place ops and eval dropout: the input itself
+  Transpose,
+  T,
+  Permute,
+  Unsqueeze,
+  Squeeze,
+  Expand,
+  Select,
+  Slice,
+  Narrow,
+};
+
+ViewKind kindOf(llvm::StringRef op) {
+  return llvm::StringSwitch<ViewKind>(op)
+      .Case("view", ViewKind::View)
+      .Case("reshape", ViewKind::View)
+      .Case("flatten", ViewKind::View)
+      .Case("contiguous", ViewKind::Contiguous)
+      .Case("transpose", ViewKind::Transpose)
+      .Case("t", ViewKind::T)
+      .Case("permute", ViewKind::Permute)
+      .Case("unsqueeze", ViewKind::Unsqueeze)
+      .Case("squeeze", ViewKind::Squeeze)
+      .Case("expand", ViewKind::Expand)
+      .Case("select", ViewKind::Select)
+      .Case("slice", ViewKind::Slice)
+      .Case("narrow", ViewKind::Narrow)
+      .Default(ViewKind::None);
+}
+} // namespace
+
+bool traceir::views::isViewOp(llvm::StringRef op) {
+  return kindOf(op) != ViewKind::None;
+}
+
+bool traceir::views::isViewOrCopyOp(llvm::StringRef op) {
+  return op == "reshape" || op == "flatten" || op == "contiguous";
+}
+
+std::optional<Layout> traceir::views::applyView(llvm::StringRef op,
+                                                const Layout &in,
+                                                const ViewArgs &args,
+                                                llvm::ArrayRef<int64_t> resultShape) {
+  int64_t rank = in.shape.size();
+  Layout out = in;
+  auto arg = [&](size_t i, int64_t dflt) {
+    return i < args.ints.size() ? args.ints[i] : dflt;
+  };
+  switch (kindOf(op)) {
+  case ViewKind::None:
+    return std::nullopt;
+  case ViewKind::View: {
+    std::optional<Dims> strides = viewStrides(in, resultShape);
+    if (!strides)
+      return std::nullopt; // reshape/flatten copy; view is an error
+    out.shape.assign(resultShape.begin(), resultShape.end());
+    out.strides = *strides;
+    return out;
+  }
+  case ViewKind::Contiguous:
+    if (!in.isContiguous())
+      return std::nullopt;
+    return out;
+  case ViewKind::Identity:
+    return out;
+  case ViewKind::Transpose:
+    if (rank > 0) {
+      int64_t d0 = wrapDim(arg(0, 0), rank), d1 = wrapDim(arg(1, 1), rank);
+      std::swap(out.shape[d0], out.shape[d1]);
+      std::swap(out.strides[d0], out.strides[d1]);
+    }
+    return out;
+  case ViewKind::T:
+    std::reverse(out.shape.begin(), out.shape.end());
+    std::reverse(out.strides.begin(), out.strides.end());
+    return out;
+  case ViewKind::Permute:
+    out.shape.clear();
+    out.strides.clear();
+    for (int64_t d : args.ints) {
+      d = wrapDim(d, rank);
+      out.shape.push_back(in.shape[d]);
+      out.strides.push_back(in.strides[d]);
+    }
+    return out;
+  case ViewKind::Unsqueeze: {
+    int64_t d = wrapDim(arg(0, 0), rank + 1);
+    int64_t stride = d < rank ? in.shape[d] * in.strides[d] : 1;
+    out.shape.insert(out.shape.begin() + d, 1);
+    out.strides.insert(out.strides.begin() + d, stride);
+    return out;
+  }
+  case ViewKind::Squeeze: {
+    llvm::SmallVector<bool, 6> drop(rank, false);
+    if (args.none) {
+      for (int64_t d = 0; d < rank; ++d)
+        drop[d] = in.shape[d] == 1;
+    } else {
+      for (int64_t d : args.ints)
+        if (rank > 0) {
+          d = wrapDim(d, rank);
+          drop[d] = in.shape[d] == 1;
+        }
+    }
+    out.shape.clear();
+    out.strides.clear();
+    for (int64_t d = 0; d < rank; ++d)
+      if (!drop[d]) {
+        out.shape.push_back(in.shape[d]);
+        out.strides.push_back(in.strides[d]);
+      }
+    return out;
+  }
+  case ViewKind::Expand: {
+    out.shape.assign(resultShape.begin(), resultShape.end());
+    out.strides.assign(resultShape.size(), 0);
+    int64_t off = resultShape.size() - rank;
+    for (int64_t d = 0; d < rank; ++d)
+      out.strides[off + d] =
+          in.shape[d] == resultShape[off + d] ? in.strides[d] : 0;
+    return out;
+  }
+  case ViewKind::Select: {
+    int64_t d = wrapDim(arg(0, 0), rank);
+    int64_t index = arg(1, 0);
+    if (index < 0)
+      index += in.shape[d];
+    out.offset += index * in.strides[d];
+    out.shape.erase(out.shape.begin() + d);
+    out.strides.erase(out.strides.begin() + d);
+    return out;
+  }
+  case ViewKind::Slice: {
+    // slice(self, dim=0, start=None, end=None, step=1): ints holds dim,
+    // start, step (None start as 0).
+    int64_t d = wrapDim(arg(0, 0), rank);
+    int64_t n = in.shape[d];
+    int64_t start = arg(1, 0), step = arg(2, 1);
+    if (start < 0)
+      start += n;
+    start = std::min(std::max<int64_t>(start, 0), n);
+    out.offset += start * in.strides[d];
+    out.shape[d] = resultShape[d];
+    out.strides[d] *= step;
+    return out;
+  }
+  case ViewKind::Narrow: {
+    int64_t d = wrapDim(arg(0, 0), rank);
+    int64_t start = arg(1, 0);
+    if (start < 0)
+      start += in.shape[d];
+    out.offset += start * in.strides[d];
+    out.shape[d] = arg(2, 0);
+    return out;
+  }
+  }
+  return std::nullopt;
+}
+
+ViewArgs traceir::views::decodeViewArgs(
+    llvm::StringRef op,
+    llvm::function_ref<std::optional<llvm::SmallVector<int64_t, 4>>(unsigned)>
+        intsAt) {
+  ViewArgs args;
+  auto append = [&](unsigned i, int64_t dflt) {
+    if (auto v = intsAt(i); v && !v->empty())
+      args.ints.append(v->begin(), v->end());
+    else
+      args.ints.push_back(dflt);
+  };
+  switch (kindOf(op)) {
+  case ViewKind::Transpose: // transpose(self, dim0, dim1)
+    append(1, 0);
+    append(2, 1);
+    break;
+  case ViewKind::Permute: // permute(self, dims)
+    if (auto v = intsAt(1))
+      args.ints = *v;
+    break;
+  case ViewKind::Unsqueeze: // unsqueeze(self, dim)
+    append(1, 0);
+    break;
+  case ViewKind::Squeeze: // squeeze(self, dim=None)
+    if (auto v = intsAt(1))
+      args.ints = *v;
+    else
+      args.none = true;
+    break;
+  case ViewKind::Select: // select(self, dim, index)
+    append(1, 0);
+    append(2, 0);
+    break;
+  case ViewKind::Slice: // slice(self, dim=0, start=None, end=None, step=1)
+    append(1, 0);
+    append(2, 0);
+    append(4, 1);
+    break;
+  case ViewKind::Narrow: // narrow(self, dim, start, length)
+    append(1, 0);
+    append(2, 0);
+    append(3, 0);
+    break;
+  default: // the rest read only the result shape
+    break;
+  }
+  return args;
+}

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  cmake ninja-build g++ python3 libopenblas-dev
+  cmake ninja-build g++ python3 python3-venv libopenblas-dev
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools llvm-22-linker-tools
   libgtest-dev
 )
@@ -22,3 +22,17 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 echo "setup: LLVM/MLIR $(/usr/lib/llvm-22/bin/llvm-config --version), $(cmake --version | head -1)"
+
+# The Python test tier (PyTorch is the oracle) runs in a virtual environment
+# kept outside the checkout, rebuilt when requirements-test.txt changes.
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${TRACEIR_VENV:-$HOME/.cache/traceir/venv}"
+STAMP="$VENV/.requirements.sha256"
+WANT="$(sha256sum "$ROOT/requirements-test.txt" | cut -d' ' -f1)"
+if [[ ! -x "$VENV/bin/python" || "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]]; then
+  echo "setup: installing the Python test requirements into $VENV"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check -r "$ROOT/requirements-test.txt"
+  echo "$WANT" >"$STAMP"
+fi
+echo "setup: $("$VENV/bin/python" -c 'import torch; print("torch", torch.__version__)')"

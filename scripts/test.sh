@@ -8,8 +8,28 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LIT=/usr/lib/llvm-22/bin/lit
 "$ROOT/scripts/setup.sh" || exit 1
 
+VENV="${TRACEIR_VENV:-$HOME/.cache/traceir/venv}"
 passed=0
 failed=0
+
+# pytest: the PyTorch-oracle tier, against one build's tools.
+run_pytest() {
+  local name="$1" build="$2" log rc
+  log="$(mktemp)"
+  echo "== [$name] pytest (PyTorch oracle)"
+  (cd "$ROOT" && TRACEIR_BUILD="$build" "$VENV/bin/python" -m pytest -q -p no:cacheprovider test/python) >"$log" 2>&1
+  rc=$?
+  tail -n 40 "$log"
+  local pp pf
+  pp=$(tail -n 1 "$log" | grep -Eo '[0-9]+ passed' | grep -Eo '[0-9]+' || true)
+  pf=$(tail -n 1 "$log" | grep -Eo '[0-9]+ (failed|error)' | grep -Eo '[0-9]+' | paste -sd+ - || true)
+  pp=${pp:-0}
+  pf=$((${pf:-0}))
+  if [[ $rc -ne 0 && $pf -eq 0 ]]; then pf=1; fi
+  passed=$((passed + pp))
+  failed=$((failed + pf))
+  rm -f "$log"
+}
 # Runs lit and the unit tests of one build and adds up their counts.
 run_suite() {
   local name="$1" build="$2" log rc
@@ -40,6 +60,7 @@ run_suite() {
 echo "== build (Release, -Werror)"
 if "$ROOT/scripts/build.sh" "$ROOT/build"; then
   run_suite release "$ROOT/build"
+  run_pytest release "$ROOT/build"
 else
   echo "build failed"
   failed=$((failed + 1))

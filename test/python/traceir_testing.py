@@ -124,8 +124,11 @@ def run_graph(text, inputs=None, params=None, free=True, check_frees=True,
         with open(path, "w") as f:
             f.write(text)
         if free:
-            subprocess.run([os.path.join(BIN, "trace-opt"), path, "--free-dead-tensors",
-                            "-o", path], check=True, capture_output=True, text=True)
+            proc = subprocess.run([os.path.join(BIN, "trace-opt"), path,
+                                   "--free-dead-tensors", "-o", path],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise RunError(proc.stderr.strip())
         cmd = [os.path.join(BIN, "trace-run"), path, "--device", device,
                "--memory-report=json", "--seed", str(seed), *extra]
         if check_frees:
@@ -133,7 +136,8 @@ def run_graph(text, inputs=None, params=None, free=True, check_frees=True,
         for flag, tensors in (("--inputs", inputs), ("--params", params)):
             if tensors:
                 p = os.path.join(d, flag[2:] + ".safetensors")
-                save_file({k: v.contiguous() for k, v in tensors.items()}, p)
+                # Clones: safetensors refuses tensors that share memory.
+                save_file({k: v.contiguous().clone() for k, v in tensors.items()}, p)
                 cmd += [flag, p]
         out = os.path.join(d, "out.safetensors")
         cmd += ["--outputs", out]

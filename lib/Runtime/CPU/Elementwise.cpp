@@ -129,7 +129,13 @@ void run(KernelContext &ctx, Tensor &out, FD fd, FI fi) {
     return;
   }
   auto ops = operands(ctx, N, out);
-  if (isFloating(out.dtype))
+  // Integer math only when every operand and the result are integers or
+  // bools (a comparison of floats has a bool result but float operands).
+  bool floating = isFloating(out.dtype);
+  for (unsigned i = 0; i < N; ++i)
+    floating |= ctx.isTensor(i) ? isFloating(ctx.tensor(i).dtype)
+                                : ctx.scalar(i).kind == Scalar::Kind::Float;
+  if (floating)
     loop<double>(out, ops, fd);
   else
     loop<int64_t>(out, ops, fi);

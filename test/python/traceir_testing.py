@@ -124,11 +124,14 @@ def run_graph(text, inputs=None, params=None, free=True, check_frees=True,
         with open(path, "w") as f:
             f.write(text)
         if free:
+            # A separate output file: trace-opt maps its input into memory.
+            freed = os.path.join(d, "g.freed.mlir")
             proc = subprocess.run([os.path.join(BIN, "trace-opt"), path,
-                                   "--free-dead-tensors", "-o", path],
+                                   "--free-dead-tensors", "-o", freed],
                                   capture_output=True, text=True)
             if proc.returncode != 0:
                 raise RunError(proc.stderr.strip())
+            path = freed
         cmd = [os.path.join(BIN, "trace-run"), path, "--device", device,
                "--memory-report=json", "--seed", str(seed), *extra]
         if check_frees:

@@ -15,9 +15,12 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
 
 using namespace llvm;
 
@@ -47,6 +50,10 @@ static cl::opt<bool> checkFrees(
     cl::desc("Poison freed storage; any later read of it is an error"));
 static cl::opt<uint64_t> seed("seed", cl::init(0),
                               cl::desc("Seed of random ops (dropout)"));
+static cl::opt<unsigned> benchmark(
+    "benchmark", cl::init(0),
+    cl::desc("Run N more times after the first run and print the mean time "
+             "of one run and per instruction (build and I/O excluded)"));
 
 static int fail(const Twine &msg) {
   errs() << "trace-run: error: " << msg << "\n";
@@ -119,6 +126,23 @@ int main(int argc, char **argv) {
       named.emplace("output" + std::to_string(i), std::move(t));
     if (Error err = traceir::writeSafetensors(outputsFile, named))
       return fail(toString(std::move(err)));
+  }
+  if (benchmark > 0) {
+    auto start = std::chrono::steady_clock::now();
+    for (unsigned i = 0; i < benchmark; ++i) {
+      auto again = (*exe)->run(inputs, options);
+      if (!again)
+        return fail(toString(again.takeError()));
+    }
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count() /
+                     benchmark;
+    size_t instrs = (*exe)->instrs.size();
+    outs() << llvm::formatv("benchmark: {0} runs, {1:f3} ms per run, {2} "
+                            "instructions, {3:f3} us per instruction\n",
+                            unsigned(benchmark), seconds * 1e3, instrs,
+                            instrs ? seconds * 1e6 / instrs : 0.0);
   }
   const traceir::MemoryReport &report = (*exe)->memoryReport();
   if (memoryReport == ReportFormat::JSON)

@@ -49,7 +49,7 @@ int64_t wrapDim(int64_t dim, int64_t rank);
 #define TRACEIR_CPU_KERNELS_NN(X)
 
 /// Recurrent layers: lib/Runtime/CPU/RNN.cpp.
-#define TRACEIR_CPU_KERNELS_RNN(X)
+#define TRACEIR_CPU_KERNELS_RNN(X) X(lstm)
 
 #define TRACEIR_CPU_KERNELS(X)                                                 \
   TRACEIR_CPU_KERNELS_CORE(X) TRACEIR_CPU_KERNELS_NN(X) TRACEIR_CPU_KERNELS_RNN(X)

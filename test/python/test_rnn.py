@@ -1,0 +1,204 @@
+"""The CPU lstm kernel against torch.nn.LSTM.
+
+The PyOp is lstm(input, h0, c0, weights..., has_biases, num_layers, dropout,
+train, bidirectional, batch_first) -> (output, h_n, c_n), ATen's lstm.input
+with the weights in nn.LSTM's _flat_weights order.
+"""
+import pytest
+import torch
+
+from traceir_testing import RunError, Sliced, Transposed, check_op, op_graph, run_graph
+
+TOL = {torch.float32: dict(rtol=1e-4, atol=1e-5),
+       torch.float64: dict(rtol=1e-10, atol=1e-12)}
+
+
+def make_lstm(input_size, hidden, layers, bias=True, bidirectional=False,
+              batch_first=False, dropout=0.0, dtype=torch.float32, seed=0):
+    torch.manual_seed(seed)
+    return torch.nn.LSTM(input_size, hidden, layers, bias=bias,
+                         bidirectional=bidirectional, batch_first=batch_first,
+                         dropout=dropout).to(dtype)
+
+
+def inputs_for(m, seq, batch, dtype, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    dirs = 2 if m.bidirectional else 1
+    shape = (batch, seq, m.input_size) if m.batch_first else (seq, batch, m.input_size)
+    x = torch.randn(shape, generator=g, dtype=dtype)
+    h0 = torch.randn(m.num_layers * dirs, batch, m.hidden_size, generator=g, dtype=dtype)
+    c0 = torch.randn(m.num_layers * dirs, batch, m.hidden_size, generator=g, dtype=dtype)
+    return x, h0, c0
+
+
+def lstm_args(m, x, h0, c0, train=False, dropout=None):
+    """The PyOp's argument list for module `m` (its weights, copied)."""
+    weights = [w.detach().clone() for w in m._flat_weights]
+    p = m.dropout if dropout is None else dropout
+    return [x, h0, c0, *weights, m.bias, m.num_layers, float(p), train,
+            m.bidirectional, m.batch_first]
+
+
+def reference(m, x, h0, c0):
+    with torch.no_grad():
+        out, (hn, cn) = m(x, (h0, c0))
+    return [out, hn, cn]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("batch_first", [False, True], ids=["tbf", "btf"])
+@pytest.mark.parametrize("bidirectional", [False, True], ids=["uni", "bi"])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+@pytest.mark.parametrize("layers", [1, 2])
+def test_lstm_matches_torch(layers, bias, bidirectional, batch_first, dtype):
+    # input_size != hidden, so layer 1's w_ih ([4H, D*H]) differs from layer
+    # 0's ([4H, input_size]).
+    m = make_lstm(5, 4, layers, bias=bias, bidirectional=bidirectional,
+                  batch_first=batch_first, dtype=dtype).eval()
+    x, h0, c0 = inputs_for(m, seq=6, batch=3, dtype=dtype)
+    check_op("lstm", lstm_args(m, x, h0, c0), reference(m, x, h0, c0), **TOL[dtype])
+
+
+def test_lstm_three_layers_bidirectional_batch_first():
+    m = make_lstm(7, 6, 3, bidirectional=True, batch_first=True).eval()
+    x, h0, c0 = inputs_for(m, seq=9, batch=2, dtype=torch.float32)
+    check_op("lstm", lstm_args(m, x, h0, c0), reference(m, x, h0, c0),
+             **TOL[torch.float32])
+
+
+def test_lstm_single_step_and_single_batch():
+    m = make_lstm(3, 2, 2, bidirectional=True, dtype=torch.float64).eval()
+    x, h0, c0 = inputs_for(m, seq=1, batch=1, dtype=torch.float64)
+    check_op("lstm", lstm_args(m, x, h0, c0), reference(m, x, h0, c0),
+             **TOL[torch.float64])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+def test_lstm_non_contiguous_arguments(dtype):
+    # The input transposed in storage (batch_first, so its last two dims
+    # are [seq, features]), h0 and c0 strided in dim 0, and layer 1's
+    # weights transposed in storage.
+    m = make_lstm(5, 4, 2, bidirectional=True, batch_first=True, dtype=dtype).eval()
+    x, h0, c0 = inputs_for(m, seq=6, batch=3, dtype=dtype)
+    args = lstm_args(m, x, h0, c0)
+    args[0] = Transposed(x)
+    args[1] = Sliced(h0)
+    args[2] = Sliced(c0)
+    for i in range(3 + 8, 3 + 8 + 2):  # layer 1 forward: w_ih, w_hh
+        args[i] = Transposed(args[i])
+    check_op("lstm", args, reference(m, x, h0, c0), **TOL[dtype])
+
+
+def test_lstm_eval_ignores_dropout():
+    # dropout > 0 but train=False: exactly nn.LSTM in eval mode.
+    m = make_lstm(5, 4, 2, dropout=0.5).eval()
+    x, h0, c0 = inputs_for(m, seq=6, batch=3, dtype=torch.float32)
+    check_op("lstm", lstm_args(m, x, h0, c0, train=False),
+             reference(m, x, h0, c0), **TOL[torch.float32])
+
+
+def run_lstm(args, expected, seed=0):
+    text, inputs = op_graph("lstm", args, expected)
+    outputs, report = run_graph(text, inputs, seed=seed)
+    dev = report["devices"][0]
+    assert dev["peak_bytes"] == dev["predicted_peak_bytes"], report
+    return outputs
+
+
+def test_lstm_training_dropout_uses_seed():
+    m = make_lstm(5, 4, 3, dropout=0.5)
+    x, h0, c0 = inputs_for(m, seq=6, batch=3, dtype=torch.float32)
+    evald = reference(m.eval(), x, h0, c0)
+    args = lstm_args(m, x, h0, c0, train=True)
+    a = run_lstm(args, evald, seed=7)
+    b = run_lstm(args, evald, seed=7)
+    c = run_lstm(args, evald, seed=8)
+    for u, v in zip(a, b):
+        assert torch.equal(u, v)
+    # A different seed draws different masks: layer 1 and 2's states and
+    # the output change.
+    assert not torch.equal(a[0], c[0])
+    assert not torch.equal(a[1][1:], c[1][1:])
+    # Dropout sits between layers only: layer 0's final states are those of
+    # eval mode, the others are not.
+    for got, want in ((a[1], evald[1]), (a[2], evald[2])):
+        torch.testing.assert_close(got[0], want[0], **TOL[torch.float32])
+        assert not torch.allclose(got[1:], want[1:])
+
+
+def test_lstm_training_without_dropout_equals_eval():
+    m = make_lstm(5, 4, 2, bidirectional=True)
+    x, h0, c0 = inputs_for(m, seq=6, batch=3, dtype=torch.float32)
+    evald = reference(m.eval(), x, h0, c0)
+    for seed in (0, 3):
+        got = run_lstm(lstm_args(m, x, h0, c0, train=True, dropout=0.0), evald, seed=seed)
+        for u, v in zip(got, evald):
+            torch.testing.assert_close(u, v, **TOL[torch.float32])
+
+
+@pytest.mark.filterwarnings("ignore:dropout option adds dropout")
+def test_lstm_training_one_layer_has_no_dropout():
+    # With one layer there is no "between layers": dropout never applies,
+    # as in nn.LSTM.
+    m = make_lstm(5, 4, 1, dropout=0.5)
+    x, h0, c0 = inputs_for(m, seq=6, batch=3, dtype=torch.float32)
+    evald = reference(m.eval(), x, h0, c0)
+    got = run_lstm(lstm_args(m, x, h0, c0, train=True), evald, seed=5)
+    for u, v in zip(got, evald):
+        torch.testing.assert_close(u, v, **TOL[torch.float32])
+
+
+def test_lstm_training_dropout_one_matches_torch():
+    # p = 1 zeroes every input to the layers above the first, which PyTorch
+    # does deterministically in training mode too.
+    m = make_lstm(5, 4, 2, bidirectional=True, dropout=1.0, dtype=torch.float64)
+    x, h0, c0 = inputs_for(m, seq=6, batch=3, dtype=torch.float64)
+    want = reference(m.train(), x, h0, c0)
+    got = run_lstm(lstm_args(m, x, h0, c0, train=True), want, seed=1)
+    for u, v in zip(got, want):
+        torch.testing.assert_close(u, v, **TOL[torch.float64])
+
+
+def test_lstm_training_dropout_scales_kept_values():
+    # The mask itself: layer 0 saturates so that every output is tanh(1);
+    # layer 1 passes its (dropped) input linearly into its cell, so c_n of
+    # layer 1 tells which inputs were zeroed and that the kept ones were
+    # scaled by 1 / (1 - p).
+    hidden, batch = 64, 64
+    # Layer 0: i = o = sigmoid(50) = 1, g = tanh(50) = 1, f = 0.5 with
+    # c0 = 0: c = 1 and h = tanh(1) everywhere.
+    x = torch.full((1, batch, hidden), 50.0, dtype=torch.float64)
+    w_ih0 = torch.zeros(4 * hidden, hidden, dtype=torch.float64)
+    for gate in (0, 2, 3):  # i, g, o saturate; f stays 0.5 (c0 = 0)
+        w_ih0[gate * hidden:(gate + 1) * hidden] = torch.eye(hidden, dtype=torch.float64)
+    # Layer 1: only the cell gate g sees the input, linearly in the small
+    # range: g = tanh(0.01 * in), i = o = sigmoid(0) = 0.5.
+    w_ih1 = torch.zeros(4 * hidden, hidden, dtype=torch.float64)
+    w_ih1[2 * hidden:3 * hidden] = 0.01 * torch.eye(hidden, dtype=torch.float64)
+    w_hh = torch.zeros(4 * hidden, hidden, dtype=torch.float64)
+    h0 = torch.zeros(2, batch, hidden, dtype=torch.float64)
+    args = [x, h0, h0.clone(), w_ih0, w_hh, w_ih1, w_hh.clone(), False, 2, 0.25, True, False, False]
+    shapes = [torch.zeros(1, batch, hidden, dtype=torch.float64), h0, h0]
+    out, hn, cn = run_lstm(args, shapes, seed=11)
+    # Layer 1's cell: c = 0.5 * tanh(0.01 * d), d the dropped layer-0
+    # output: 0 or tanh(1) / 0.75.
+    kept_in = torch.tanh(torch.tensor(1.0, dtype=torch.float64)) / 0.75
+    kept = 0.5 * torch.tanh(0.01 * kept_in)
+    torch.testing.assert_close(hn[0], torch.tanh(torch.ones_like(hn[0])))
+    c1 = cn[1]
+    is_kept = torch.isclose(c1, kept.expand_as(c1), rtol=1e-12, atol=0)
+    is_dropped = c1 == 0
+    assert bool((is_kept | is_dropped).all()), (c1[~(is_kept | is_dropped)][:5].tolist(), kept.item())
+    frac = is_dropped.double().mean().item()
+    assert 0.2 < frac < 0.3, frac  # 4096 draws of p = 0.25
+
+
+def test_lstm_rejects_bad_layer_weight():
+    # The registry checks layer 0's w_ih only; the kernel checks the rest.
+    m = make_lstm(5, 4, 2).eval()
+    x, h0, c0 = inputs_for(m, seq=6, batch=3, dtype=torch.float32)
+    args = lstm_args(m, x, h0, c0)
+    args[3 + 4] = torch.zeros(16, 5)  # layer 1's w_ih must be [16, 4]
+    text, inputs = op_graph("lstm", args, reference(m, x, h0, c0))
+    with pytest.raises(RunError, match=r"w_ih of layer 1 must be \[16, 4\], got \[16, 5\]"):
+        run_graph(text, inputs)

@@ -558,7 +558,10 @@ template <bool Native> INFER(inferBatchNorm) {
     bool training;
     if (!c.boolArg(5, "training", training, false))
       return false;
-    if (!training && (a.isNoneOrAbsent(3) || a.isNoneOrAbsent(4)))
+    if (a.isNoneOrAbsent(3) != a.isNoneOrAbsent(4))
+      return c.err("running_mean and running_var must either both be None "
+                   "or neither be None");
+    if (!training && a.isNoneOrAbsent(3))
       return c.err("eval mode needs running_mean and running_var");
     c.push(s, elt);
     if (Native) {
@@ -1152,8 +1155,11 @@ INFER(inferLstm) {
       !c.boolArg(nt + 4, "bidirectional", bidir, false) ||
       !c.boolArg(nt + 5, "batch_first", batchFirst, false))
     return false;
-  if (!getNumber(a.scalar(nt + 2)))
+  auto dropout = getNumber(a.scalar(nt + 2));
+  if (!dropout)
     return c.err("argument #", nt + 2, " (dropout) must be a number");
+  if (*dropout < 0 || *dropout > 1)
+    return c.err("dropout must be in [0, 1], got ", *dropout);
   int64_t dirs = bidir ? 2 : 1, perLayer = hasBiases ? 4 : 2;
   if (layers <= 0)
     return c.err("num_layers must be positive, got ", layers);
@@ -1174,14 +1180,34 @@ INFER(inferLstm) {
       (batch != kDyn && h0.getDimSize(1) != kDyn && h0.getDimSize(1) != batch))
     return c.err("h0 must be [", layers * dirs, ", ", batch, ", H], got ",
                  shapeStr(h0.getShape()));
-  // Check the first layer's input weight: [4H, input_size].
-  TensorType wih = cast<TensorType>(a.type(3));
-  if (wih.hasRank() && wih.getRank() == 2 && hidden != kDyn &&
-      (wih.getDimSize(0) != 4 * hidden ||
-       (x.getDimSize(2) != kDyn && wih.getDimSize(1) != x.getDimSize(2))))
-    return c.err("w_ih of layer 0 must be [", 4 * hidden, ", ", x.getDimSize(2),
-                 "], got ", shapeStr(wih.getShape()));
+  // Every weight, per layer and direction, in nn.LSTM's _flat_weights
+  // order: w_ih [4H, in], w_hh [4H, H], b_ih [4H], b_hh [4H], where `in` is
+  // the input size for layer 0 and D*H above it.
   Type elt = x.getElementType();
+  int64_t inSize = x.getDimSize(2);
+  static const char *names[] = {"w_ih", "w_hh", "b_ih", "b_hh"};
+  for (int64_t l = 0; l < layers; ++l) {
+    int64_t in = l == 0 ? inSize : (hidden == kDyn ? kDyn : dirs * hidden);
+    for (int64_t dir = 0; dir < dirs; ++dir) {
+      for (int64_t k = 0; k < perLayer; ++k) {
+        unsigned arg = 3 + (l * dirs + dir) * perLayer + k;
+        auto w = cast<TensorType>(a.type(arg));
+        if (w.getElementType() != elt)
+          return c.err(names[k], " of layer ", l, " is ", w.getElementType(),
+                       " but the input is ", elt);
+        if (!w.hasRank())
+          continue;
+        int64_t gates = hidden == kDyn ? kDyn : 4 * hidden;
+        Shape want = k == 0   ? Shape{gates, in}
+                     : k == 1 ? Shape{gates, hidden}
+                              : Shape{gates};
+        if (failed(verifyCompatibleShape(w.getShape(), want)))
+          return c.err(names[k], " of layer ", l,
+                       dir ? " (reverse direction)" : "", " must be ",
+                       shapeStr(want), ", got ", shapeStr(w.getShape()));
+      }
+    }
+  }
   int64_t features = hidden == kDyn ? kDyn : dirs * hidden;
   Shape o =
       batchFirst ? Shape{batch, seq, features} : Shape{seq, batch, features};
@@ -1213,6 +1239,13 @@ template <bool AllowProbabilities> INFER(inferLoss) {
   // cross_entropy also takes class probabilities: a float target shaped
   // like the input.
   bool probabilities = AllowProbabilities && isFloatLike(t.getElementType());
+  if (w && w.hasRank() && x.hasRank()) {
+    int64_t classes = x.getRank() >= 2 ? x.getDimSize(1) : x.getDimSize(0);
+    if (w.getRank() != 1 ||
+        failed(verifyCompatibleShape(w.getShape(), {classes})))
+      return c.err("weight must have shape [", classes,
+                   "] (one per class), got ", shapeStr(w.getShape()));
+  }
   if (!probabilities && !isa<IntegerType>(t.getElementType()))
     return c.err("target must hold class indices (integers), got ",
                  t.getElementType());
@@ -1269,10 +1302,11 @@ bool dropoutRandom(const PyArgs &a) {
   auto p = getNumber(a.scalar(1));
   return !train || *train ? (!p || *p > 0) : false;
 }
-/// Training batch norm updates running_mean/running_var in place.
+/// Training batch norm updates running_mean/running_var in place. An absent
+/// `training` is False, as inferBatchNorm reads it.
 bool batchNormMutates(const PyArgs &a) {
   auto training = getBool(a.scalar(5));
-  return (!training || *training) && a.isTensor(3);
+  return training && *training && a.isTensor(3) && a.isTensor(4);
 }
 bool lstmRandom(const PyArgs &a) {
   unsigned nt = 0;
@@ -1280,8 +1314,9 @@ bool lstmRandom(const PyArgs &a) {
     ++nt;
   auto layers = getInt(a.scalar(nt + 1));
   auto p = getNumber(a.scalar(nt + 2));
+  // An absent `train` is False, as inferLstm reads it.
   auto train = getBool(a.scalar(nt + 3));
-  return (!train || *train) && (!p || *p > 0) && (!layers || *layers > 1);
+  return train && *train && (!p || *p > 0) && (!layers || *layers > 1);
 }
 
 #define PURE(NAME, SIG, INFER)                                                 \

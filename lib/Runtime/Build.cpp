@@ -75,6 +75,23 @@ static llvm::Error staticType(Type type, const llvm::Twine &what, DType &dtype,
   return llvm::Error::success();
 }
 
+/// A tuple or list whose elements are all bools, as 0/1.
+static std::optional<SmallVector<int64_t>> boolList(Attribute attr) {
+  ArrayAttr elems = dyn_cast<ArrayAttr>(attr);
+  if (auto list = dyn_cast<ListAttr>(attr))
+    elems = list.getElements();
+  if (!elems)
+    return std::nullopt;
+  SmallVector<int64_t> out;
+  for (Attribute e : elems) {
+    auto b = dyn_cast<BoolAttr>(e);
+    if (!b)
+      return std::nullopt;
+    out.push_back(b.getValue());
+  }
+  return out;
+}
+
 static traceir::Scalar decodeScalar(Attribute attr) {
   traceir::Scalar s;
   using K = traceir::Scalar::Kind;
@@ -97,6 +114,10 @@ static traceir::Scalar decodeScalar(Attribute attr) {
   } else if (auto ints = getIntList(attr)) {
     s.kind = K::IntList;
     s.ints.assign(ints->begin(), ints->end());
+  } else if (auto bools = boolList(attr)) {
+    // A list of bools (output_mask) reads like a list of 0/1 ints.
+    s.kind = K::IntList;
+    s.ints.assign(bools->begin(), bools->end());
   } else {
     s.kind = K::Other;
     s.s = scalarToString(attr);

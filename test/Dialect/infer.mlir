@@ -135,3 +135,49 @@ trace.graph @where_condition(%c: tensor<4xf32>, %x: tensor<4xf32>) -> () {
   %0 = pyop "where"(%c, %x, 0.0) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   ret
 }
+
+// -----
+
+trace.graph @lstm_layer1_weight(%x: tensor<6x3x5xf32>, %h: tensor<2x3x4xf32>, %w0: tensor<16x5xf32>, %u: tensor<16x4xf32>, %w1: tensor<16x7xf32>) -> () {
+  // expected-error @+1 {{"lstm": w_ih of layer 1 must be [16, 4], got [16, 7]}}
+  %o:3 = pyop "lstm"(%x, %h, %h, %w0, %u, %w1, %u, False, 2, 0.0, False, False, False)
+      : (tensor<6x3x5xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<16x5xf32>, tensor<16x4xf32>, tensor<16x7xf32>, tensor<16x4xf32>)
+      -> (tensor<6x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>)
+  ret
+}
+
+// -----
+
+trace.graph @lstm_dropout(%x: tensor<6x3x5xf32>, %h: tensor<1x3x4xf32>, %w0: tensor<16x5xf32>, %u: tensor<16x4xf32>) -> () {
+  // expected-error @+1 {{"lstm": dropout must be in [0, 1], got 1.5}}
+  %o:3 = pyop "lstm"(%x, %h, %h, %w0, %u, False, 1, 1.5, True, False, False)
+      : (tensor<6x3x5xf32>, tensor<1x3x4xf32>, tensor<1x3x4xf32>, tensor<16x5xf32>, tensor<16x4xf32>)
+      -> (tensor<6x3x4xf32>, tensor<1x3x4xf32>, tensor<1x3x4xf32>)
+  ret
+}
+
+// -----
+
+trace.graph @lstm_dtype(%x: tensor<6x3x5xf64>, %h: tensor<1x3x4xf64>, %w0: tensor<16x5xf32>, %u: tensor<16x4xf32>) -> () {
+  // expected-error @+1 {{"lstm": w_ih of layer 0 is f32 but the input is f64}}
+  %o:3 = pyop "lstm"(%x, %h, %h, %w0, %u, False, 1, 0.0, False, False, False)
+      : (tensor<6x3x5xf64>, tensor<1x3x4xf64>, tensor<1x3x4xf64>, tensor<16x5xf32>, tensor<16x4xf32>)
+      -> (tensor<6x3x4xf64>, tensor<1x3x4xf64>, tensor<1x3x4xf64>)
+  ret
+}
+
+// -----
+
+trace.graph @batch_norm_one_stat(%x: tensor<4x3xf32>, %rv: tensor<3xf32>) -> () {
+  // expected-error @+1 {{"batch_norm": running_mean and running_var must either both be None or neither be None}}
+  %0 = pyop "batch_norm"(%x, None, None, None, %rv, True, 0.1, 1.0e-05) : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  ret
+}
+
+// -----
+
+trace.graph @loss_weight(%x: tensor<4x3xf32>, %t: tensor<4xi64>, %w: tensor<5xf32>) -> () {
+  // expected-error @+1 {{"nll_loss": weight must have shape [3] (one per class), got [5]}}
+  %0 = pyop "nll_loss"(%x, %t, %w) : (tensor<4x3xf32>, tensor<4xi64>, tensor<5xf32>) -> tensor<f32>
+  ret
+}

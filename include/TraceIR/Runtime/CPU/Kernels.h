@@ -46,7 +46,10 @@ int64_t wrapDim(int64_t dim, int64_t rank);
 
 /// Convolution, pooling, batch norm (and its backward passes), losses:
 /// lib/Runtime/CPU/Conv.cpp, Norm.cpp, Loss.cpp.
-#define TRACEIR_CPU_KERNELS_NN(X)
+#define TRACEIR_CPU_KERNELS_NN(X)                                              \
+  X(adaptive_avg_pool2d) X(batch_norm) X(batch_norm_double_backward)           \
+  X(conv2d) X(cross_entropy) X(max_pool2d) X(native_batch_norm)                \
+  X(native_batch_norm_backward) X(nll_loss)
 
 /// Recurrent layers: lib/Runtime/CPU/RNN.cpp.
 #define TRACEIR_CPU_KERNELS_RNN(X) X(lstm)

@@ -1,0 +1,197 @@
+//===- Loss.cpp - nll_loss and cross_entropy on the CPU -------------------===//
+//
+// The input is [N, C, d1, ...] (class dim 1) or [C] (class dim 0); each of
+// the N * d1 * ... positions has one class index (or, for cross_entropy, a
+// row of class probabilities shaped like the input). Inputs (any strides,
+// any floating dtype) are gathered as f64 and everything is computed in
+// f64, then rounded once. Semantics follow ATen's nll_loss / nll_loss_nd,
+// cross_entropy_loss_label_smoothing and cross_entropy_loss_prob_target
+// (aten/src/ATen/native/LossNLL.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Runtime/CPU/Kernels.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace traceir;
+using namespace traceir::cpu;
+
+namespace {
+/// `t`'s elements as contiguous `dtype` (F64 or I64) in scratch (null after
+/// a failure).
+template <typename T>
+const T *gather(KernelContext &ctx, const Tensor &t, DType dtype) {
+  if (t.dtype == dtype && t.isContiguous())
+    return t.data<T>();
+  auto *buf = static_cast<T *>(ctx.scratch(t.numel() * sizeof(T)));
+  if (!buf)
+    return nullptr;
+  Storage host;
+  host.data = buf;
+  Tensor dst;
+  dst.storage = &host;
+  dst.dtype = dtype;
+  dst.shape = t.shape;
+  dst.strides = Tensor::contiguousStrides(t.shape);
+  copyTensor(t, dst);
+  return buf;
+}
+
+enum class Reduction { None = 0, Mean = 1, Sum = 2 };
+
+bool reductionArg(KernelContext &ctx, unsigned i, Reduction &r) {
+  r = Reduction::Mean;
+  if (ctx.isNone(i))
+    return true;
+  const Scalar &s = ctx.scalar(i);
+  int64_t v = -1;
+  if (s.kind == Scalar::Kind::String)
+    v = s.s == "none" ? 0 : s.s == "mean" ? 1 : s.s == "sum" ? 2 : -1;
+  else if (s.kind == Scalar::Kind::Int)
+    v = s.i;
+  if (v < 0 || v > 2) {
+    ctx.fail("reduction must be 0/'none', 1/'mean' or 2/'sum'");
+    return false;
+  }
+  r = static_cast<Reduction>(v);
+  return true;
+}
+
+void lossImpl(KernelContext &ctx, bool crossEntropy) {
+  const Tensor &x = ctx.tensor(0), &target = ctx.tensor(1);
+  Tensor &out = ctx.result(0);
+  if (!isFloating(x.dtype))
+    return ctx.fail(llvm::Twine("the input must be floating, got ") +
+                    dtypeName(x.dtype));
+  Reduction reduction;
+  if (!reductionArg(ctx, 3, reduction))
+    return;
+  // Positions p = (n, s) and classes c: element (n, c, s) is at
+  // (n * C + c) * S + s.
+  bool flat = x.rank() == 1;
+  int64_t N = flat ? 1 : x.shape[0], C = x.shape[flat ? 0 : 1], S = 1;
+  for (int64_t d = 2; d < x.rank(); ++d)
+    S *= x.shape[d];
+  int64_t P = N * S;
+  auto at = [&](int64_t p, int64_t c) { return (p / S * C + c) * S + p % S; };
+  const double *w = nullptr;
+  if (ctx.isTensor(2)) {
+    const Tensor &wt = ctx.tensor(2);
+    if (wt.rank() != 1 || wt.shape[0] != C)
+      return ctx.fail("weight tensor should be defined either for all " +
+                      llvm::Twine(C) +
+                      " classes or no classes but got weight tensor of "
+                      "shape: " +
+                      shapeToString(wt.shape));
+    if (!(w = gather<double>(ctx, wt, DType::F64)))
+      return;
+  }
+  double smoothing =
+      crossEntropy ? (ctx.isNone(5) ? 0.0 : ctx.scalar(5).number()) : 0.0;
+  if (smoothing < 0 || smoothing > 1)
+    return ctx.fail("label_smoothing must be between 0.0 and 1.0. Got: " +
+                    llvm::Twine(std::to_string(smoothing)));
+  const double *xd = gather<double>(ctx, x, DType::F64);
+  if (!xd)
+    return;
+  // log-probabilities: the input itself for nll_loss, its log_softmax over
+  // the class dim for cross_entropy.
+  const double *logp = xd;
+  if (crossEntropy) {
+    auto *lp = static_cast<double *>(ctx.scratch(x.numel() * sizeof(double)));
+    if (!lp)
+      return;
+    for (int64_t p = 0; p < P; ++p) {
+      double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (int64_t c = 0; c < C; ++c)
+        mx = std::max(mx, xd[at(p, c)]);
+      for (int64_t c = 0; c < C; ++c)
+        sum += std::exp(xd[at(p, c)] - mx);
+      double logSum = std::log(sum);
+      for (int64_t c = 0; c < C; ++c)
+        lp[at(p, c)] = xd[at(p, c)] - mx - logSum;
+    }
+    logp = lp;
+  }
+  auto *loss = static_cast<double *>(ctx.scratch(P * sizeof(double)));
+  if (!loss)
+    return;
+  double total = 0, denominator = 0;
+  if (crossEntropy && isFloating(target.dtype)) {
+    // Class probabilities, smoothed towards uniform; the mean divides by
+    // the number of positions (NaN for an empty input).
+    const double *t = gather<double>(ctx, target, DType::F64);
+    if (!t)
+      return;
+    for (int64_t p = 0; p < P; ++p) {
+      double l = 0;
+      for (int64_t c = 0; c < C; ++c) {
+        double tc = t[at(p, c)];
+        if (smoothing > 0)
+          tc = tc * (1 - smoothing) + smoothing / C;
+        l -= logp[at(p, c)] * tc * (w ? w[c] : 1.0);
+      }
+      loss[p] = l;
+      total += l;
+    }
+    denominator = x.numel() == 0 ? 0.0 : static_cast<double>(P);
+  } else {
+    if (isFloating(target.dtype) || target.dtype == DType::Bool)
+      return ctx.fail(llvm::Twine("the target must hold class indices "
+                                  "(integers), got ") +
+                      dtypeName(target.dtype));
+    int64_t ignore = ctx.isNone(4) ? -100 : ctx.scalar(4).i;
+    const int64_t *t = gather<int64_t>(ctx, target, DType::I64);
+    if (!t)
+      return;
+    // (1 - eps) * nll + eps / C * smooth, where smooth is the weighted
+    // mean of -logp over the classes; ignored positions count nothing, and
+    // the mean divides by the summed weight of the counted targets.
+    for (int64_t p = 0; p < P; ++p) {
+      int64_t k = t[p];
+      if (k == ignore) {
+        loss[p] = 0;
+        continue;
+      }
+      if (k < 0 || k >= C)
+        return ctx.fail("Target " + llvm::Twine(k) + " is out of bounds.");
+      double wk = w ? w[k] : 1.0;
+      double l = -wk * logp[at(p, k)];
+      if (smoothing > 0) {
+        double smooth = 0;
+        for (int64_t c = 0; c < C; ++c)
+          smooth -= logp[at(p, c)] * (w ? w[c] : 1.0);
+        l = (1 - smoothing) * l + smoothing / C * smooth;
+      }
+      loss[p] = l;
+      total += l;
+      denominator += wk;
+    }
+  }
+  size_t os = dtypeSize(out.dtype);
+  switch (reduction) {
+  case Reduction::None:
+    for (int64_t p = 0; p < P; ++p)
+      storeDouble(out.bytes() + p * os, out.dtype, loss[p]);
+    break;
+  case Reduction::Sum:
+    storeDouble(out.bytes(), out.dtype, total);
+    break;
+  case Reduction::Mean:
+    // 0 / 0 is NaN, as PyTorch when every target is ignored.
+    storeDouble(out.bytes(), out.dtype, total / denominator);
+    break;
+  }
+}
+} // namespace
+
+/// nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
+/// self holds log-probabilities [N, C] or [C].
+void cpu::nll_loss(KernelContext &ctx) { lossImpl(ctx, false); }
+
+/// cross_entropy(self, target, weight=None, reduction=1, ignore_index=-100,
+/// label_smoothing=0.0): log_softmax over the class dim, then nll_loss (for
+/// class indices) or the probability-weighted sum (for a float target).
+void cpu::cross_entropy(KernelContext &ctx) { lossImpl(ctx, true); }

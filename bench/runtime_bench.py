@@ -27,6 +27,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "test", "python"))
 import traceir_testing  # noqa: E402
 from test_graphs import transformer_layer_graph  # noqa: E402
+from test_word_lm import eval_trace_text, import_anf  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+from word_lm_inputs import RNNModel  # noqa: E402
 
 
 def dispatch(build, n):
@@ -113,6 +117,20 @@ def main():
         with torch.no_grad():
             layer(x)
     rows.append((f"transformer layer B{B} S{S} E{E}", peaks, torch_peak(run_layer)))
+
+    torch.manual_seed(0)
+    model = RNNModel().eval()
+    tokens = torch.randint(0, 10000, (35, 20))
+    hidden = (torch.zeros(2, 20, 200), torch.zeros(2, 20, 200))
+    with open(os.path.join(ROOT, "examples", "word_lm.trace")) as f:
+        text = import_anf(eval_trace_text(f.read()))
+    peaks = graph_peaks(text, {"tokens": tokens, "hidden.0": hidden[0], "hidden.1": hidden[1]},
+                        dict(model.state_dict()))
+
+    def run_lm():
+        with torch.no_grad():
+            model(tokens, hidden)
+    rows.append(("word LM (eval) 35x20", peaks, torch_peak(run_lm)))
 
     print("peak memory of the forward pass, bytes (CPU)")
     print(f"{'graph':>32} | {'no frees':>10} | {'frees':>10} | {'predicted':>10} | {'PyTorch eager':>13}")

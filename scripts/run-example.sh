@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the bundled example: set up, build, import the 2017 trace
-# of the word language model, free its dead tensors and print the result
-# with the analysis' memory figures.
+# of the word language model, free its dead tensors, print the result with
+# the analysis' memory figures, then run it (freshly initialized PyTorch
+# weights, random tokens) and print the measured memory report.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$ROOT/build"
@@ -23,3 +24,12 @@ echo "== live bytes (storage liveness analysis), without and with frees"
 peak() { "$BIN/trace-opt" "$1" --test-print-storage-liveness -o /dev/null 2>&1 | grep -E '^  peak'; }
 echo "without frees (the 2017 interpreter):$(peak "$OUT/word_lm.mlir")"
 echo "with --free-dead-tensors:            $(peak "$OUT/word_lm.freed.mlir")"
+
+echo "== run on the CPU (this build's runtime has no CUDA backend yet)"
+VENV="${TRACEIR_VENV:-$HOME/.cache/traceir/venv}"
+"$VENV/bin/python" "$ROOT/examples/word_lm_inputs.py" "$OUT"
+for graph in word_lm.mlir word_lm.freed.mlir; do
+  echo "-- trace-run $graph --params params.safetensors --inputs inputs.safetensors --outputs out.safetensors --memory-report"
+  "$BIN/trace-run" "$OUT/$graph" --params "$OUT/params.safetensors" \
+    --inputs "$OUT/inputs.safetensors" --outputs "$OUT/out.safetensors" --memory-report
+done

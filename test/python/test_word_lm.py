@@ -8,6 +8,7 @@ checked for seeded determinism.
 import os
 import re
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -15,26 +16,11 @@ import torch
 
 from traceir_testing import BIN, ROOT, run_graph
 
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+from word_lm_inputs import RNNModel  # noqa: E402  (the model the example runs)
+
 TRACE = os.path.join(ROOT, "examples", "word_lm.trace")
 NTOKEN, NINP, NHID, NLAYERS, BPTT, BATCH = 10000, 200, 200, 2, 35, 20
-
-
-class RNNModel(torch.nn.Module):
-    """word_language_model/model.py's RNNModel with an LSTM."""
-
-    def __init__(self):
-        super().__init__()
-        self.drop = torch.nn.Dropout(0.2)
-        self.encoder = torch.nn.Embedding(NTOKEN, NINP)
-        self.rnn = torch.nn.LSTM(NINP, NHID, NLAYERS, dropout=0.2)
-        self.decoder = torch.nn.Linear(NHID, NTOKEN)
-
-    def forward(self, tokens, hidden):
-        emb = self.drop(self.encoder(tokens))
-        output, hidden = self.rnn(emb, hidden)
-        output = self.drop(output)
-        decoded = self.decoder(output.view(output.size(0) * output.size(1), output.size(2)))
-        return decoded.view(output.size(0), output.size(1), decoded.size(1)), hidden
 
 
 def eval_trace_text(text):

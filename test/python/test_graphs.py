@@ -105,3 +105,74 @@ def test_transformer_encoder_layer():
     peaks = check_graph(transformer_layer_graph(B, S, E, H, F), {"src": x},
                         dict(layer.state_dict()), [want])
     assert peaks[True] > 0
+
+
+class SmallCNN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = torch.nn.BatchNorm2d(8)
+        self.conv2 = torch.nn.Conv2d(8, 16, 3, stride=2)
+        self.bn2 = torch.nn.BatchNorm2d(16)
+        self.fc = torch.nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = torch.nn.functional.max_pool2d(torch.relu(self.bn1(self.conv1(x))), 2)
+        x = torch.relu(self.bn2(self.conv2(x)))
+        x = torch.nn.functional.adaptive_avg_pool2d(x, (1, 1)).flatten(1)
+        return torch.log_softmax(self.fc(x), -1)
+
+
+def cnn_graph(N, training):
+    tr = "True" if training else "False"
+    p = lambda name, *shape: f'%{name.replace(".", "_")}: {t(*shape)} {{trace.param = "{name}"}}'
+    params = ", ".join([
+        p("conv1.weight", 8, 3, 3, 3), p("conv1.bias", 8),
+        p("bn1.weight", 8), p("bn1.bias", 8), p("bn1.running_mean", 8), p("bn1.running_var", 8),
+        p("conv2.weight", 16, 8, 3, 3), p("conv2.bias", 16),
+        p("bn2.weight", 16), p("bn2.bias", 16), p("bn2.running_mean", 16), p("bn2.running_var", 16),
+        p("fc.weight", 10, 16), p("fc.bias", 10)])
+    rets = f"%y, %bn1_running_mean, %bn1_running_var" if training else "%y"
+    ret_types = f"{t(N, 10)}, {t(8)}, {t(8)}" if training else t(N, 10)
+    return f"""
+trace.graph @cnn({params}, %x: {t(N, 3, 16, 16)} {{trace.input = "x", trace.donated}}) -> ({ret_types}) {{
+  %c1 = pyop "conv2d"(%x, %conv1_weight, %conv1_bias, 1, 1) : ({t(N, 3, 16, 16)}, {t(8, 3, 3, 3)}, {t(8)}) -> {t(N, 8, 16, 16)}
+  %b1 = pyop "batch_norm"(%c1, %bn1_weight, %bn1_bias, %bn1_running_mean, %bn1_running_var, {tr}, 0.1, 1.0e-05, False) : ({t(N, 8, 16, 16)}, {t(8)}, {t(8)}, {t(8)}, {t(8)}) -> {t(N, 8, 16, 16)}
+  %r1 = pyop "relu"(%b1) : ({t(N, 8, 16, 16)}) -> {t(N, 8, 16, 16)}
+  %m1 = pyop "max_pool2d"(%r1, (2, 2)) : ({t(N, 8, 16, 16)}) -> {t(N, 8, 8, 8)}
+  %c2 = pyop "conv2d"(%m1, %conv2_weight, %conv2_bias, 2) : ({t(N, 8, 8, 8)}, {t(16, 8, 3, 3)}, {t(16)}) -> {t(N, 16, 3, 3)}
+  %b2 = pyop "batch_norm"(%c2, %bn2_weight, %bn2_bias, %bn2_running_mean, %bn2_running_var, {tr}, 0.1, 1.0e-05, False) : ({t(N, 16, 3, 3)}, {t(16)}, {t(16)}, {t(16)}, {t(16)}) -> {t(N, 16, 3, 3)}
+  %r2 = pyop "relu"(%b2) : ({t(N, 16, 3, 3)}) -> {t(N, 16, 3, 3)}
+  %a = pyop "adaptive_avg_pool2d"(%r2, (1, 1)) : ({t(N, 16, 3, 3)}) -> {t(N, 16, 1, 1)}
+  %f = pyop "flatten"(%a, 1) : ({t(N, 16, 1, 1)}) -> {t(N, 16)}
+  %l = pyop "linear"(%f, %fc_weight, %fc_bias) : ({t(N, 16)}, {t(10, 16)}, {t(10)}) -> {t(N, 10)}
+  %y = pyop "log_softmax"(%l, -1) : ({t(N, 10)}) -> {t(N, 10)}
+  ret {rets} : {ret_types}
+}}
+"""
+
+
+def test_cnn_batchnorm_eval():
+    model = SmallCNN()
+    with torch.no_grad():  # non-trivial running statistics
+        for bn in (model.bn1, model.bn2):
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 2.0)
+    model.eval()
+    x = torch.randn(4, 3, 16, 16)
+    with torch.no_grad():
+        want = model(x)
+    params = {k: v for k, v in model.state_dict().items() if "num_batches" not in k}
+    check_graph(cnn_graph(4, training=False), {"x": x}, params, [want])
+
+
+def test_cnn_batchnorm_train():
+    # Training mode: batch statistics, and running statistics updated in
+    # place (returned here to compare).
+    model = SmallCNN().train()
+    x = torch.randn(4, 3, 16, 16)
+    params = {k: v.clone() for k, v in model.state_dict().items() if "num_batches" not in k}
+    with torch.no_grad():
+        want = model(x)
+    expected = [want, model.bn1.running_mean, model.bn1.running_var]
+    check_graph(cnn_graph(4, training=True), {"x": x}, params, expected)

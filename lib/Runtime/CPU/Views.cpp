@@ -61,5 +61,3 @@ TRACEIR_VIEW_KERNEL(select)
 TRACEIR_VIEW_KERNEL(slice)
 TRACEIR_VIEW_KERNEL(narrow)
 #undef TRACEIR_VIEW_KERNEL
-
-void cpu::clone(KernelContext &ctx) { copyTensor(ctx.tensor(0), ctx.result(0)); }

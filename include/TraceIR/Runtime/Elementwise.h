@@ -1,0 +1,446 @@
+//===- Elementwise.h - One description of elementwise ops -------*- C++ -*-===//
+//
+// The semantics of every elementwise op, as plain functions compiled for the
+// host and (under nvcc) for CUDA devices, and the launch description both
+// backends execute. The CPU and CUDA kernels share this header and the
+// host-side preparation (broadcast strides, scalars, dtypes), so the CPU
+// tests cover everything but the device loop. No LLVM or MLIR here: nvcc
+// compiles it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_ELEMENTWISE_H
+#define TRACEIR_RUNTIME_ELEMENTWISE_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#ifdef __CUDACC__
+#define TRACEIR_HD __host__ __device__
+#else
+#define TRACEIR_HD
+#endif
+
+namespace traceir {
+
+enum class EwOp : int32_t {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  DivTrunc,
+  DivFloor,
+  Pow,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Where,
+  Neg,
+  Abs,
+  Relu,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Tanh,
+  Sigmoid,
+  Gelu,
+  GeluTanh,
+  Copy, ///< out = in[1] (copy_, fill_) or in[0] (clone, strided copies)
+  Zero,
+};
+
+constexpr int kEwMaxRank = 8;
+constexpr int kEwMaxOperands = 3;
+
+/// Element types by DType's numbering (Tensor.h).
+enum EwDType : int32_t { F32, F64, F16, BF16, I64, I32, I16, I8, U8, Bool };
+
+struct EwOperand {
+  const char *data = nullptr; ///< null for a Python number
+  int32_t dtype = F64;
+  int64_t strides[kEwMaxRank] = {}; ///< broadcast to the output rank
+  double number = 0;
+  int64_t integer = 0;
+};
+
+/// One elementwise launch: out[i] = op(in[0][i], in[1][i], in[2][i]).
+struct EwLaunch {
+  EwOp op = EwOp::Copy;
+  int32_t rank = 0;
+  int64_t shape[kEwMaxRank] = {};
+  int64_t numel = 0;
+  char *out = nullptr;
+  int32_t outDtype = F32;
+  int64_t outStrides[kEwMaxRank] = {};
+  int32_t numOperands = 0;
+  EwOperand in[kEwMaxOperands];
+  double alpha = 1; ///< add/sub's alpha
+  /// Compute in double (some operand or the result is floating) or else in
+  /// int64 (exact integer and bool arithmetic).
+  bool floating = true;
+  int32_t operandIndex = 0; ///< Copy: which operand to copy
+};
+
+//===--- Element loads and stores (host and device) -----------------------===//
+
+TRACEIR_HD inline float ewHalfToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {
+      exp = 127 - 15 + 1;
+      while (!(man & 0x400)) {
+        man <<= 1;
+        --exp;
+      }
+      bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+TRACEIR_HD inline uint16_t ewFloatToHalf(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000, exp = (x >> 23) & 0xff,
+           man = x & 0x7fffff;
+  if (exp == 0xff)
+    return sign | 0x7c00 | (man ? 0x200 : 0);
+  int e = static_cast<int>(exp) - 127 + 15;
+  if (e >= 31)
+    return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10)
+      return sign;
+    man |= 0x800000;
+    int shift = 14 - e;
+    uint32_t half = man >> shift, rem = man & ((1u << shift) - 1),
+             mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1)))
+      ++half;
+    return sign | half;
+  }
+  uint32_t half = sign | (e << 10) | (man >> 13), rem = man & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (half & 1)))
+    ++half; // round to nearest even; a carry into the exponent is right
+  return half;
+}
+
+TRACEIR_HD inline float ewBf16ToFloat(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+TRACEIR_HD inline uint16_t ewFloatToBf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if (f != f)
+    return 0x7fc0;
+  x += 0x7fff + ((x >> 16) & 1); // round to nearest even
+  return x >> 16;
+}
+
+template <typename T> TRACEIR_HD inline T ewRead(const char *p) {
+  T v;
+  memcpy(&v, p, sizeof(T));
+  return v;
+}
+template <typename T> TRACEIR_HD inline void ewWrite(char *p, T v) {
+  memcpy(p, &v, sizeof(T));
+}
+
+TRACEIR_HD inline int ewSize(int32_t dtype) {
+  switch (dtype) {
+  case F64:
+  case I64:
+    return 8;
+  case F32:
+  case I32:
+    return 4;
+  case F16:
+  case BF16:
+  case I16:
+    return 2;
+  default:
+    return 1;
+  }
+}
+
+TRACEIR_HD inline bool ewIsFloating(int32_t dtype) {
+  return dtype == F32 || dtype == F64 || dtype == F16 || dtype == BF16;
+}
+
+TRACEIR_HD inline double ewLoadDouble(const char *p, int32_t dtype) {
+  switch (dtype) {
+  case F32:
+    return ewRead<float>(p);
+  case F64:
+    return ewRead<double>(p);
+  case F16:
+    return ewHalfToFloat(ewRead<uint16_t>(p));
+  case BF16:
+    return ewBf16ToFloat(ewRead<uint16_t>(p));
+  case I64:
+    return static_cast<double>(ewRead<int64_t>(p));
+  case I32:
+    return ewRead<int32_t>(p);
+  case I16:
+    return ewRead<int16_t>(p);
+  case I8:
+    return ewRead<int8_t>(p);
+  case U8:
+    return ewRead<uint8_t>(p);
+  default:
+    return ewRead<uint8_t>(p) != 0;
+  }
+}
+
+TRACEIR_HD inline int64_t ewLoadInt(const char *p, int32_t dtype) {
+  switch (dtype) {
+  case I64:
+    return ewRead<int64_t>(p);
+  case I32:
+    return ewRead<int32_t>(p);
+  case I16:
+    return ewRead<int16_t>(p);
+  case I8:
+    return ewRead<int8_t>(p);
+  case U8:
+    return ewRead<uint8_t>(p);
+  case Bool:
+    return ewRead<uint8_t>(p) != 0;
+  default:
+    return static_cast<int64_t>(ewLoadDouble(p, dtype));
+  }
+}
+
+TRACEIR_HD inline void ewStoreInt(char *p, int32_t dtype, int64_t v);
+
+TRACEIR_HD inline void ewStoreDouble(char *p, int32_t dtype, double v) {
+  switch (dtype) {
+  case F32:
+    return ewWrite<float>(p, static_cast<float>(v));
+  case F64:
+    return ewWrite<double>(p, v);
+  case F16:
+    return ewWrite<uint16_t>(p, ewFloatToHalf(static_cast<float>(v)));
+  case BF16:
+    return ewWrite<uint16_t>(p, ewFloatToBf16(static_cast<float>(v)));
+  case Bool:
+    return ewWrite<uint8_t>(p, v != 0);
+  default:
+    return ewStoreInt(p, dtype, static_cast<int64_t>(v));
+  }
+}
+
+TRACEIR_HD inline void ewStoreInt(char *p, int32_t dtype, int64_t v) {
+  switch (dtype) {
+  case I64:
+    return ewWrite<int64_t>(p, v);
+  case I32:
+    return ewWrite<int32_t>(p, static_cast<int32_t>(v));
+  case I16:
+    return ewWrite<int16_t>(p, static_cast<int16_t>(v));
+  case I8:
+    return ewWrite<int8_t>(p, static_cast<int8_t>(v));
+  case U8:
+    return ewWrite<uint8_t>(p, static_cast<uint8_t>(v));
+  case Bool:
+    return ewWrite<uint8_t>(p, v != 0);
+  default:
+    return ewStoreDouble(p, dtype, static_cast<double>(v));
+  }
+}
+
+//===--- The ops ----------------------------------------------------------===//
+
+TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
+  switch (L.op) {
+  case EwOp::Add:
+    return v[0] + L.alpha * v[1];
+  case EwOp::Sub:
+    return v[0] - L.alpha * v[1];
+  case EwOp::Mul:
+    return v[0] * v[1];
+  case EwOp::Div:
+    return v[0] / v[1];
+  case EwOp::DivTrunc:
+    return trunc(v[0] / v[1]);
+  case EwOp::DivFloor:
+    return floor(v[0] / v[1]);
+  case EwOp::Pow:
+    return pow(v[0], v[1]);
+  case EwOp::Eq:
+    return v[0] == v[1];
+  case EwOp::Ne:
+    return v[0] != v[1];
+  case EwOp::Lt:
+    return v[0] < v[1];
+  case EwOp::Le:
+    return v[0] <= v[1];
+  case EwOp::Gt:
+    return v[0] > v[1];
+  case EwOp::Ge:
+    return v[0] >= v[1];
+  case EwOp::Where:
+    return v[0] != 0 ? v[1] : v[2];
+  case EwOp::Neg:
+    return -v[0];
+  case EwOp::Abs:
+    return fabs(v[0]);
+  case EwOp::Relu:
+    return v[0] > 0 || v[0] != v[0] ? v[0] : 0.0;
+  case EwOp::Exp:
+    return exp(v[0]);
+  case EwOp::Log:
+    return log(v[0]);
+  case EwOp::Sqrt:
+    return sqrt(v[0]);
+  case EwOp::Rsqrt:
+    return 1.0 / sqrt(v[0]);
+  case EwOp::Tanh:
+    return tanh(v[0]);
+  case EwOp::Sigmoid:
+    return 1.0 / (1.0 + exp(-v[0]));
+  case EwOp::Gelu:
+    return 0.5 * v[0] * (1.0 + erf(v[0] * 0.70710678118654752440));
+  case EwOp::GeluTanh: {
+    const double k = 0.79788456080286535588; // sqrt(2 / pi)
+    return 0.5 * v[0] *
+           (1.0 + tanh(k * (v[0] + 0.044715 * v[0] * v[0] * v[0])));
+  }
+  case EwOp::Copy:
+    return v[L.operandIndex];
+  case EwOp::Zero:
+    return 0.0;
+  }
+  return 0.0;
+}
+
+/// Integer semantics; `divByZero` is set on an integer division by zero.
+TRACEIR_HD inline int64_t ewApplyInt(const EwLaunch &L, const int64_t *v,
+                                     bool &divByZero) {
+  switch (L.op) {
+  case EwOp::Add:
+    return v[0] + static_cast<int64_t>(L.alpha) * v[1];
+  case EwOp::Sub:
+    return v[0] - static_cast<int64_t>(L.alpha) * v[1];
+  case EwOp::Mul:
+    return v[0] * v[1];
+  case EwOp::DivTrunc:
+  case EwOp::DivFloor:
+  case EwOp::Div: {
+    if (v[1] == 0) {
+      divByZero = true;
+      return 0;
+    }
+    int64_t q = v[0] / v[1];
+    if (L.op == EwOp::DivFloor && v[0] % v[1] != 0 &&
+        ((v[0] < 0) != (v[1] < 0)))
+      --q;
+    return q;
+  }
+  case EwOp::Pow: {
+    int64_t r = 1;
+    for (int64_t e = v[1]; e > 0; --e)
+      r *= v[0];
+    if (v[1] < 0)
+      return v[0] == 1 ? 1 : v[0] == -1 ? ((-v[1]) % 2 ? -1 : 1) : 0;
+    return r;
+  }
+  case EwOp::Eq:
+    return v[0] == v[1];
+  case EwOp::Ne:
+    return v[0] != v[1];
+  case EwOp::Lt:
+    return v[0] < v[1];
+  case EwOp::Le:
+    return v[0] <= v[1];
+  case EwOp::Gt:
+    return v[0] > v[1];
+  case EwOp::Ge:
+    return v[0] >= v[1];
+  case EwOp::Where:
+    return v[0] != 0 ? v[1] : v[2];
+  case EwOp::Neg:
+    return -v[0];
+  case EwOp::Abs:
+    return v[0] < 0 ? -v[0] : v[0];
+  case EwOp::Relu:
+    return v[0] > 0 ? v[0] : 0;
+  case EwOp::Copy:
+    return v[L.operandIndex];
+  case EwOp::Zero:
+    return 0;
+  default: { // float-only functions of an integer: through double
+    double d[kEwMaxOperands] = {double(v[0]), double(v[1]), double(v[2])};
+    return static_cast<int64_t>(ewApply(L, d));
+  }
+  }
+}
+
+/// Computes element `k` (linear index in the output's shape).
+TRACEIR_HD inline void ewElement(const EwLaunch &L, int64_t k,
+                                 bool &divByZero) {
+  int64_t idx[kEwMaxRank];
+  for (int d = L.rank - 1; d >= 0; --d) {
+    idx[d] = L.shape[d] ? k % L.shape[d] : 0;
+    k = L.shape[d] ? k / L.shape[d] : 0;
+  }
+  int64_t outOff = 0;
+  for (int d = 0; d < L.rank; ++d)
+    outOff += idx[d] * L.outStrides[d];
+  char *out = L.out + outOff * ewSize(L.outDtype);
+  if (L.floating) {
+    double v[kEwMaxOperands] = {0, 0, 0};
+    for (int j = 0; j < L.numOperands; ++j) {
+      const EwOperand &op = L.in[j];
+      if (!op.data) {
+        v[j] = op.number;
+        continue;
+      }
+      int64_t off = 0;
+      for (int d = 0; d < L.rank; ++d)
+        off += idx[d] * op.strides[d];
+      v[j] = ewLoadDouble(op.data + off * ewSize(op.dtype), op.dtype);
+    }
+    ewStoreDouble(out, L.outDtype, ewApply(L, v));
+  } else {
+    int64_t v[kEwMaxOperands] = {0, 0, 0};
+    for (int j = 0; j < L.numOperands; ++j) {
+      const EwOperand &op = L.in[j];
+      if (!op.data) {
+        v[j] = op.integer;
+        continue;
+      }
+      int64_t off = 0;
+      for (int d = 0; d < L.rank; ++d)
+        off += idx[d] * op.strides[d];
+      v[j] = ewLoadInt(op.data + off * ewSize(op.dtype), op.dtype);
+    }
+    ewStoreInt(out, L.outDtype, ewApplyInt(L, v, divByZero));
+  }
+}
+
+/// Runs a launch on a CUDA device (Elementwise.cu). Returns false when the
+/// launch failed or an integer division by zero happened.
+bool launchElementwiseCUDA(const EwLaunch &launch, bool &divByZero);
+
+} // namespace traceir
+
+#endif // TRACEIR_RUNTIME_ELEMENTWISE_H

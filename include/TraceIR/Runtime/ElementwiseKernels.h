@@ -1,0 +1,128 @@
+//===- ElementwiseKernels.h - Elementwise kernels for any device -*- C++
+//-*-===//
+//
+// The host half of every elementwise kernel: reading the call's arguments,
+// broadcasting, choosing the compute type, building an EwLaunch. A backend
+// instantiates Elementwise<Exec> with the function that runs a launch on its
+// device, so CPU and CUDA share all of this (and the CPU tests cover it).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_ELEMENTWISEKERNELS_H
+#define TRACEIR_RUNTIME_ELEMENTWISEKERNELS_H
+
+#include "TraceIR/Runtime/Elementwise.h"
+#include "TraceIR/Runtime/Executable.h"
+
+namespace traceir {
+
+/// The elementwise PyOps (names as in the registry).
+#define TRACEIR_ELEMENTWISE_KERNELS(X)                                         \
+  X(abs)                                                                       \
+  X(add) X(add_) X(clone) X(copy_) X(div) X(div_) X(eq) X(exp) X(fill_) X(ge)  \
+      X(gelu) X(gt) X(le) X(log) X(lt) X(mul) X(mul_) X(ne) X(neg) X(pow)      \
+          X(relu) X(relu_) X(rsqrt) X(sigmoid) X(sqrt) X(sub) X(sub_) X(tanh)  \
+              X(where) X(zero_)
+
+/// Fills `L` for `op` over arguments [0, n) into `out`. Fails the call (and
+/// returns false) when the rank is beyond what a launch holds.
+bool prepareElementwise(KernelContext &ctx, EwOp op, unsigned n,
+                        const Tensor &out, EwLaunch &L);
+
+/// Runs launches with `Exec`, a backend's `bool(const EwLaunch &, bool
+/// &divByZero)`.
+template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
+  static void run(KernelContext &ctx, EwOp op, unsigned n, Tensor &out,
+                  double alpha = 1) {
+    EwLaunch L;
+    if (!prepareElementwise(ctx, op, n, out, L))
+      return;
+    L.alpha = alpha;
+    bool divByZero = false;
+    if (!Exec(L, divByZero))
+      return ctx.fail("the elementwise kernel failed to run on " +
+                      llvm::Twine(out.storage->device.str()));
+    if (divByZero)
+      ctx.fail("integer division by zero");
+  }
+  static double alpha(KernelContext &ctx) {
+    return ctx.isNone(2) ? 1.0 : ctx.scalar(2).number();
+  }
+  /// An in-place op writes through its first argument.
+  static Tensor &self(KernelContext &ctx) {
+    ctx.result(0) = ctx.tensor(0);
+    return ctx.result(0);
+  }
+  static EwOp divOp(KernelContext &ctx) {
+    if (ctx.isNone(2))
+      return EwOp::Div;
+    const std::string &mode = ctx.scalar(2).s;
+    if (mode == "trunc")
+      return EwOp::DivTrunc;
+    if (mode == "floor")
+      return EwOp::DivFloor;
+    ctx.fail("rounding_mode must be None, 'trunc' or 'floor', got '" + mode +
+             "'");
+    return EwOp::Div;
+  }
+
+  static void add(KernelContext &c) {
+    run(c, EwOp::Add, 2, c.result(0), alpha(c));
+  }
+  static void add_(KernelContext &c) {
+    run(c, EwOp::Add, 2, self(c), alpha(c));
+  }
+  static void sub(KernelContext &c) {
+    run(c, EwOp::Sub, 2, c.result(0), alpha(c));
+  }
+  static void sub_(KernelContext &c) {
+    run(c, EwOp::Sub, 2, self(c), alpha(c));
+  }
+  static void mul(KernelContext &c) { run(c, EwOp::Mul, 2, c.result(0)); }
+  static void mul_(KernelContext &c) { run(c, EwOp::Mul, 2, self(c)); }
+  static void div(KernelContext &c) {
+    EwOp op = divOp(c);
+    if (!c.failed())
+      run(c, op, 2, c.result(0));
+  }
+  static void div_(KernelContext &c) {
+    EwOp op = divOp(c);
+    if (!c.failed())
+      run(c, op, 2, self(c));
+  }
+  static void pow(KernelContext &c) { run(c, EwOp::Pow, 2, c.result(0)); }
+  static void eq(KernelContext &c) { run(c, EwOp::Eq, 2, c.result(0)); }
+  static void ne(KernelContext &c) { run(c, EwOp::Ne, 2, c.result(0)); }
+  static void lt(KernelContext &c) { run(c, EwOp::Lt, 2, c.result(0)); }
+  static void le(KernelContext &c) { run(c, EwOp::Le, 2, c.result(0)); }
+  static void gt(KernelContext &c) { run(c, EwOp::Gt, 2, c.result(0)); }
+  static void ge(KernelContext &c) { run(c, EwOp::Ge, 2, c.result(0)); }
+  static void where(KernelContext &c) { run(c, EwOp::Where, 3, c.result(0)); }
+  static void neg(KernelContext &c) { run(c, EwOp::Neg, 1, c.result(0)); }
+  static void abs(KernelContext &c) { run(c, EwOp::Abs, 1, c.result(0)); }
+  static void relu(KernelContext &c) { run(c, EwOp::Relu, 1, c.result(0)); }
+  static void relu_(KernelContext &c) { run(c, EwOp::Relu, 1, self(c)); }
+  static void exp(KernelContext &c) { run(c, EwOp::Exp, 1, c.result(0)); }
+  static void log(KernelContext &c) { run(c, EwOp::Log, 1, c.result(0)); }
+  static void sqrt(KernelContext &c) { run(c, EwOp::Sqrt, 1, c.result(0)); }
+  static void rsqrt(KernelContext &c) { run(c, EwOp::Rsqrt, 1, c.result(0)); }
+  static void tanh(KernelContext &c) { run(c, EwOp::Tanh, 1, c.result(0)); }
+  static void sigmoid(KernelContext &c) {
+    run(c, EwOp::Sigmoid, 1, c.result(0));
+  }
+  static void gelu(KernelContext &c) {
+    std::string mode = c.isNone(1) ? "none" : c.scalar(1).s;
+    if (mode != "none" && mode != "tanh")
+      return c.fail("approximate must be 'none' or 'tanh', got '" + mode + "'");
+    run(c, mode == "tanh" ? EwOp::GeluTanh : EwOp::Gelu, 1, c.result(0));
+  }
+  static void clone(KernelContext &c) { run(c, EwOp::Copy, 1, c.result(0)); }
+  // copy_(self, src) and fill_(self, value): out = argument 1.
+  static void copy_(KernelContext &c) { run(c, EwOp::Copy, 2, self(c)); }
+  static void fill_(KernelContext &c) { run(c, EwOp::Copy, 2, self(c)); }
+  static void zero_(KernelContext &c) { run(c, EwOp::Zero, 0, self(c)); }
+};
+
+} // namespace traceir
+
+#endif // TRACEIR_RUNTIME_ELEMENTWISEKERNELS_H

@@ -1,0 +1,49 @@
+//===- ElementwisePrep.cpp - Building elementwise launches ----------------===//
+
+#include "TraceIR/Runtime/ElementwiseKernels.h"
+
+using namespace traceir;
+
+bool traceir::prepareElementwise(KernelContext &ctx, EwOp op, unsigned n,
+                                 const Tensor &out, EwLaunch &L) {
+  if (out.rank() > kEwMaxRank) {
+    ctx.fail("elementwise ops support tensors of rank up to " +
+             llvm::Twine(kEwMaxRank) + ", got " + llvm::Twine(out.rank()));
+    return false;
+  }
+  L.op = op;
+  L.rank = out.rank();
+  L.numel = out.numel();
+  for (int64_t d = 0; d < out.rank(); ++d) {
+    L.shape[d] = out.shape[d];
+    L.outStrides[d] = out.strides[d];
+  }
+  L.out = out.bytes();
+  L.outDtype = static_cast<int32_t>(out.dtype);
+  L.numOperands = n;
+  // Integer math only when every operand and the result are integers or
+  // bools (a comparison of floats has a bool result but float operands).
+  L.floating = ewIsFloating(L.outDtype);
+  for (unsigned i = 0; i < n; ++i) {
+    EwOperand &o = L.in[i];
+    if (ctx.isTensor(i)) {
+      const Tensor &t = ctx.tensor(i);
+      o.data = t.bytes();
+      o.dtype = static_cast<int32_t>(t.dtype);
+      int64_t off = out.rank() - t.rank();
+      for (int64_t d = 0; d < t.rank(); ++d)
+        o.strides[off + d] = t.shape[d] == 1 ? 0 : t.strides[d];
+      L.floating |= ewIsFloating(o.dtype);
+    } else {
+      const Scalar &s = ctx.scalar(i);
+      o.number = s.number();
+      o.integer = s.kind == Scalar::Kind::Float  ? static_cast<int64_t>(s.f)
+                  : s.kind == Scalar::Kind::Bool ? s.b
+                                                 : s.i;
+      L.floating |= s.kind == Scalar::Kind::Float;
+    }
+  }
+  if (op == EwOp::Copy)
+    L.operandIndex = n - 1; // clone copies argument 0; copy_/fill_ argument 1
+  return true;
+}

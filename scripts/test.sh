@@ -17,7 +17,7 @@ run_pytest() {
   local name="$1" build="$2" log rc
   log="$(mktemp)"
   echo "== [$name] pytest (PyTorch oracle)"
-  (cd "$ROOT" && TRACEIR_BUILD="$build" "$VENV/bin/python" -m pytest -q -p no:cacheprovider test/python) >"$log" 2>&1
+  (cd "$ROOT" && TRACEIR_BUILD="$build" "$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider test/python) >"$log" 2>&1
   rc=$?
   tail -n 40 "$log"
   local pp pf

@@ -163,12 +163,16 @@ static llvm::Error constantData(ConstantOp op, DType dtype,
 
 llvm::Expected<std::unique_ptr<Executable>>
 traceir::buildExecutable(GraphOp graph, Device device) {
-  if (device.kind != Device::Kind::CPU)
-    return makeError("device " + device.str() +
-                     ": this build's runtime has no CUDA backend yet");
   auto exe = std::make_unique<Executable>();
   exe->dev = device;
-  exe->alloc = createCPUAllocator();
+  if (device.kind == Device::Kind::CPU) {
+    exe->alloc = createCPUAllocator();
+  } else {
+    auto alloc = createCUDAAllocator(device.index);
+    if (!alloc)
+      return alloc.takeError();
+    exe->alloc = std::move(*alloc);
+  }
 
   Block &block = graph.getBody().front();
   llvm::DenseMap<Value, int32_t> slotOf;

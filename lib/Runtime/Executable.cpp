@@ -158,7 +158,8 @@ Tensor KernelContext::tiedCopy(const Tensor &src,
   out.dtype = src.dtype;
   out.shape = src.shape;
   out.strides = Tensor::contiguousStrides(src.shape);
-  cpu::copyTensor(src, out);
+  if (!exe->alloc->copyStrided(src, out))
+    fail("copying on " + exe->dev.str() + " failed");
   out.shape.assign(shape.begin(), shape.end());
   out.strides = Tensor::contiguousStrides(shape);
   return out;
@@ -296,7 +297,18 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
     if (t.isContiguous()) {
       alloc->copyToHost(h.data.data(), t.bytes(), h.data.size());
     } else {
-      cpu::copyStridedToContiguous(t, h.data.data());
+      // Gather on the device first, then copy the contiguous result.
+      Storage *tmp = state.newStorage(t.nbytes(), /*ownedByRun=*/false);
+      if (!tmp)
+        return makeError("out of memory on " + dev.str() +
+                         " gathering an output");
+      Tensor dense = t;
+      dense.storage = tmp;
+      dense.offset = 0;
+      dense.strides = Tensor::contiguousStrides(t.shape);
+      if (!alloc->copyStrided(t, dense))
+        return makeError("copying an output on " + dev.str() + " failed");
+      alloc->copyToHost(h.data.data(), tmp->data, h.data.size());
     }
     outputs.push_back(std::move(h));
   }

@@ -7,6 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Runtime/CUDA/Kernels.h"
+
+#include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
 #include <iterator>
@@ -15,16 +18,31 @@ using namespace traceir;
 
 namespace {
 struct KernelEntry {
-  llvm::StringLiteral name;
-  KernelFn cpu;
+  std::string name;
+  KernelFn cpu = nullptr;
+  KernelFn cuda = nullptr;
 };
 
 /// All kernels sorted by name, built on first use (build time only).
 llvm::ArrayRef<KernelEntry> kernels() {
   static const std::vector<KernelEntry> table = [] {
-#define TRACEIR_CPU_ENTRY(NAME) KernelEntry{#NAME, cpu::NAME},
-    std::vector<KernelEntry> t{TRACEIR_CPU_KERNELS(TRACEIR_CPU_ENTRY)};
+    llvm::StringMap<KernelEntry> byName;
+#define TRACEIR_CPU_ENTRY(NAME) byName[#NAME].cpu = cpu::NAME;
+    TRACEIR_CPU_KERNELS(TRACEIR_CPU_ENTRY)
 #undef TRACEIR_CPU_ENTRY
+#define TRACEIR_CUDA_ENTRY(NAME) byName[#NAME].cuda = cuda::NAME;
+    TRACEIR_ELEMENTWISE_KERNELS(TRACEIR_CUDA_ENTRY)
+    TRACEIR_CUDA_LINALG_KERNELS(TRACEIR_CUDA_ENTRY)
+#undef TRACEIR_CUDA_ENTRY
+#define TRACEIR_NEUTRAL_ENTRY(NAME) byName[#NAME].cuda = cpu::NAME;
+    TRACEIR_DEVICE_NEUTRAL_KERNELS(TRACEIR_NEUTRAL_ENTRY)
+#undef TRACEIR_NEUTRAL_ENTRY
+    std::vector<KernelEntry> t;
+    for (auto &entry : byName) {
+      KernelEntry e = entry.second;
+      e.name = entry.first().str();
+      t.push_back(e);
+    }
     std::sort(t.begin(), t.end(),
               [](const KernelEntry &a, const KernelEntry &b) {
                 return a.name < b.name;
@@ -37,17 +55,22 @@ llvm::ArrayRef<KernelEntry> kernels() {
 
 KernelFn traceir::lookupKernel(llvm::StringRef name, Device::Kind kind) {
   llvm::ArrayRef<KernelEntry> table = kernels();
-  auto it = std::lower_bound(
-      table.begin(), table.end(), name,
-      [](const KernelEntry &e, llvm::StringRef n) { return e.name < n; });
+  auto it = std::lower_bound(table.begin(), table.end(), name,
+                             [](const KernelEntry &e, llvm::StringRef n) {
+                               return llvm::StringRef(e.name) < n;
+                             });
   if (it == table.end() || it->name != name)
     return nullptr;
-  return kind == Device::Kind::CPU ? it->cpu : nullptr;
+  return kind == Device::Kind::CPU ? it->cpu : it->cuda;
 }
 
 std::vector<std::pair<std::string, Device::Kind>> traceir::listKernels() {
   std::vector<std::pair<std::string, Device::Kind>> out;
-  for (const KernelEntry &e : kernels())
-    out.push_back({e.name.str(), Device::Kind::CPU});
+  for (const KernelEntry &e : kernels()) {
+    if (e.cpu)
+      out.push_back({e.name, Device::Kind::CPU});
+    if (e.cuda)
+      out.push_back({e.name, Device::Kind::CUDA});
+  }
   return out;
 }

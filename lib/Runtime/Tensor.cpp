@@ -2,6 +2,7 @@
 
 #include "TraceIR/Runtime/Tensor.h"
 #include "TraceIR/Runtime/Allocator.h"
+#include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/HostTensor.h"
 
 #include "llvm/ADT/StringSwitch.h"
@@ -189,6 +190,10 @@ public:
   }
   void poison(void *ptr, size_t nbytes) override {
     std::memset(ptr, 0xFF, nbytes);
+  }
+  bool copyStrided(const Tensor &src, Tensor &dst) override {
+    cpu::copyTensor(src, dst);
+    return true;
   }
 };
 } // namespace

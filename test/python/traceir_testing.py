@@ -15,6 +15,8 @@ from safetensors.torch import load_file, save_file
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("TRACEIR_BUILD", os.path.join(ROOT, "build"))
 BIN = os.path.join(BUILD, "bin")
+# The device every test runs on: scripts/gpu-check.sh sets it to cuda.
+DEVICE = os.environ.get("TRACEIR_DEVICE", "cpu")
 
 DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
           torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32",
@@ -117,7 +119,7 @@ class RunError(Exception):
 
 
 def run_graph(text, inputs=None, params=None, free=True, check_frees=True,
-              device="cpu", seed=0, extra=()):
+              device=None, seed=0, extra=()):
     """Runs a graph; returns (outputs, memory report dict)."""
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "g.mlir")
@@ -132,7 +134,7 @@ def run_graph(text, inputs=None, params=None, free=True, check_frees=True,
             if proc.returncode != 0:
                 raise RunError(proc.stderr.strip())
             path = freed
-        cmd = [os.path.join(BIN, "trace-run"), path, "--device", device,
+        cmd = [os.path.join(BIN, "trace-run"), path, "--device", device or DEVICE,
                "--memory-report=json", "--seed", str(seed), *extra]
         if check_frees:
             cmd.append("--check-frees")
@@ -170,3 +172,13 @@ def check_op(op, args, expected, rtol=1e-5, atol=1e-6, **kwargs):
     dev = report["devices"][0]
     assert dev["peak_bytes"] == dev["predicted_peak_bytes"], (op, report)
     return outputs
+
+
+def cuda_status():
+    """(available, reason): whether trace-run can use cuda:0 here."""
+    text, inputs = op_graph("neg", [torch.ones(1)], [torch.ones(1)])
+    try:
+        run_graph(text, inputs, device="cuda", free=False, check_frees=False)
+        return True, ""
+    except RunError as e:
+        return False, str(e).replace("trace-run: error: ", "")

@@ -5,6 +5,8 @@
 
 #include "TraceIR/Runtime/Tensor.h"
 
+#include "llvm/Support/Error.h"
+
 #include <memory>
 
 namespace traceir {
@@ -30,6 +32,9 @@ public:
   /// Overwrites freed memory with a recognizable pattern (0xFF bytes, NaN
   /// for floats) for free checking.
   virtual void poison(void *ptr, size_t nbytes) = 0;
+  /// Copies `src` into `dst` element by element on this device (same
+  /// shape, any strides and dtypes).
+  virtual bool copyStrided(const Tensor &src, Tensor &dst) = 0;
 
   int64_t allocatedBytes() const { return allocated; }
   int64_t peakAllocatedBytes() const { return peakAllocated; }
@@ -49,6 +54,11 @@ private:
 
 /// 64-byte aligned host memory, no cache: every byte it holds is live.
 std::unique_ptr<Allocator> createCPUAllocator();
+
+/// A caching allocator on CUDA device `index`: freed blocks stay cached for
+/// reuse (cudaMalloc is slow) until releaseCache(). Fails with a plain
+/// message when there is no such device (no driver, no GPU, bad index).
+llvm::Expected<std::unique_ptr<Allocator>> createCUDAAllocator(int index);
 
 } // namespace traceir
 

@@ -1,0 +1,33 @@
+//===- Kernels.h - CUDA kernels ---------------------------------*- C++ -*-===//
+//
+// The CUDA backend's kernels. Elementwise ops share their host half with the
+// CPU (ElementwiseKernels.h) and run Elementwise.cu's device loop; view ops
+// are pure metadata and use the CPU's view kernels as they are (their copies
+// go through the device's allocator); matrix products go to cuBLAS.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_CUDA_KERNELS_H
+#define TRACEIR_RUNTIME_CUDA_KERNELS_H
+
+#include "TraceIR/Runtime/ElementwiseKernels.h"
+#include "TraceIR/Runtime/Executable.h"
+
+namespace traceir::cuda {
+
+/// Copies `src` into `dst` on the device (any strides and dtypes).
+bool copyStrided(const Tensor &src, Tensor &dst);
+
+#define TRACEIR_CUDA_DECLARE(NAME) void NAME(KernelContext &ctx);
+TRACEIR_ELEMENTWISE_KERNELS(TRACEIR_CUDA_DECLARE)
+#undef TRACEIR_CUDA_DECLARE
+
+/// cuBLAS products (Linalg.cpp).
+#define TRACEIR_CUDA_LINALG_KERNELS(X) X(addmm) X(bmm) X(linear) X(matmul) X(mm)
+#define TRACEIR_CUDA_DECLARE(NAME) void NAME(KernelContext &ctx);
+TRACEIR_CUDA_LINALG_KERNELS(TRACEIR_CUDA_DECLARE)
+#undef TRACEIR_CUDA_DECLARE
+
+} // namespace traceir::cuda
+
+#endif // TRACEIR_RUNTIME_CUDA_KERNELS_H

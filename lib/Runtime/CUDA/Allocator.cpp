@@ -1,0 +1,127 @@
+//===- Allocator.cpp - The CUDA caching allocator -------------------------===//
+//
+// cudaMalloc and cudaFree synchronize and are slow, so freed blocks stay in a
+// per-device cache keyed by size and are handed out again; releaseCache()
+// returns them. Sizes round up to 512 bytes. `allocatedBytes` counts
+// everything held from the driver, cached blocks included.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Runtime/Allocator.h"
+#include "TraceIR/Runtime/CUDA/Kernels.h"
+#include "TraceIR/Runtime/Elementwise.h"
+
+#include <cuda_runtime.h>
+
+#include <map>
+#include <unordered_map>
+
+using namespace traceir;
+
+namespace {
+llvm::Error cudaFailure(const llvm::Twine &what, cudaError_t err) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 what + ": " + cudaGetErrorName(err) + " (" +
+                                     cudaGetErrorString(err) + ")");
+}
+
+class CUDAAllocator final : public Allocator {
+public:
+  explicit CUDAAllocator(int index) : index(index) {}
+  ~CUDAAllocator() override {
+    releaseCache();
+    cudaSetDevice(index);
+    for (auto &[ptr, size] : blockSize)
+      cudaFree(ptr); // blocks still in use when the allocator goes
+  }
+
+  static size_t rounded(size_t n) {
+    constexpr size_t kRound = 512;
+    return (std::max<size_t>(n, 1) + kRound - 1) / kRound * kRound;
+  }
+
+  void *allocate(size_t nbytes) override {
+    size_t size = rounded(nbytes);
+    // Reuse a cached block of this size, or one at most twice as large.
+    auto it = cache.lower_bound(size);
+    if (it != cache.end() && it->first <= 2 * size) {
+      void *p = it->second;
+      cache.erase(it);
+      return p;
+    }
+    cudaSetDevice(index);
+    void *p = nullptr;
+    if (cudaMalloc(&p, size) != cudaSuccess) {
+      cudaGetLastError();
+      releaseCache(); // retry once with the cache returned to the driver
+      if (cudaMalloc(&p, size) != cudaSuccess) {
+        cudaGetLastError();
+        return nullptr;
+      }
+    }
+    blockSize[p] = size;
+    noteAllocated(size);
+    return p;
+  }
+
+  void deallocate(void *ptr, size_t) override {
+    if (!ptr)
+      return;
+    auto it = blockSize.find(ptr);
+    if (it != blockSize.end())
+      cache.emplace(it->second, ptr);
+  }
+
+  void releaseCache() override {
+    cudaSetDevice(index);
+    for (auto &[size, ptr] : cache) {
+      cudaFree(ptr);
+      blockSize.erase(ptr);
+      noteAllocated(-static_cast<int64_t>(size));
+    }
+    cache.clear();
+  }
+
+  Device device() const override { return Device{Device::Kind::CUDA, index}; }
+
+  void copyFromHost(void *dst, const void *src, size_t nbytes) override {
+    if (nbytes)
+      cudaMemcpy(dst, src, nbytes, cudaMemcpyHostToDevice);
+  }
+  void copyToHost(void *dst, const void *src, size_t nbytes) override {
+    if (nbytes)
+      cudaMemcpy(dst, src, nbytes, cudaMemcpyDeviceToHost);
+  }
+  void poison(void *ptr, size_t nbytes) override {
+    cudaMemset(ptr, 0xFF, nbytes);
+  }
+  bool copyStrided(const Tensor &src, Tensor &dst) override {
+    return cuda::copyStrided(src, dst);
+  }
+
+private:
+  int index;
+  std::multimap<size_t, void *> cache;
+  std::unordered_map<void *, size_t> blockSize;
+};
+} // namespace
+
+llvm::Expected<std::unique_ptr<Allocator>>
+traceir::createCUDAAllocator(int index) {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    cudaGetLastError(); // clear it: "no device" is an answer, not a failure
+    return cudaFailure("no CUDA device (cudaGetDeviceCount failed)", err);
+  }
+  if (index < 0 || index >= count)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "no CUDA device cuda:" + llvm::Twine(index) +
+                                       " (this machine has " +
+                                       llvm::Twine(count) + ")");
+  if ((err = cudaSetDevice(index)) != cudaSuccess) {
+    cudaGetLastError();
+    return cudaFailure("cannot use cuda:" + llvm::Twine(index), err);
+  }
+  return std::make_unique<CUDAAllocator>(index);
+}

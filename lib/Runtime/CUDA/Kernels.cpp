@@ -1,0 +1,37 @@
+//===- Kernels.cpp - Host side of the CUDA kernels ------------------------===//
+
+#include "TraceIR/Runtime/CUDA/Kernels.h"
+
+using namespace traceir;
+
+namespace {
+using CUDAElementwise = Elementwise<launchElementwiseCUDA>;
+} // namespace
+
+#define TRACEIR_CUDA_ELEMENTWISE(NAME)                                         \
+  void cuda::NAME(KernelContext &ctx) { CUDAElementwise::NAME(ctx); }
+TRACEIR_ELEMENTWISE_KERNELS(TRACEIR_CUDA_ELEMENTWISE)
+#undef TRACEIR_CUDA_ELEMENTWISE
+
+bool cuda::copyStrided(const Tensor &src, Tensor &dst) {
+  if (dst.rank() > kEwMaxRank)
+    return false;
+  EwLaunch L;
+  L.op = EwOp::Copy;
+  L.rank = dst.rank();
+  L.numel = dst.numel();
+  for (int64_t d = 0; d < dst.rank(); ++d) {
+    L.shape[d] = dst.shape[d];
+    L.outStrides[d] = dst.strides[d];
+    L.in[0].strides[d] = src.shape[d] == 1 ? 0 : src.strides[d];
+  }
+  L.out = dst.bytes();
+  L.outDtype = static_cast<int32_t>(dst.dtype);
+  L.numOperands = 1;
+  L.in[0].data = src.bytes();
+  L.in[0].dtype = static_cast<int32_t>(src.dtype);
+  L.floating = ewIsFloating(L.outDtype) || ewIsFloating(L.in[0].dtype);
+  L.operandIndex = 0;
+  bool divByZero = false;
+  return launchElementwiseCUDA(L, divByZero);
+}

@@ -1,0 +1,235 @@
+//===- Linalg.cpp - Matrix products on CUDA through cuBLAS ----------------===//
+//
+// Row-major C = A @ B is column-major C^T = B^T @ A^T, so every product is
+// one cuBLAS gemm with the operands swapped. An operand whose last two dims
+// are row- or column-major is passed as is (with the transpose flag);
+// anything else is gathered on the device first. f16 and bf16 go through
+// cublasGemmEx with f32 accumulation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Runtime/CUDA/Kernels.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <mutex>
+
+using namespace traceir;
+
+namespace {
+/// One cuBLAS handle per device, created on first use.
+cublasHandle_t handleFor(int device) {
+  static std::mutex mutex;
+  static cublasHandle_t handles[64] = {};
+  std::lock_guard<std::mutex> lock(mutex);
+  if (device < 0 || device >= 64)
+    return nullptr;
+  if (!handles[device]) {
+    cudaSetDevice(device);
+    if (cublasCreate(&handles[device]) != CUBLAS_STATUS_SUCCESS)
+      handles[device] = nullptr;
+  }
+  return handles[device];
+}
+
+struct Operand {
+  const char *data;
+  int64_t ld;
+  bool trans; // stored column-major (the transpose of a row-major matrix)
+};
+
+bool describe(const char *base, int64_t rows, int64_t cols, int64_t rs,
+              int64_t cs, Operand &m) {
+  if ((cs == 1 || cols == 1) && (rows == 1 || rs >= cols)) {
+    m = {base, std::max<int64_t>({rs, cols, 1}), false};
+    return true;
+  }
+  if ((rs == 1 || rows == 1) && (cols == 1 || cs >= rows)) {
+    m = {base, std::max<int64_t>({cs, rows, 1}), true};
+    return true;
+  }
+  return false;
+}
+
+cudaDataType_t cudaType(DType dtype) {
+  switch (dtype) {
+  case DType::F64:
+    return CUDA_R_64F;
+  case DType::F16:
+    return CUDA_R_16F;
+  case DType::BF16:
+    return CUDA_R_16BF;
+  default:
+    return CUDA_R_32F;
+  }
+}
+
+/// C[M,N] (row-major, ldc) = A[M,K] @ B[K,N] for one matrix of each.
+bool gemm(KernelContext &ctx, DType dtype, const Tensor &scratchOwner,
+          const char *a, int64_t ars, int64_t acs, const char *b, int64_t brs,
+          int64_t bcs, char *c, int64_t ldc, int64_t M, int64_t N, int64_t K) {
+  size_t es = dtypeSize(dtype);
+  auto prepare = [&](const char *p, int64_t rows, int64_t cols, int64_t rs,
+                     int64_t cs, Operand &m) {
+    if (describe(p, rows, cols, rs, cs, m))
+      return true;
+    char *buf = static_cast<char *>(ctx.scratch(rows * cols * es));
+    if (!buf)
+      return false;
+    Storage src{const_cast<char *>(p), rows * cols * int64_t(es),
+                scratchOwner.storage->device};
+    Storage dst{buf, rows * cols * int64_t(es), scratchOwner.storage->device};
+    Tensor from, to;
+    from.storage = &src;
+    to.storage = &dst;
+    from.dtype = to.dtype = dtype;
+    from.shape = to.shape = {rows, cols};
+    from.strides = {rs, cs};
+    to.strides = {cols, 1};
+    if (!cuda::copyStrided(from, to))
+      return false;
+    m = {buf, std::max<int64_t>(cols, 1), false};
+    return true;
+  };
+  Operand A, B;
+  if (!prepare(a, M, K, ars, acs, A) || !prepare(b, K, N, brs, bcs, B))
+    return false;
+  if (M == 0 || N == 0)
+    return true;
+  cublasHandle_t h = handleFor(scratchOwner.storage->device.index);
+  if (!h)
+    return false;
+  // Column-major view: C^T[N,M] = B^T[N,K] @ A^T[K,M].
+  cublasOperation_t opB = B.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opA = A.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  float alpha32 = 1, beta32 = 0;
+  double alpha64 = 1, beta64 = 0;
+  cublasStatus_t st;
+  if (dtype == DType::F64)
+    st = cublasDgemm(h, opB, opA, N, M, K, &alpha64,
+                     reinterpret_cast<const double *>(B.data), B.ld,
+                     reinterpret_cast<const double *>(A.data), A.ld, &beta64,
+                     reinterpret_cast<double *>(c), ldc);
+  else if (dtype == DType::F32)
+    st = cublasSgemm(h, opB, opA, N, M, K, &alpha32,
+                     reinterpret_cast<const float *>(B.data), B.ld,
+                     reinterpret_cast<const float *>(A.data), A.ld, &beta32,
+                     reinterpret_cast<float *>(c), ldc);
+  else
+    st = cublasGemmEx(h, opB, opA, N, M, K, &alpha32, B.data, cudaType(dtype),
+                      B.ld, A.data, cudaType(dtype), A.ld, &beta32, c,
+                      cudaType(dtype), ldc, CUBLAS_COMPUTE_32F,
+                      CUBLAS_GEMM_DEFAULT);
+  return st == CUBLAS_STATUS_SUCCESS;
+}
+
+/// torch.matmul into a fresh contiguous `out` (batch dims broadcast).
+void matmulInto(KernelContext &ctx, const Tensor &x, const Tensor &y,
+                Tensor &out) {
+  if (x.dtype != y.dtype || (x.dtype != DType::F32 && x.dtype != DType::F64 &&
+                             x.dtype != DType::F16 && x.dtype != DType::BF16))
+    return ctx.fail(llvm::Twine("matrix products on CUDA support f32, f64, "
+                                "f16 and bf16, got ") +
+                    dtypeName(x.dtype) + " and " + dtypeName(y.dtype));
+  Shape xs = x.shape, xst = x.strides, ys = y.shape, yst = y.strides;
+  if (xs.size() == 1) {
+    xs.insert(xs.begin(), 1);
+    xst.insert(xst.begin(), 0);
+  }
+  if (ys.size() == 1) {
+    ys.push_back(1);
+    yst.push_back(0);
+  }
+  int64_t M = xs[xs.size() - 2], K = xs.back(), N = ys.back();
+  int64_t batchRank =
+      out.rank() - (x.rank() == 1 ? 0 : 1) - (y.rank() == 1 ? 0 : 1);
+  Shape batch(out.shape.begin(), out.shape.begin() + batchRank);
+  int64_t numBatch = 1;
+  for (int64_t d : batch)
+    numBatch *= d;
+  size_t es = dtypeSize(x.dtype);
+  Shape index(batchRank, 0);
+  for (int64_t bi = 0; bi < numBatch; ++bi) {
+    auto offset = [&](const Shape &shape, const Shape &strides) {
+      int64_t off = 0, lead = batchRank - (int64_t(shape.size()) - 2);
+      for (int64_t d = 0; d < int64_t(shape.size()) - 2; ++d)
+        if (shape[d] != 1)
+          off += index[lead + d] * strides[d];
+      return off;
+    };
+    if (!gemm(ctx, x.dtype, out, x.bytes() + offset(xs, xst) * es,
+              xst[xst.size() - 2], xst.back(), y.bytes() + offset(ys, yst) * es,
+              yst[yst.size() - 2], yst.back(), out.bytes() + bi * M * N * es,
+              std::max<int64_t>(N, 1), M, N, K))
+      return ctx.fail("cuBLAS gemm failed");
+    for (int64_t d = batchRank - 1; d >= 0; --d) {
+      if (++index[d] < batch[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+/// out = out * scaleOut + bias * scaleBias, broadcast (an elementwise launch).
+bool addScaled(const Tensor &bias, Tensor &out, double scaleOut,
+               double scaleBias) {
+  EwLaunch L;
+  L.op = EwOp::Add;
+  L.rank = out.rank();
+  L.numel = out.numel();
+  for (int64_t d = 0; d < out.rank(); ++d) {
+    L.shape[d] = out.shape[d];
+    L.outStrides[d] = out.strides[d];
+    L.in[0].strides[d] = out.strides[d];
+  }
+  int64_t off = out.rank() - bias.rank();
+  for (int64_t d = 0; d < bias.rank(); ++d)
+    L.in[1].strides[off + d] = bias.shape[d] == 1 ? 0 : bias.strides[d];
+  L.out = out.bytes();
+  L.outDtype = static_cast<int32_t>(out.dtype);
+  L.numOperands = 2;
+  L.in[0].data = out.bytes();
+  L.in[0].dtype = L.outDtype;
+  L.in[1].data = bias.bytes();
+  L.in[1].dtype = static_cast<int32_t>(bias.dtype);
+  L.floating = true;
+  L.alpha = scaleBias;
+  bool divByZero = false;
+  if (scaleOut != 1.0) {
+    EwLaunch S = L;
+    S.op = EwOp::Mul;
+    S.numOperands = 2;
+    S.in[1] = EwOperand();
+    S.in[1].number = scaleOut;
+    if (!launchElementwiseCUDA(S, divByZero))
+      return false;
+  }
+  return launchElementwiseCUDA(L, divByZero);
+}
+} // namespace
+
+void cuda::matmul(KernelContext &ctx) {
+  matmulInto(ctx, ctx.tensor(0), ctx.tensor(1), ctx.result(0));
+}
+void cuda::mm(KernelContext &ctx) { matmul(ctx); }
+void cuda::bmm(KernelContext &ctx) { matmul(ctx); }
+
+void cuda::linear(KernelContext &ctx) {
+  Tensor wt = ctx.tensor(1);
+  std::reverse(wt.shape.begin(), wt.shape.end());
+  std::reverse(wt.strides.begin(), wt.strides.end());
+  matmulInto(ctx, ctx.tensor(0), wt, ctx.result(0));
+  if (!ctx.failed() && ctx.isTensor(2) &&
+      !addScaled(ctx.tensor(2), ctx.result(0), 1.0, 1.0))
+    ctx.fail("adding the bias failed");
+}
+
+void cuda::addmm(KernelContext &ctx) {
+  double beta = ctx.isNone(3) ? 1.0 : ctx.scalar(3).number();
+  double alpha = ctx.isNone(4) ? 1.0 : ctx.scalar(4).number();
+  Tensor &out = ctx.result(0);
+  matmulInto(ctx, ctx.tensor(1), ctx.tensor(2), out);
+  if (!ctx.failed() && !addScaled(ctx.tensor(0), out, alpha, beta))
+    ctx.fail("scaling and adding self failed");
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The CUDA tier, for a machine with a GPU: builds, then runs every PyTorch-
+# oracle op and graph test on cuda (TRACEIR_DEVICE=cuda) plus the CUDA-only
+# tests, and prints what ran and what failed. Meant to finish in under 8
+# minutes. Usage: scripts/gpu-check.sh [pytest args...]
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${TRACEIR_VENV:-$HOME/.cache/traceir/venv}"
+"$ROOT/scripts/setup.sh" || exit 1
+"$ROOT/scripts/build.sh" "$ROOT/build" || exit 1
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=index,name,memory.total --format=csv
+echo "== CUDA tier: pytest with TRACEIR_DEVICE=cuda"
+cd "$ROOT" && TRACEIR_BUILD="$ROOT/build" TRACEIR_DEVICE=cuda \
+  timeout 450 "$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider test/python "$@"

@@ -28,6 +28,21 @@ TRACEIR_ELEMENTWISE_KERNELS(TRACEIR_CUDA_DECLARE)
 TRACEIR_CUDA_LINALG_KERNELS(TRACEIR_CUDA_DECLARE)
 #undef TRACEIR_CUDA_DECLARE
 
+/// Reductions, softmax, normalization, embedding, dropout, cat
+/// (Reductions.cpp/.cu, NN.cpp/.cu).
+#define TRACEIR_CUDA_REDUCE_KERNELS(X)
+/// Convolution, pooling, batch norm and its backward passes, losses
+/// (Conv.cpp/.cu, Norm.cpp/.cu, Loss.cpp/.cu).
+#define TRACEIR_CUDA_NN_KERNELS(X)
+/// Recurrent layers (RNN.cpp/.cu).
+#define TRACEIR_CUDA_RNN_KERNELS(X)
+
+#define TRACEIR_CUDA_DECLARE(NAME) void NAME(KernelContext &ctx);
+TRACEIR_CUDA_REDUCE_KERNELS(TRACEIR_CUDA_DECLARE)
+TRACEIR_CUDA_NN_KERNELS(TRACEIR_CUDA_DECLARE)
+TRACEIR_CUDA_RNN_KERNELS(TRACEIR_CUDA_DECLARE)
+#undef TRACEIR_CUDA_DECLARE
+
 } // namespace traceir::cuda
 
 #endif // TRACEIR_RUNTIME_CUDA_KERNELS_H

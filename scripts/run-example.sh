@@ -25,11 +25,27 @@ peak() { "$BIN/trace-opt" "$1" --test-print-storage-liveness -o /dev/null 2>&1 |
 echo "without frees (the 2017 interpreter):$(peak "$OUT/word_lm.mlir")"
 echo "with --free-dead-tensors:            $(peak "$OUT/word_lm.freed.mlir")"
 
-echo "== run on the CPU (this build's runtime has no CUDA backend yet)"
+# On CUDA when a GPU is present, else on the CPU, saying which.
+DEVICE=cpu
+cat >"$OUT/probe.mlir" <<'MLIR'
+trace.graph @probe() -> tensor<1xf32> {
+  %c = constant dense<1.0> : tensor<1xf32>
+  %0 = pyop "neg"(%c) : (tensor<1xf32>) -> tensor<1xf32>
+  ret %0 : tensor<1xf32>
+}
+MLIR
+if probe=$("$BIN/trace-run" "$OUT/probe.mlir" --device cuda 2>&1 >/dev/null); then
+  DEVICE=cuda
+fi
+if [[ $DEVICE == cpu ]]; then
+  echo "== run on the CPU: ${probe#trace-run: error: }"
+else
+  echo "== run on cuda:0"
+fi
 VENV="${TRACEIR_VENV:-$HOME/.cache/traceir/venv}"
 "$VENV/bin/python" "$ROOT/examples/word_lm_inputs.py" "$OUT"
 for graph in word_lm.mlir word_lm.freed.mlir; do
-  echo "-- trace-run $graph --params params.safetensors --inputs inputs.safetensors --outputs out.safetensors --memory-report"
-  "$BIN/trace-run" "$OUT/$graph" --params "$OUT/params.safetensors" \
+  echo "-- trace-run $graph --device $DEVICE --params params.safetensors --inputs inputs.safetensors --outputs out.safetensors --memory-report"
+  "$BIN/trace-run" "$OUT/$graph" --device "$DEVICE" --params "$OUT/params.safetensors" \
     --inputs "$OUT/inputs.safetensors" --outputs "$OUT/out.safetensors" --memory-report
 done

@@ -297,3 +297,14 @@ trace.graph @use_before_def(%x: tensor<3xf32>) -> () {
   %1 = pyop "relu"(%x) : (tensor<3xf32>) -> tensor<3xf32>
   ret
 }
+
+// -----
+
+// Instructions live in a graph.
+// expected-error @+1 {{'trace.pyop' op expects parent op 'trace.graph'}}
+%0 = trace.pyop "relu"() : () -> tensor<3xf32>
+
+// -----
+
+// expected-error @+1 {{'trace.constant' op expects parent op 'trace.graph'}}
+%0 = trace.constant dense<1.0> : tensor<3xf32>

@@ -87,7 +87,7 @@ def Trace_GraphOp : Trace_Op<"graph", [
 //===----------------------------------------------------------------------===//
 
 def Trace_ConstantOp : Trace_Op<"constant", [
-    ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+    ConstantLike, Pure, HasParent<"GraphOp">, AllTypesMatch<["value", "result"]>]> {
   let summary = "A tensor constant";
   let description = [{
     Tensor constants are instructions, never inline operands. Large blobs use
@@ -111,7 +111,7 @@ def Trace_ConstantOp : Trace_Op<"constant", [
 //===----------------------------------------------------------------------===//
 
 def Trace_PyOp : Trace_Op<"pyop", [
-    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+    HasParent<"GraphOp">, DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "A traced Python operator";
   let description = [{
     A call of the operator `op_name`. Tensors are SSA operands; Python

@@ -33,9 +33,9 @@ TRACEIR_CUDA_LINALG_KERNELS(TRACEIR_CUDA_DECLARE)
 #define TRACEIR_CUDA_REDUCE_KERNELS(X)
 /// Convolution, pooling, batch norm and its backward passes, losses
 /// (Conv.cpp/.cu, Norm.cpp/.cu, Loss.cpp/.cu).
-#define TRACEIR_CUDA_NN_KERNELS(X)
+#define TRACEIR_CUDA_NN_KERNELS(X) X(adaptive_avg_pool2d) X(batch_norm) X(batch_norm_double_backward) X(conv2d) X(cross_entropy) X(max_pool2d) X(native_batch_norm) X(native_batch_norm_backward) X(nll_loss)
 /// Recurrent layers (RNN.cpp/.cu).
-#define TRACEIR_CUDA_RNN_KERNELS(X)
+#define TRACEIR_CUDA_RNN_KERNELS(X) X(lstm)
 
 #define TRACEIR_CUDA_DECLARE(NAME) void NAME(KernelContext &ctx);
 TRACEIR_CUDA_REDUCE_KERNELS(TRACEIR_CUDA_DECLARE)

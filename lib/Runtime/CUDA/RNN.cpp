@@ -1,0 +1,359 @@
+//===- RNN.cpp - Recurrent layers on CUDA ---------------------------------===//
+//
+// lstm, as lib/Runtime/CPU/RNN.cpp computes it, on the device: per layer and
+// direction the input projection of the whole sequence is one cuBLAS gemm
+// onto the broadcast biases, and each time step adds h_{t-1} @ w_hh^T with
+// another gemm before RNN.cu's cell kernel applies the gates (i, f, g, o)
+// and writes h_t into the output. Dropout between layers (training) runs on
+// the device from a seed drawn from the run's generator, so a run is
+// deterministic per seed, but its masks are not the CPU's. Strided operands
+// are gathered into scratch first. Everything is queued on the legacy
+// default stream; nothing here synchronizes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Runtime/CUDA/Kernels.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <mutex>
+#include <string>
+
+using namespace traceir;
+
+// Device code (RNN.cu).
+namespace traceir::cuda::rnn {
+bool fillBias(float *gates, const float *bih, const float *bhh, int64_t rows,
+              int64_t gatesSize);
+bool fillBias(double *gates, const double *bih, const double *bhh, int64_t rows,
+              int64_t gatesSize);
+bool cellStep(const float *gates, float *cell, float *h, int64_t hStride,
+              int64_t batch, int64_t hidden);
+bool cellStep(const double *gates, double *cell, double *h, int64_t hStride,
+              int64_t batch, int64_t hidden);
+bool dropout(float *x, int64_t n, double p, float scale, uint64_t seed);
+bool dropout(double *x, int64_t n, double p, double scale, uint64_t seed);
+} // namespace traceir::cuda::rnn
+
+namespace {
+/// The scalar arguments that follow the weights.
+struct LstmConfig {
+  unsigned numTensors = 0;
+  bool hasBiases = true;
+  int64_t layers = 1;
+  double dropout = 0;
+  bool train = false;
+  bool bidirectional = false;
+  bool batchFirst = false;
+};
+
+/// One cuBLAS handle per device, created on first use.
+cublasHandle_t handleFor(int device) {
+  static std::mutex mutex;
+  static cublasHandle_t handles[64] = {};
+  std::lock_guard<std::mutex> lock(mutex);
+  if (device < 0 || device >= 64)
+    return nullptr;
+  if (!handles[device]) {
+    int current = 0;
+    if (cudaGetDevice(&current) != cudaSuccess)
+      current = device;
+    cudaSetDevice(device);
+    if (cublasCreate(&handles[device]) != CUBLAS_STATUS_SUCCESS)
+      handles[device] = nullptr;
+    cudaSetDevice(current);
+  }
+  return handles[device];
+}
+
+/// Row-major C[M,N] += A[M,K] @ B[N,K]^T with leading dimensions: in
+/// column-major terms C^T[N,M] += B^T[N,K] @ A^T[K,M], B read transposed.
+cublasStatus_t gemmNT(cublasHandle_t h, const float *a, int lda, const float *b,
+                      int ldb, float *c, int ldc, int m, int n, int k) {
+  const float one = 1;
+  return cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, b, ldb, a, lda,
+                     &one, c, ldc);
+}
+cublasStatus_t gemmNT(cublasHandle_t h, const double *a, int lda,
+                      const double *b, int ldb, double *c, int ldc, int m,
+                      int n, int k) {
+  const double one = 1;
+  return cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, b, ldb, a, lda,
+                     &one, c, ldc);
+}
+
+template <typename T>
+bool addProduct(cublasHandle_t h, const T *a, int64_t lda, const T *b,
+                int64_t ldb, T *c, int64_t ldc, int64_t m, int64_t n,
+                int64_t k) {
+  if (m == 0 || n == 0 || k == 0)
+    return true;
+  return gemmNT(h, a, int(std::max<int64_t>(lda, 1)), b,
+                int(std::max<int64_t>(ldb, 1)), c,
+                int(std::max<int64_t>(ldc, 1)), int(m), int(n),
+                int(k)) == CUBLAS_STATUS_SUCCESS;
+}
+
+/// `n` elements of device scratch (never a null pointer for n == 0), or
+/// null after failing the call.
+template <typename T> T *buffer(KernelContext &ctx, int64_t n) {
+  return static_cast<T *>(
+      ctx.scratch(std::max<int64_t>(n, 1) * static_cast<int64_t>(sizeof(T))));
+}
+
+/// Gathers `src` (any strides) into the contiguous device buffer `buf`.
+bool gather(const Tensor &src, void *buf) {
+  Storage storage{buf, src.nbytes(), src.storage->device};
+  Tensor dst;
+  dst.storage = &storage;
+  dst.dtype = src.dtype;
+  dst.shape = src.shape;
+  dst.strides = Tensor::contiguousStrides(src.shape);
+  return cuda::copyStrided(src, dst);
+}
+
+/// `t`'s elements in row-major order: its own memory when contiguous, else a
+/// gathered copy in scratch; null after failing the call.
+template <typename T> const T *contiguous(KernelContext &ctx, const Tensor &t) {
+  if (t.isContiguous())
+    return t.data<T>();
+  T *buf = buffer<T>(ctx, t.numel());
+  if (!buf)
+    return nullptr;
+  if (!gather(t, buf)) {
+    ctx.fail("lstm: gathering a strided argument on the device failed");
+    return nullptr;
+  }
+  return buf;
+}
+
+/// Device-to-device copy of `rows` rows of `width` elements.
+template <typename T>
+bool copyRows(T *dst, int64_t dstLd, const T *src, int64_t srcLd, int64_t rows,
+              int64_t width) {
+  if (rows == 0 || width == 0)
+    return true;
+  size_t es = sizeof(T);
+  if (cudaMemcpy2DAsync(dst, dstLd * es, src, srcLd * es, width * es, rows,
+                        cudaMemcpyDeviceToDevice, 0) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return true;
+}
+
+template <typename T> void runLstm(KernelContext &ctx, const LstmConfig &cfg) {
+  const Tensor &x = ctx.tensor(0), &h0t = ctx.tensor(1), &c0t = ctx.tensor(2);
+  int64_t dirs = cfg.bidirectional ? 2 : 1, layers = cfg.layers;
+  int64_t seq = x.shape[cfg.batchFirst ? 1 : 0];
+  int64_t batch = x.shape[cfg.batchFirst ? 0 : 1];
+  int64_t inputSize = x.shape[2], hidden = h0t.shape[2];
+  int64_t gatesSize = 4 * hidden, features = dirs * hidden;
+  unsigned perLayer = cfg.hasBiases ? 4 : 2;
+
+  // Every weight must have the shape nn.LSTM gives it (the registry only
+  // checks layer 0's w_ih).
+  static const char *const names[] = {"w_ih", "w_hh", "b_ih", "b_hh"};
+  for (int64_t l = 0; l < layers; ++l)
+    for (int64_t d = 0; d < dirs; ++d)
+      for (unsigned k = 0; k < perLayer; ++k) {
+        const Tensor &w = ctx.tensor(3 + (l * dirs + d) * perLayer + k);
+        Shape want;
+        if (k == 0)
+          want = {gatesSize, l == 0 ? inputSize : features};
+        else if (k == 1)
+          want = {gatesSize, hidden};
+        else
+          want = {gatesSize};
+        if (w.shape != want)
+          return ctx.fail(llvm::Twine("lstm: ") + names[k] + " of layer " +
+                          llvm::Twine(l) + (d ? " (reverse)" : "") +
+                          " must be " + shapeToString(want) + ", got " +
+                          shapeToString(w.shape));
+      }
+
+  // cuBLAS takes int sizes and leading dimensions.
+  for (int64_t v : {seq * batch, gatesSize, inputSize, features * seq})
+    if (v > INT_MAX)
+      return ctx.fail("lstm: sizes beyond cuBLAS's int range are not "
+                      "supported on CUDA");
+
+  Tensor &out = ctx.result(0), &hn = ctx.result(1), &cn = ctx.result(2);
+  cublasHandle_t handle = handleFor(out.storage->device.index);
+  if (!handle)
+    return ctx.fail("lstm: cannot create a cuBLAS handle");
+
+  // The input in time-major order, [seq * batch, inputSize].
+  const T *layerIn;
+  if (!cfg.batchFirst && x.isContiguous()) {
+    layerIn = x.data<T>();
+  } else {
+    Tensor xt = x;
+    if (cfg.batchFirst) {
+      std::swap(xt.shape[0], xt.shape[1]);
+      std::swap(xt.strides[0], xt.strides[1]);
+    }
+    T *buf = buffer<T>(ctx, xt.numel());
+    if (!buf)
+      return;
+    if (!gather(xt, buf))
+      return ctx.fail("lstm: gathering the input on the device failed");
+    layerIn = buf;
+  }
+  const T *h0 = contiguous<T>(ctx, h0t);
+  if (!h0)
+    return;
+  const T *c0 = contiguous<T>(ctx, c0t);
+  if (!c0)
+    return;
+  T *gates = buffer<T>(ctx, seq * batch * gatesSize);
+  T *cell = buffer<T>(ctx, batch * hidden);
+  // Outputs of the layers below the last: two buffers used in turn.
+  T *between[2] = {nullptr, nullptr};
+  for (int64_t k = 0; k < std::min<int64_t>(layers - 1, 2); ++k)
+    if (!(between[k] = buffer<T>(ctx, seq * batch * features)))
+      return;
+  if (!gates || !cell)
+    return;
+
+  bool dropBetween = cfg.train && cfg.dropout > 0;
+  T scale = cfg.dropout >= 1 ? T(0) : T(1.0 / (1.0 - cfg.dropout));
+
+  for (int64_t l = 0; l < layers; ++l) {
+    bool last = l == layers - 1;
+    // Where h_t of batch row b lands: layerOut + t * tStride + b * bStride
+    // (+ d * hidden for the reverse direction). The last layer writes the
+    // result directly, batch-first or not.
+    T *layerOut = last ? out.data<T>() : between[l % 2];
+    int64_t tStride = batch * features, bStride = features;
+    if (last && cfg.batchFirst) {
+      tStride = features;
+      bStride = seq * features;
+    }
+    int64_t layerInSize = l == 0 ? inputSize : features;
+    for (int64_t d = 0; d < dirs; ++d) {
+      int64_t index = l * dirs + d;
+      unsigned base = 3 + index * perLayer;
+      const T *wih = contiguous<T>(ctx, ctx.tensor(base));
+      if (!wih)
+        return;
+      const T *whh = contiguous<T>(ctx, ctx.tensor(base + 1));
+      if (!whh)
+        return;
+      const T *bih = nullptr, *bhh = nullptr;
+      if (cfg.hasBiases) {
+        if (!(bih = contiguous<T>(ctx, ctx.tensor(base + 2))))
+          return;
+        if (!(bhh = contiguous<T>(ctx, ctx.tensor(base + 3))))
+          return;
+      }
+      // gates[t * batch + b] = (b_ih + b_hh) + x_t[b] @ w_ih^T, the whole
+      // sequence in one product.
+      if (!cuda::rnn::fillBias(gates, bih, bhh, seq * batch, gatesSize))
+        return ctx.fail("lstm: the bias kernel failed to launch");
+      if (!addProduct(handle, layerIn, layerInSize, wih, layerInSize, gates,
+                      gatesSize, seq * batch, gatesSize, layerInSize))
+        return ctx.fail("lstm: cuBLAS gemm failed (input projection)");
+
+      const T *hPrev = h0 + index * batch * hidden;
+      int64_t hPrevLd = hidden;
+      if (!copyRows(cell, hidden, c0 + index * batch * hidden, hidden, batch,
+                    hidden))
+        return ctx.fail("lstm: copying c0 on the device failed");
+      for (int64_t s = 0; s < seq; ++s) {
+        int64_t t = d == 0 ? s : seq - 1 - s;
+        T *g = gates + t * batch * gatesSize;
+        if (!addProduct(handle, hPrev, hPrevLd, whh, hidden, g, gatesSize,
+                        batch, gatesSize, hidden))
+          return ctx.fail("lstm: cuBLAS gemm failed (hidden projection)");
+        T *hOut = layerOut + t * tStride + d * hidden;
+        if (!cuda::rnn::cellStep(g, cell, hOut, bStride, batch, hidden))
+          return ctx.fail("lstm: the cell kernel failed to launch");
+        hPrev = hOut;
+        hPrevLd = bStride;
+      }
+      // The final states (h0 and c0 themselves for an empty sequence).
+      if (!copyRows(hn.data<T>() + index * batch * hidden, hidden, hPrev,
+                    hPrevLd, batch, hidden) ||
+          !copyRows(cn.data<T>() + index * batch * hidden, hidden, cell, hidden,
+                    batch, hidden))
+        return ctx.fail("lstm: copying the final states on the device failed");
+    }
+    // Dropout on the outputs of every layer but the last (not on h_n).
+    if (!last && dropBetween) {
+      uint64_t seed = ctx.rng()();
+      if (!cuda::rnn::dropout(layerOut, seq * batch * features, cfg.dropout,
+                              scale, seed))
+        return ctx.fail("lstm: the dropout kernel failed to launch");
+    }
+    layerIn = layerOut;
+  }
+}
+} // namespace
+
+/// lstm(input, h0, c0, weights..., has_biases, num_layers, dropout, train,
+/// bidirectional, batch_first) -> (output, h_n, c_n), torch.nn.LSTM's
+/// semantics. Per layer and direction (forward first) the weights are w_ih,
+/// w_hh[, b_ih, b_hh].
+void cuda::lstm(KernelContext &ctx) {
+  LstmConfig cfg;
+  while (ctx.isTensor(cfg.numTensors))
+    ++cfg.numTensors;
+  unsigned nt = cfg.numTensors;
+  if (nt < 3)
+    return ctx.fail("lstm expects input, h0 and c0 tensors");
+  auto boolAt = [&](unsigned i, bool dflt) {
+    return ctx.isNone(i) ? dflt : ctx.scalar(i).number() != 0;
+  };
+  cfg.hasBiases = boolAt(nt, true);
+  cfg.layers = ctx.isNone(nt + 1) ? 0 : ctx.scalar(nt + 1).i;
+  cfg.dropout = ctx.isNone(nt + 2) ? 0.0 : ctx.scalar(nt + 2).number();
+  cfg.train = boolAt(nt + 3, false);
+  cfg.bidirectional = boolAt(nt + 4, false);
+  cfg.batchFirst = boolAt(nt + 5, false);
+
+  const Tensor &x = ctx.tensor(0), &h0 = ctx.tensor(1), &c0 = ctx.tensor(2);
+  if (cfg.layers <= 0)
+    return ctx.fail("lstm: num_layers must be positive, got " +
+                    llvm::Twine(cfg.layers));
+  if (cfg.dropout < 0 || cfg.dropout > 1)
+    return ctx.fail("lstm: dropout must be in [0, 1], got " +
+                    llvm::Twine(std::to_string(cfg.dropout)));
+  int64_t dirs = cfg.bidirectional ? 2 : 1;
+  int64_t perLayer = cfg.hasBiases ? 4 : 2;
+  if (int64_t(nt) - 3 != cfg.layers * dirs * perLayer)
+    return ctx.fail("lstm: expects " +
+                    llvm::Twine(cfg.layers * dirs * perLayer) +
+                    " weight tensors, got " + llvm::Twine(nt - 3));
+  if (x.dtype != DType::F32 && x.dtype != DType::F64)
+    return ctx.fail(llvm::Twine("lstm supports f32 and f64, got ") +
+                    dtypeName(x.dtype));
+  for (unsigned i = 1; i < nt; ++i)
+    if (ctx.tensor(i).dtype != x.dtype)
+      return ctx.fail(llvm::Twine("lstm: argument #") + llvm::Twine(i) +
+                      " is " + dtypeName(ctx.tensor(i).dtype) +
+                      " but the input is " + dtypeName(x.dtype));
+  if (x.rank() != 3 || h0.rank() != 3 || c0.rank() != 3)
+    return ctx.fail("lstm: input, h0 and c0 must have rank 3");
+  int64_t batch = x.shape[cfg.batchFirst ? 0 : 1];
+  Shape state = {cfg.layers * dirs, batch, h0.shape[2]};
+  if (h0.shape != state || c0.shape != state)
+    return ctx.fail("lstm: h0 and c0 must be " + shapeToString(state) +
+                    ", got " + shapeToString(h0.shape) + " and " +
+                    shapeToString(c0.shape));
+  int64_t seq = x.shape[cfg.batchFirst ? 1 : 0];
+  int64_t features = dirs * h0.shape[2];
+  Shape output = cfg.batchFirst ? Shape{batch, seq, features}
+                                : Shape{seq, batch, features};
+  if (ctx.numResults() != 3 || ctx.result(0).shape != output ||
+      ctx.result(1).shape != state || ctx.result(2).shape != state)
+    return ctx.fail("lstm: results must be " + shapeToString(output) + ", " +
+                    shapeToString(state) + " and " + shapeToString(state));
+  if (x.dtype == DType::F32)
+    runLstm<float>(ctx, cfg);
+  else
+    runLstm<double>(ctx, cfg);
+}

@@ -1,0 +1,226 @@
+//===- ReduceLaunch.h - Launch descriptions of CUDA reductions --*- C++ -*-===//
+//
+// What the host halves (CUDA/Reductions.cpp, CUDA/NN.cpp) hand to the device
+// code (CUDA/Reductions.cu, CUDA/NN.cu): plain structs with fixed-size
+// arrays, passed to the kernels by value. No LLVM here: nvcc compiles it.
+//
+// Dtypes are DType's numbering (EwDType in Elementwise.h); offsets and
+// strides count elements, as in Tensor.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_CUDA_REDUCELAUNCH_H
+#define TRACEIR_RUNTIME_CUDA_REDUCELAUNCH_H
+
+#include "TraceIR/Runtime/Elementwise.h"
+
+#include <cstdint>
+
+namespace traceir {
+
+constexpr int kRdMaxRank = kEwMaxRank;
+
+/// A tensor split around its reduced dims, as the CPU's forEachGroup splits
+/// it: group `k` (row-major over the kept dims) holds the elements at
+/// offset + keptOffset(k) + redOffset(r) for r row-major over the reduced
+/// dims.
+struct RdGroups {
+  int32_t keptRank = 0, redRank = 0;
+  int64_t keptShape[kRdMaxRank] = {}, keptStrides[kRdMaxRank] = {};
+  int64_t redShape[kRdMaxRank] = {}, redStrides[kRdMaxRank] = {};
+  int64_t numKept = 1, numRed = 1;
+  int64_t offset = 0;
+};
+
+/// The offset (in elements) of a row-major linear index `k` over `shape`.
+TRACEIR_HD inline int64_t rdOffsetOf(int64_t k, int32_t rank,
+                                     const int64_t *shape,
+                                     const int64_t *strides) {
+  int64_t off = 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    int64_t n = shape[d];
+    if (n == 0)
+      return off;
+    off += (k % n) * strides[d];
+    k /= n;
+  }
+  return off;
+}
+
+/// The base offset of group `k`, storage offset included.
+TRACEIR_HD inline int64_t rdKeptOffset(const RdGroups &g, int64_t k) {
+  return g.offset + rdOffsetOf(k, g.keptRank, g.keptShape, g.keptStrides);
+}
+
+/// The offset of reduced element `r` within a group.
+TRACEIR_HD inline int64_t rdRedOffset(const RdGroups &g, int64_t r) {
+  return rdOffsetOf(r, g.redRank, g.redShape, g.redStrides);
+}
+
+//===--- Reductions.cu ----------------------------------------------------===//
+
+enum class RdKind : int32_t { Sum, Mean, Max };
+
+/// sum/mean/amax: out[k] (contiguous) = reduce over group k of `in`.
+struct ReduceLaunch {
+  RdKind kind = RdKind::Sum;
+  RdGroups in;
+  const char *data = nullptr;
+  int32_t inDtype = F32;
+  char *out = nullptr;
+  int32_t outDtype = F32;
+  /// Accumulate in int64 (an integer result of sum/amax), else in double.
+  bool integer = false;
+};
+
+/// softmax/log_softmax: `in` and `out` split around the same dim.
+struct SoftmaxLaunch {
+  RdGroups in, out;
+  const char *data = nullptr;
+  int32_t inDtype = F32;
+  char *outData = nullptr;
+  int32_t outDtype = F32;
+  bool log = false;
+};
+
+/// Each returns null on success, else the CUDA error's text.
+const char *launchReduceCUDA(const ReduceLaunch &launch);
+const char *launchSoftmaxCUDA(const SoftmaxLaunch &launch);
+
+//===--- NN.cu ------------------------------------------------------------===//
+
+/// layer_norm over the trailing dims: `in` split with the normalized dims
+/// reduced; out (contiguous) element (o, j) at o * numRed + j.
+struct LayerNormLaunch {
+  RdGroups in;
+  const char *data = nullptr;
+  int32_t inDtype = F32;
+  char *out = nullptr;
+  int32_t outDtype = F32;
+  /// Contiguous weight and bias over the normalized dims, or null.
+  const char *weight = nullptr, *bias = nullptr;
+  int32_t weightDtype = F32, biasDtype = F32;
+  /// native_layer_norm's mean and rstd (contiguous, one per row), or null.
+  char *mean = nullptr, *rstd = nullptr;
+  int32_t meanDtype = F32, rstdDtype = F32;
+  double eps = 1e-5;
+};
+
+/// embedding: out[i, j] (contiguous) = weight[indices[i], j].
+struct EmbeddingLaunch {
+  const char *indices = nullptr;
+  int32_t indexDtype = I64;
+  int32_t indexRank = 0;
+  int64_t indexShape[kRdMaxRank] = {}, indexStrides[kRdMaxRank] = {};
+  int64_t numIndices = 0;
+  const char *weight = nullptr; ///< at its storage offset
+  int64_t rows = 0, dim = 0, rowStride = 0, colStride = 0;
+  int32_t elementSize = 4;
+  char *out = nullptr;
+  /// Device scratch: numIndices int64 (the gathered indices) and one
+  /// uint64 flag after them.
+  void *scratch = nullptr;
+};
+
+/// dropout in training: out = keep ? in * scale : 0, with keep drawn from
+/// Philox (seed, element index).
+struct DropoutLaunch {
+  int32_t rank = 0;
+  int64_t shape[kRdMaxRank] = {};
+  int64_t numel = 0;
+  const char *in = nullptr; ///< at its storage offset
+  int32_t inDtype = F32;
+  int64_t inStrides[kRdMaxRank] = {};
+  char *out = nullptr; ///< at its storage offset
+  int32_t outDtype = F32;
+  int64_t outStrides[kRdMaxRank] = {};
+  double p = 0.5, scale = 2.0;
+  uint64_t seed = 0;
+};
+
+const char *launchLayerNormCUDA(const LayerNormLaunch &launch);
+/// Gathers the indices; when one is out of range sets `badPosition` to the
+/// first such position (in row-major order) and `badIndex` to its value
+/// and writes nothing, else sets `badPosition` to -1 and gathers the rows.
+const char *launchEmbeddingCUDA(const EmbeddingLaunch &launch,
+                                int64_t &badPosition, int64_t &badIndex);
+const char *launchDropoutCUDA(const DropoutLaunch &launch);
+
+} // namespace traceir
+
+//===--- Device helpers shared by Reductions.cu and NN.cu -----------------===//
+
+#ifdef __CUDACC__
+#include <cuda_runtime.h>
+
+namespace traceir::cudadev {
+
+constexpr int kMaxThreads = 256;
+constexpr int64_t kMaxBlocks = 65535;
+
+/// Threads for a block reducing `n` elements: a power of two in [32, 256].
+inline int threadsFor(int64_t n) {
+  int t = 32;
+  while (t < kMaxThreads && t < n)
+    t <<= 1;
+  return t;
+}
+
+/// Blocks of `threads` for a grid-stride loop over `n` items.
+inline int64_t gridFor(int64_t n, int threads) {
+  int64_t blocks = (n + threads - 1) / threads;
+  return blocks < 1 ? 1 : blocks > kMaxBlocks ? kMaxBlocks : blocks;
+}
+
+/// Null, or the text of the last launch's error (and clears it).
+inline const char *lastError() {
+  cudaError_t err = cudaGetLastError();
+  return err == cudaSuccess ? nullptr : cudaGetErrorString(err);
+}
+
+struct SumD {
+  __device__ double operator()(double a, double b) const { return a + b; }
+};
+/// std::max's rule (a NaN `b` leaves `a`), as the CPU kernels use it.
+struct MaxD {
+  __device__ double operator()(double a, double b) const {
+    return a < b ? b : a;
+  }
+};
+/// Wrapping int64 addition.
+struct SumI {
+  __device__ int64_t operator()(int64_t a, int64_t b) const {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                                static_cast<uint64_t>(b));
+  }
+};
+struct MaxI {
+  __device__ int64_t operator()(int64_t a, int64_t b) const {
+    return a < b ? b : a;
+  }
+};
+struct OrN {
+  __device__ int operator()(int a, int b) const { return a | b; }
+};
+
+/// Reduces one value per thread over the block (blockDim.x a power of two
+/// up to kMaxThreads) in a fixed order; every thread gets the result. All
+/// threads of the block must call it; `sh` holds kMaxThreads values.
+template <typename T, typename Op> __device__ T blockReduce(T v, T *sh, Op op) {
+  unsigned t = threadIdx.x;
+  sh[t] = v;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (t < s)
+      sh[t] = op(sh[t], sh[t + s]);
+    __syncthreads();
+  }
+  T r = sh[0];
+  __syncthreads(); // sh may be reused right away
+  return r;
+}
+
+} // namespace traceir::cudadev
+#endif // __CUDACC__
+
+#endif // TRACEIR_RUNTIME_CUDA_REDUCELAUNCH_H

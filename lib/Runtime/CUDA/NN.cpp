@@ -1,0 +1,202 @@
+//===- NN.cpp - Host side of embedding, dropout, layer_norm, cat on CUDA --===//
+//
+// Reads the arguments and checks them as CPU/NN.cpp does, then launches
+// NN.cu (cat is one strided device copy per input).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Runtime/CUDA/Kernels.h"
+#include "TraceIR/Runtime/CUDA/ReduceLaunch.h"
+
+#include <string>
+
+using namespace traceir;
+
+namespace {
+void failLaunch(KernelContext &ctx, llvm::StringRef what, const char *err) {
+  ctx.fail(what + " kernel failed on CUDA: " + err);
+}
+
+void failRank(KernelContext &ctx, const Tensor &t) {
+  ctx.fail("tensors of rank " + llvm::Twine(t.rank()) +
+           " are not supported on CUDA here (at most " +
+           llvm::Twine(kRdMaxRank) + ")");
+}
+} // namespace
+
+/// embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
+/// gathers rows; an out-of-range index is an error naming it.
+void cuda::embedding(KernelContext &ctx) {
+  const Tensor &w = ctx.tensor(0), &idx = ctx.tensor(1);
+  Tensor &out = ctx.result(0);
+  if (w.rank() != 2)
+    return ctx.fail("embedding weight must have rank 2, got rank " +
+                    llvm::Twine(w.rank()));
+  if (idx.rank() > kRdMaxRank)
+    return failRank(ctx, idx);
+  int64_t rows = w.shape[0], dim = w.shape[1], n = idx.numel();
+  if (n == 0)
+    return;
+  EmbeddingLaunch L;
+  L.indices = idx.bytes();
+  L.indexDtype = static_cast<int32_t>(idx.dtype);
+  L.indexRank = idx.rank();
+  for (int64_t d = 0; d < idx.rank(); ++d) {
+    L.indexShape[d] = idx.shape[d];
+    L.indexStrides[d] = idx.strides[d];
+  }
+  L.numIndices = n;
+  L.weight = w.bytes();
+  L.rows = rows;
+  L.dim = dim;
+  L.rowStride = w.strides[0];
+  L.colStride = w.strides[1];
+  L.elementSize = dtypeSize(w.dtype);
+  L.out = out.bytes();
+  L.scratch = ctx.scratch((n + 1) * sizeof(int64_t));
+  if (!L.scratch)
+    return; // scratch() failed the call
+  int64_t badPosition = -1, badIndex = 0;
+  if (const char *err = launchEmbeddingCUDA(L, badPosition, badIndex))
+    return failLaunch(ctx, "embedding", err);
+  if (badPosition >= 0)
+    ctx.fail("index " + llvm::Twine(badIndex) + " is out of range for " +
+             llvm::Twine(rows) + " embeddings");
+}
+
+/// dropout(input, p, train): in training, zero each element with
+/// probability p and scale the rest by 1/(1-p). The mask comes from Philox
+/// keyed by one draw from the run's seeded generator per call. Eval mode
+/// and p = 0 are views (the registry says so), so the result already is the
+/// input.
+static void dropoutInto(KernelContext &ctx, Tensor &out) {
+  const Tensor &in = ctx.tensor(0);
+  double p = ctx.scalar(1).number();
+  bool train = ctx.isNone(2) ? true : ctx.scalar(2).b;
+  if (p < 0 || p > 1)
+    return ctx.fail("dropout probability must be in [0, 1], got " +
+                    llvm::Twine(std::to_string(p)));
+  if (!train || p == 0) {
+    if (out.storage != in.storage && !cuda::copyStrided(in, out))
+      ctx.fail("copying on CUDA failed");
+    return;
+  }
+  if (in.rank() > kRdMaxRank)
+    return failRank(ctx, in);
+  DropoutLaunch L;
+  L.rank = in.rank();
+  L.numel = in.numel();
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    L.shape[d] = in.shape[d];
+    L.inStrides[d] = in.strides[d];
+    L.outStrides[d] = out.strides[d];
+  }
+  L.in = in.bytes();
+  L.inDtype = static_cast<int32_t>(in.dtype);
+  L.out = out.bytes();
+  L.outDtype = static_cast<int32_t>(out.dtype);
+  L.p = p;
+  L.scale = p == 1 ? 0.0 : 1.0 / (1.0 - p);
+  L.seed = ctx.rng()(); // a fresh key per call, fixed by the run's seed
+  if (const char *err = launchDropoutCUDA(L))
+    failLaunch(ctx, "dropout", err);
+}
+
+void cuda::dropout(KernelContext &ctx) {
+  Tensor &out = ctx.result(0);
+  if (!ctx.resultIsFresh(0))
+    out = ctx.tensor(0); // eval / p == 0: the input itself
+  dropoutInto(ctx, out);
+}
+
+void cuda::dropout_(KernelContext &ctx) {
+  ctx.result(0) = ctx.tensor(0);
+  dropoutInto(ctx, ctx.result(0));
+}
+
+/// layer_norm over the trailing normalized dims; native_layer_norm also
+/// returns mean and rstd (shape [..., 1, ...]).
+static void layerNorm(KernelContext &ctx, bool native) {
+  const Tensor &in = ctx.tensor(0);
+  int64_t normDims = ctx.scalar(1).ints.size();
+  double eps = ctx.isNone(4) ? 1e-5 : ctx.scalar(4).number();
+  Tensor &out = ctx.result(0);
+  if (normDims > in.rank())
+    return ctx.fail("normalized_shape has more dims than the input");
+  const Tensor *w = ctx.isTensor(2) ? &ctx.tensor(2) : nullptr;
+  const Tensor *b = ctx.isTensor(3) ? &ctx.tensor(3) : nullptr;
+  for (const Tensor *t : {w, b})
+    if (t && !t->isContiguous())
+      return ctx.fail("layer_norm weight and bias must be contiguous");
+  LayerNormLaunch L;
+  // Outer dims kept, normalized dims reduced: row o, element j in the
+  // row-major order of the CPU's contiguous copy.
+  int64_t outerRank = in.rank() - normDims;
+  if (outerRank > kRdMaxRank || normDims > kRdMaxRank)
+    return failRank(ctx, in);
+  L.in.offset = in.offset;
+  L.in.keptRank = outerRank;
+  L.in.redRank = normDims;
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    bool kept = d < outerRank;
+    int64_t i = kept ? d : d - outerRank;
+    (kept ? L.in.keptShape : L.in.redShape)[i] = in.shape[d];
+    (kept ? L.in.keptStrides : L.in.redStrides)[i] = in.strides[d];
+    (kept ? L.in.numKept : L.in.numRed) *= in.shape[d];
+  }
+  L.data = static_cast<const char *>(in.storage->data);
+  L.inDtype = static_cast<int32_t>(in.dtype);
+  L.out = out.bytes();
+  L.outDtype = static_cast<int32_t>(out.dtype);
+  if (w) {
+    L.weight = w->bytes();
+    L.weightDtype = static_cast<int32_t>(w->dtype);
+  }
+  if (b) {
+    L.bias = b->bytes();
+    L.biasDtype = static_cast<int32_t>(b->dtype);
+  }
+  if (native) {
+    Tensor &m = ctx.result(1), &r = ctx.result(2);
+    L.mean = m.bytes();
+    L.meanDtype = static_cast<int32_t>(m.dtype);
+    L.rstd = r.bytes();
+    L.rstdDtype = static_cast<int32_t>(r.dtype);
+  }
+  L.eps = eps;
+  if (const char *err = launchLayerNormCUDA(L))
+    failLaunch(ctx, native ? "native_layer_norm" : "layer_norm", err);
+}
+
+void cuda::layer_norm(KernelContext &ctx) { layerNorm(ctx, false); }
+void cuda::native_layer_norm(KernelContext &ctx) { layerNorm(ctx, true); }
+
+/// cat(tensors..., dim): copies each input into its slice of the result.
+void cuda::cat(KernelContext &ctx) {
+  Tensor &out = ctx.result(0);
+  unsigned n = 0;
+  while (ctx.isTensor(n))
+    ++n;
+  int64_t rank = std::max<int64_t>(out.rank(), 1);
+  int64_t dim = ctx.isNone(n) ? 0 : ctx.scalar(n).i;
+  if (dim < 0)
+    dim += rank;
+  if (out.rank() > kRdMaxRank)
+    return failRank(ctx, out);
+  if (dim < 0 || dim >= out.rank())
+    return ctx.fail("dim " + llvm::Twine(dim) + " is out of range for rank " +
+                    llvm::Twine(out.rank()));
+  int64_t offset = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    const Tensor &t = ctx.tensor(i);
+    if (t.rank() == 1 && t.shape[0] == 0 && out.rank() != 1)
+      continue; // legacy empty tensors are skipped, as in PyTorch
+    Tensor slice = out;
+    slice.shape[dim] = t.shape[dim];
+    slice.offset = out.offset + offset * out.strides[dim];
+    if (!cuda::copyStrided(t, slice))
+      return ctx.fail("copying input " + llvm::Twine(i) +
+                      " of cat on CUDA failed");
+    offset += t.shape[dim];
+  }
+}

@@ -1,0 +1,113 @@
+//===- Reductions.cpp - Host side of sum, mean, amax, softmax on CUDA -----===//
+//
+// Reads the arguments as CPU/Reductions.cpp does, splits the input around
+// the reduced dims (any strides) and launches Reductions.cu.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Runtime/CUDA/Kernels.h"
+#include "TraceIR/Runtime/CUDA/ReduceLaunch.h"
+
+using namespace traceir;
+
+namespace {
+int64_t wrap(int64_t dim, int64_t rank) {
+  int64_t r = std::max<int64_t>(rank, 1);
+  return dim < 0 ? dim + r : dim;
+}
+
+bool isFloatingDType(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::F64 || dtype == DType::F16 ||
+         dtype == DType::BF16;
+}
+
+/// Splits `t` around the dims marked in `reduced` (see RdGroups); false
+/// when the kept or the reduced dims number more than kRdMaxRank.
+bool splitGroups(const Tensor &t, llvm::ArrayRef<bool> reduced, RdGroups &g) {
+  g = RdGroups();
+  g.offset = t.offset;
+  for (int64_t d = 0; d < t.rank(); ++d) {
+    int32_t &rank = reduced[d] ? g.redRank : g.keptRank;
+    if (rank == kRdMaxRank)
+      return false;
+    (reduced[d] ? g.redShape : g.keptShape)[rank] = t.shape[d];
+    (reduced[d] ? g.redStrides : g.keptStrides)[rank] = t.strides[d];
+    (reduced[d] ? g.numRed : g.numKept) *= t.shape[d];
+    ++rank;
+  }
+  return true;
+}
+
+void failRank(KernelContext &ctx, const Tensor &t) {
+  ctx.fail("tensors of rank " + llvm::Twine(t.rank()) +
+           " are not supported on CUDA here (at most " +
+           llvm::Twine(kRdMaxRank) + " kept and " + llvm::Twine(kRdMaxRank) +
+           " reduced dims)");
+}
+
+void failLaunch(KernelContext &ctx, llvm::StringRef what, const char *err) {
+  ctx.fail(what + " kernel failed on CUDA: " + err);
+}
+
+llvm::SmallVector<bool> reducedDims(KernelContext &ctx, const Tensor &in) {
+  llvm::SmallVector<bool> reduced(in.rank(), false);
+  if (ctx.isNone(1) || ctx.scalar(1).ints.empty()) {
+    reduced.assign(in.rank(), true);
+  } else {
+    for (int64_t d : ctx.scalar(1).ints) {
+      int64_t w = wrap(d, in.rank());
+      if (w >= 0 && w < in.rank()) // a 0-d input has no dim to mark
+        reduced[w] = true;
+    }
+  }
+  return reduced;
+}
+
+void reduce(KernelContext &ctx, RdKind kind, llvm::StringRef name) {
+  const Tensor &in = ctx.tensor(0);
+  Tensor &out = ctx.result(0);
+  if (kind == RdKind::Max && in.numel() == 0)
+    return ctx.fail("amax of an empty tensor has no identity");
+  ReduceLaunch L;
+  if (!splitGroups(in, reducedDims(ctx, in), L.in))
+    return failRank(ctx, in);
+  L.kind = kind;
+  L.data = static_cast<const char *>(in.storage->data);
+  L.inDtype = static_cast<int32_t>(in.dtype);
+  L.out = out.bytes();
+  L.outDtype = static_cast<int32_t>(out.dtype);
+  L.integer = !isFloatingDType(out.dtype) && kind != RdKind::Mean;
+  if (const char *err = launchReduceCUDA(L))
+    failLaunch(ctx, name, err);
+}
+
+/// softmax/log_softmax along one dim; out has in's shape (contiguous).
+void softmaxImpl(KernelContext &ctx, bool log) {
+  const Tensor &in = ctx.tensor(0);
+  Tensor &out = ctx.result(0);
+  int64_t dim = wrap(ctx.scalar(1).i, in.rank());
+  llvm::SmallVector<bool> reduced(in.rank(), false);
+  if (in.rank() > 0) {
+    if (dim < 0 || dim >= in.rank())
+      return ctx.fail("dim " + llvm::Twine(ctx.scalar(1).i) +
+                      " is out of range for rank " + llvm::Twine(in.rank()));
+    reduced[dim] = true;
+  }
+  SoftmaxLaunch L;
+  if (!splitGroups(in, reduced, L.in) || !splitGroups(out, reduced, L.out))
+    return failRank(ctx, in);
+  L.data = static_cast<const char *>(in.storage->data);
+  L.inDtype = static_cast<int32_t>(in.dtype);
+  L.outData = static_cast<char *>(out.storage->data);
+  L.outDtype = static_cast<int32_t>(out.dtype);
+  L.log = log;
+  if (const char *err = launchSoftmaxCUDA(L))
+    failLaunch(ctx, log ? "log_softmax" : "softmax", err);
+}
+} // namespace
+
+void cuda::sum(KernelContext &ctx) { reduce(ctx, RdKind::Sum, "sum"); }
+void cuda::mean(KernelContext &ctx) { reduce(ctx, RdKind::Mean, "mean"); }
+void cuda::amax(KernelContext &ctx) { reduce(ctx, RdKind::Max, "amax"); }
+void cuda::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
+void cuda::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }

@@ -1,0 +1,162 @@
+//===- Reductions.cu - sum, mean, amax, softmax on CUDA devices -----------===//
+//
+// The device halves of CUDA/Reductions.cpp. Each mirrors the CPU kernel in
+// CPU/Reductions.cpp: values go through double (int64 for integer sum and
+// amax, exactly), amax propagates NaN, softmax subtracts the row's max.
+// Short groups take one thread each (the CPU's sequential loop); longer
+// ones one block each, reducing in shared memory. Both orders are fixed, so
+// results are deterministic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Runtime/CUDA/ReduceLaunch.h"
+
+#include <cuda_runtime.h>
+
+using namespace traceir;
+using namespace traceir::cudadev;
+
+namespace {
+/// A group this short is reduced by one thread.
+constexpr int64_t kSequentialMax = 32;
+
+/// amax's identity for integers.
+constexpr int64_t kInt64Min = -0x7fffffffffffffffLL - 1;
+
+/// One group, sequentially (thread per group): the CPU's loop.
+__device__ void reduceSequential(const ReduceLaunch &L, int64_t k) {
+  int es = ewSize(L.inDtype), os = ewSize(L.outDtype);
+  int64_t base = rdKeptOffset(L.in, k);
+  bool isMax = L.kind == RdKind::Max;
+  if (L.integer) {
+    int64_t acc = isMax ? kInt64Min : 0;
+    for (int64_t r = 0; r < L.in.numRed; ++r) {
+      int64_t v =
+          ewLoadInt(L.data + (base + rdRedOffset(L.in, r)) * es, L.inDtype);
+      acc = isMax ? MaxI()(acc, v) : SumI()(acc, v);
+    }
+    ewStoreInt(L.out + k * os, L.outDtype, acc);
+    return;
+  }
+  double acc = isMax ? -INFINITY : 0.0;
+  bool nan = false;
+  for (int64_t r = 0; r < L.in.numRed; ++r) {
+    double v =
+        ewLoadDouble(L.data + (base + rdRedOffset(L.in, r)) * es, L.inDtype);
+    nan |= v != v;
+    acc = isMax ? MaxD()(acc, v) : acc + v;
+  }
+  if (isMax && nan)
+    acc = NAN;
+  if (L.kind == RdKind::Mean)
+    acc /= static_cast<double>(L.in.numRed);
+  ewStoreDouble(L.out + k * os, L.outDtype, acc);
+}
+
+__global__ void reduceSequentialKernel(ReduceLaunch L) {
+  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       k < L.in.numKept; k += stride)
+    reduceSequential(L, k);
+}
+
+/// One block per group (grid-stride over groups); blockDim.x is a power of
+/// two up to kMaxThreads.
+__global__ void reduceBlockKernel(ReduceLaunch L) {
+  __shared__ double shD[kMaxThreads];
+  __shared__ int64_t shI[kMaxThreads];
+  __shared__ int shN[kMaxThreads];
+  int es = ewSize(L.inDtype), os = ewSize(L.outDtype);
+  bool isMax = L.kind == RdKind::Max;
+  int64_t t = threadIdx.x, B = blockDim.x;
+  for (int64_t k = blockIdx.x; k < L.in.numKept; k += gridDim.x) {
+    int64_t base = rdKeptOffset(L.in, k);
+    if (L.integer) {
+      int64_t acc = isMax ? kInt64Min : 0;
+      for (int64_t r = t; r < L.in.numRed; r += B) {
+        int64_t v =
+            ewLoadInt(L.data + (base + rdRedOffset(L.in, r)) * es, L.inDtype);
+        acc = isMax ? MaxI()(acc, v) : SumI()(acc, v);
+      }
+      int64_t total = isMax ? blockReduce<int64_t>(acc, shI, MaxI())
+                            : blockReduce<int64_t>(acc, shI, SumI());
+      if (t == 0)
+        ewStoreInt(L.out + k * os, L.outDtype, total);
+      continue;
+    }
+    double acc = isMax ? -INFINITY : 0.0;
+    int nan = 0;
+    for (int64_t r = t; r < L.in.numRed; r += B) {
+      double v =
+          ewLoadDouble(L.data + (base + rdRedOffset(L.in, r)) * es, L.inDtype);
+      nan |= v != v;
+      acc = isMax ? MaxD()(acc, v) : acc + v;
+    }
+    acc = isMax ? blockReduce<double>(acc, shD, MaxD())
+                : blockReduce<double>(acc, shD, SumD());
+    nan = blockReduce<int>(nan, shN, OrN());
+    if (t == 0) {
+      if (isMax && nan)
+        acc = NAN; // amax propagates NaN
+      if (L.kind == RdKind::Mean)
+        acc /= static_cast<double>(L.in.numRed);
+      ewStoreDouble(L.out + k * os, L.outDtype, acc);
+    }
+  }
+}
+
+/// softmax/log_softmax: one block per row, three passes (max, sum of
+/// exponentials, results) as the CPU does them.
+__global__ void softmaxKernel(SoftmaxLaunch L) {
+  __shared__ double sh[kMaxThreads];
+  int es = ewSize(L.inDtype), os = ewSize(L.outDtype);
+  int64_t t = threadIdx.x, B = blockDim.x, n = L.in.numRed;
+  for (int64_t k = blockIdx.x; k < L.in.numKept; k += gridDim.x) {
+    int64_t ib = rdKeptOffset(L.in, k), ob = rdKeptOffset(L.out, k);
+    auto load = [&](int64_t r) {
+      return ewLoadDouble(L.data + (ib + rdRedOffset(L.in, r)) * es, L.inDtype);
+    };
+    double mx = -INFINITY;
+    for (int64_t r = t; r < n; r += B)
+      mx = MaxD()(mx, load(r));
+    mx = blockReduce<double>(mx, sh, MaxD());
+    double sum = 0;
+    for (int64_t r = t; r < n; r += B)
+      sum += exp(load(r) - mx);
+    sum = blockReduce<double>(sum, sh, SumD());
+    double logSum = log(sum);
+    for (int64_t r = t; r < n; r += B) {
+      double v = load(r);
+      double res = L.log ? v - mx - logSum : exp(v - mx) / sum;
+      ewStoreDouble(L.outData + (ob + rdRedOffset(L.out, r)) * os, L.outDtype,
+                    res);
+    }
+  }
+}
+} // namespace
+
+const char *traceir::launchReduceCUDA(const ReduceLaunch &launch) {
+  if (launch.in.numKept == 0)
+    return nullptr;
+  if (launch.in.numRed <= kSequentialMax) {
+    int64_t blocks = gridFor(launch.in.numKept, kMaxThreads);
+    reduceSequentialKernel<<<static_cast<unsigned>(blocks), kMaxThreads>>>(
+        launch);
+  } else {
+    int64_t blocks =
+        launch.in.numKept < kMaxBlocks ? launch.in.numKept : kMaxBlocks;
+    reduceBlockKernel<<<static_cast<unsigned>(blocks),
+                        threadsFor(launch.in.numRed)>>>(launch);
+  }
+  return lastError();
+}
+
+const char *traceir::launchSoftmaxCUDA(const SoftmaxLaunch &launch) {
+  if (launch.in.numKept == 0 || launch.in.numRed == 0)
+    return nullptr;
+  int64_t blocks =
+      launch.in.numKept < kMaxBlocks ? launch.in.numKept : kMaxBlocks;
+  softmaxKernel<<<static_cast<unsigned>(blocks),
+                  threadsFor(launch.in.numRed)>>>(launch);
+  return lastError();
+}

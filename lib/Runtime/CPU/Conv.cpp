@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Runtime/KernelArgs.h"
 
 #include <cblas.h>
 #include <cmath>
@@ -47,29 +48,6 @@ const double *gatherF64(KernelContext &ctx, const Tensor &t) {
   dst.strides = Tensor::contiguousStrides(t.shape);
   copyTensor(t, dst);
   return buf;
-}
-
-/// Reads a (h, w) pair argument: None (or, when `emptyIsDefault`, an empty
-/// list) gives `dflt`; one int applies to both dims.
-bool pairArg(KernelContext &ctx, unsigned i, const char *what,
-             const int64_t dflt[2], int64_t out[2],
-             bool emptyIsDefault = false) {
-  if (ctx.isNone(i) ||
-      (emptyIsDefault && ctx.scalar(i).kind == Scalar::Kind::IntList &&
-       ctx.scalar(i).ints.empty())) {
-    out[0] = dflt[0];
-    out[1] = dflt[1];
-    return true;
-  }
-  const Scalar &s = ctx.scalar(i);
-  if ((s.kind != Scalar::Kind::Int && s.kind != Scalar::Kind::IntList) ||
-      s.ints.empty() || s.ints.size() > 2) {
-    ctx.fail(llvm::Twine(what) + " must be an int or a pair of ints");
-    return false;
-  }
-  out[0] = s.ints[0];
-  out[1] = s.ints.size() == 2 ? s.ints[1] : s.ints[0];
-  return true;
 }
 
 /// PyTorch's pooling check: every dim but a 4-D input's batch dim must be

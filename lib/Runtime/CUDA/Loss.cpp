@@ -13,6 +13,7 @@
 
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/CUDA/NNLaunch.h"
+#include "TraceIR/Runtime/KernelArgs.h"
 
 #include <string>
 
@@ -20,26 +21,6 @@ using namespace traceir;
 using namespace traceir::cuda;
 
 namespace {
-enum class Reduction { None = 0, Mean = 1, Sum = 2 };
-
-bool reductionArg(KernelContext &ctx, unsigned i, Reduction &r) {
-  r = Reduction::Mean;
-  if (ctx.isNone(i))
-    return true;
-  const Scalar &s = ctx.scalar(i);
-  int64_t v = -1;
-  if (s.kind == Scalar::Kind::String)
-    v = s.s == "none" ? 0 : s.s == "mean" ? 1 : s.s == "sum" ? 2 : -1;
-  else if (s.kind == Scalar::Kind::Int)
-    v = s.i;
-  if (v < 0 || v > 2) {
-    ctx.fail("reduction must be 0/'none', 1/'mean' or 2/'sum'");
-    return false;
-  }
-  r = static_cast<Reduction>(v);
-  return true;
-}
-
 void lossImpl(KernelContext &ctx, bool crossEntropy) {
   const char *op = crossEntropy ? "cross_entropy" : "nll_loss";
   const Tensor &x = ctx.tensor(0), &target = ctx.tensor(1);

@@ -12,41 +12,12 @@
 
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/CUDA/NNLaunch.h"
+#include "TraceIR/Runtime/KernelArgs.h"
 
 using namespace traceir;
 using namespace traceir::cuda;
 
 namespace {
-bool boolArg(KernelContext &ctx, unsigned i, bool dflt) {
-  if (ctx.isNone(i))
-    return dflt;
-  const Scalar &s = ctx.scalar(i);
-  return s.kind == Scalar::Kind::Bool ? s.b : s.i != 0;
-}
-
-double numberArg(KernelContext &ctx, unsigned i, double dflt) {
-  return ctx.isNone(i) ? dflt : ctx.scalar(i).number();
-}
-
-/// An output_mask: a list of three bools (the build decodes bools as 0/1
-/// ints). None means all three.
-bool outputMask(KernelContext &ctx, unsigned i, bool mask[3]) {
-  mask[0] = mask[1] = mask[2] = true;
-  if (ctx.isNone(i))
-    return true;
-  const Scalar &s = ctx.scalar(i);
-  llvm::SmallVector<bool, 3> vals;
-  if (s.kind == Scalar::Kind::IntList)
-    for (int64_t v : s.ints)
-      vals.push_back(v != 0);
-  if (vals.size() != 3) {
-    ctx.fail("output_mask must be a list of three bools");
-    return false;
-  }
-  std::copy(vals.begin(), vals.end(), mask);
-  return true;
-}
-
 /// [N, C, *] as N x C x S.
 struct Layout {
   int64_t N, C, S;

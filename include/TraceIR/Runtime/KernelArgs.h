@@ -1,0 +1,34 @@
+//===- KernelArgs.h - Reading scalar arguments in kernels -------*- C++ -*-===//
+//
+// Scalar-argument readers shared by the CPU and CUDA host halves of the
+// kernels, so both accept the same arguments with the same messages.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_KERNELARGS_H
+#define TRACEIR_RUNTIME_KERNELARGS_H
+
+#include "TraceIR/Runtime/Executable.h"
+
+namespace traceir {
+
+/// A bool flag (a bool, or an int read as nonzero); `dflt` when None/absent.
+bool boolArg(KernelContext &ctx, unsigned i, bool dflt);
+/// A number; `dflt` when None/absent.
+double numberArg(KernelContext &ctx, unsigned i, double dflt);
+/// An output_mask: a list of three bools (the build decodes bools as 0/1
+/// ints). None means all three. Fails the call otherwise.
+bool outputMask(KernelContext &ctx, unsigned i, bool mask[3]);
+/// A (h, w) pair argument: None (or, when `emptyIsDefault`, an empty list)
+/// gives `dflt`; one int applies to both dims. Fails the call otherwise.
+bool pairArg(KernelContext &ctx, unsigned i, const char *what,
+             const int64_t dflt[2], int64_t out[2],
+             bool emptyIsDefault = false);
+
+/// A loss reduction: 0/'none', 1/'mean' (the default) or 2/'sum'.
+enum class Reduction { None = 0, Mean = 1, Sum = 2 };
+bool reductionArg(KernelContext &ctx, unsigned i, Reduction &r);
+
+} // namespace traceir
+
+#endif // TRACEIR_RUNTIME_KERNELARGS_H

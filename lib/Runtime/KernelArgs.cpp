@@ -1,0 +1,74 @@
+//===- KernelArgs.cpp - Reading scalar arguments in kernels ---------------===//
+
+#include "TraceIR/Runtime/KernelArgs.h"
+
+#include <algorithm>
+
+using namespace traceir;
+
+bool traceir::boolArg(KernelContext &ctx, unsigned i, bool dflt) {
+  if (ctx.isNone(i))
+    return dflt;
+  const Scalar &s = ctx.scalar(i);
+  return s.kind == Scalar::Kind::Bool ? s.b : s.i != 0;
+}
+
+double traceir::numberArg(KernelContext &ctx, unsigned i, double dflt) {
+  return ctx.isNone(i) ? dflt : ctx.scalar(i).number();
+}
+
+bool traceir::outputMask(KernelContext &ctx, unsigned i, bool mask[3]) {
+  mask[0] = mask[1] = mask[2] = true;
+  if (ctx.isNone(i))
+    return true;
+  const Scalar &s = ctx.scalar(i);
+  llvm::SmallVector<bool, 3> vals;
+  if (s.kind == Scalar::Kind::IntList)
+    for (int64_t v : s.ints)
+      vals.push_back(v != 0);
+  if (vals.size() != 3) {
+    ctx.fail("output_mask must be a list of three bools");
+    return false;
+  }
+  std::copy(vals.begin(), vals.end(), mask);
+  return true;
+}
+
+bool traceir::pairArg(KernelContext &ctx, unsigned i, const char *what,
+                      const int64_t dflt[2], int64_t out[2],
+                      bool emptyIsDefault) {
+  if (ctx.isNone(i) ||
+      (emptyIsDefault && ctx.scalar(i).kind == Scalar::Kind::IntList &&
+       ctx.scalar(i).ints.empty())) {
+    out[0] = dflt[0];
+    out[1] = dflt[1];
+    return true;
+  }
+  const Scalar &s = ctx.scalar(i);
+  if ((s.kind != Scalar::Kind::Int && s.kind != Scalar::Kind::IntList) ||
+      s.ints.empty() || s.ints.size() > 2) {
+    ctx.fail(llvm::Twine(what) + " must be an int or a pair of ints");
+    return false;
+  }
+  out[0] = s.ints[0];
+  out[1] = s.ints.size() == 2 ? s.ints[1] : s.ints[0];
+  return true;
+}
+
+bool traceir::reductionArg(KernelContext &ctx, unsigned i, Reduction &r) {
+  r = Reduction::Mean;
+  if (ctx.isNone(i))
+    return true;
+  const Scalar &s = ctx.scalar(i);
+  int64_t v = -1;
+  if (s.kind == Scalar::Kind::String)
+    v = s.s == "none" ? 0 : s.s == "mean" ? 1 : s.s == "sum" ? 2 : -1;
+  else if (s.kind == Scalar::Kind::Int)
+    v = s.i;
+  if (v < 0 || v > 2) {
+    ctx.fail("reduction must be 0/'none', 1/'mean' or 2/'sum'");
+    return false;
+  }
+  r = static_cast<Reduction>(v);
+  return true;
+}

@@ -6,7 +6,9 @@
    --benchmark` times whole runs of the built Executable (no build, no I/O);
    the 1-element kernel's own work is a few nanoseconds, so the figure is the
    per-op dispatch cost (call + allocation + free). PyTorch: the same chain
-   run eagerly from Python (`x = x + 1.0`), under torch.no_grad().
+   run eagerly from C++ through ATen (bench/torch_dispatch.cpp, compiled
+   here against the pip wheel's libtorch, InferenceMode) and from Python
+   (`x = x + 1.0`, under torch.no_grad()).
 2. Peak memory of whole graphs: TraceIR without frees (the 2017 leak), with
    frees, the analysis' prediction, and PyTorch eager's own peak on the same
    model (torch.profiler's CPU memory events, live bytes at their maximum),
@@ -65,7 +67,23 @@ def dispatch(build, n):
             for _ in range(n):
                 x = x + 1.0
             best = min(best, time.perf_counter() - start)
-    return traceir_us, best * 1e6 / n
+    return traceir_us, torch_cpp_dispatch(build, n), best * 1e6 / n
+
+
+def torch_cpp_dispatch(build, n):
+    """PyTorch eager's cost per op from C++ (bench/torch_dispatch.cpp)."""
+    torch_dir = os.path.dirname(torch.__file__)
+    src = os.path.join(ROOT, "bench", "torch_dispatch.cpp")
+    exe = os.path.join(build, "bench", "torch_dispatch")
+    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
+        os.makedirs(os.path.dirname(exe), exist_ok=True)
+        abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
+        lib = os.path.join(torch_dir, "lib")
+        subprocess.run(["g++", "-O2", "-std=c++20", f"-D_GLIBCXX_USE_CXX11_ABI={abi}", src,
+                        "-I", os.path.join(torch_dir, "include"), "-L", lib, "-ltorch_cpu", "-lc10",
+                        f"-Wl,-rpath,{lib}", "-o", exe], check=True)
+    out = subprocess.run([exe, str(n)], check=True, capture_output=True, text=True).stdout
+    return float(out)
 
 
 def torch_peak(fn):
@@ -99,10 +117,11 @@ def main():
     traceir_testing.BIN = os.path.join(args.build, "bin")
     torch.set_num_threads(1)
 
-    t_us, p_us = dispatch(args.build, args.ops)
+    t_us, c_us, p_us = dispatch(args.build, args.ops)
     print(f"dispatch overhead, chain of {args.ops} tiny ops (CPU)")
     print(f"{'':>32} | {'us/op':>8}")
     print(f"{'TraceIR (Executable, C++)':>32} | {t_us:>8.3f}")
+    print(f"{'PyTorch eager (from C++, ATen)':>32} | {c_us:>8.3f}")
     print(f"{'PyTorch eager (from Python)':>32} | {p_us:>8.3f}")
     print()
 

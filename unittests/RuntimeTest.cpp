@@ -97,6 +97,48 @@ TEST_F(RuntimeTest, CheckFreesCatchesReadAfterFree) {
       << msg;
 }
 
+// Two executables of one graph on cuda:0 and cuda:1, run alternately from
+// one thread: each run makes its own device current, so the kernels and the
+// cuBLAS handle of one never land on the other.
+TEST_F(RuntimeTest, TwoCUDADevicesAlternate) {
+  auto graph = parse(R"(
+    trace.graph @g(%w: tensor<3x3xf32> {trace.param = "w"},
+                   %x: tensor<2x3xf32> {trace.input = "x"}) -> tensor<2x3xf32> {
+      %0 = pyop "matmul"(%x, %w) : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x3xf32>
+      %1 = pyop "relu"(%0) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+      free %0 : tensor<2x3xf32>
+      ret %1 : tensor<2x3xf32>
+    })");
+  ASSERT_TRUE(graph);
+  std::vector<std::unique_ptr<Executable>> exes;
+  for (int index : {0, 1}) {
+    auto exe = buildExecutable(graph, Device{Device::Kind::CUDA, index});
+    if (!exe)
+      GTEST_SKIP() << "needs two CUDA devices: "
+                   << llvm::toString(exe.takeError());
+    exes.push_back(std::move(*exe));
+  }
+  HostTensor w = f32({3, 3}, {1, -1, 0, 2, 0, 1, 0, 3, -2});
+  auto cpu = buildExecutable(graph, Device{});
+  ASSERT_TRUE(static_cast<bool>(cpu)) << llvm::toString(cpu.takeError());
+  ASSERT_FALSE(static_cast<bool>((*cpu)->loadParams({{"w", w}})));
+  for (auto &exe : exes)
+    ASSERT_FALSE(static_cast<bool>(exe->loadParams({{"w", w}})));
+  for (float a : {1.0f, -2.0f, 0.5f}) {
+    HostTensor x = f32({2, 3}, {a, 1, 2, -a, 0, 1});
+    auto want = (*cpu)->run({{"x", x}});
+    ASSERT_TRUE(static_cast<bool>(want)) << llvm::toString(want.takeError());
+    for (auto &exe : exes) {
+      auto out = exe->run({{"x", x}});
+      ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+      EXPECT_EQ(values((*out)[0]), values((*want)[0]));
+      EXPECT_EQ(exe->memoryReport().device.str(), exe->device().str());
+      EXPECT_EQ(exe->memoryReport().peakBytes,
+                exe->memoryReport().predictedPeakBytes);
+    }
+  }
+}
+
 TEST_F(RuntimeTest, SafetensorsRoundTripAndNoPartialFile) {
   llvm::SmallString<128> dir;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("traceir-st", dir));

@@ -32,6 +32,7 @@ static llvm::Error checkBinding(llvm::StringRef what, llvm::StringRef name,
 }
 
 llvm::Error Executable::loadParams(const NamedTensors &tensors) {
+  alloc->activate();
   for (auto &st : persistent)
     if (st->data)
       alloc->deallocate(st->data, st->nbytes);
@@ -183,6 +184,7 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
     if (llvm::Error err = loadParams({}))
       return err;
   }
+  alloc->activate();
   RunState state(*this);
   state.slots.resize(numSlots);
   for (size_t s = 0; s < persistentSlots.size(); ++s)

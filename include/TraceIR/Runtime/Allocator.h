@@ -24,6 +24,10 @@ public:
   /// Returns cached blocks to the system (a no-op without a cache).
   virtual void releaseCache() {}
   virtual Device device() const = 0;
+  /// Makes this device the calling thread's current one, so kernels launch
+  /// on it (CUDA: cudaSetDevice); runs call it first, since several
+  /// executables on different devices may share a thread.
+  virtual void activate() {}
 
   // Data movement on this allocator's device. Host pointers are plain host
   // memory; device pointers come from allocate().

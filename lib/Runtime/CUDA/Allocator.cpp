@@ -83,6 +83,7 @@ public:
   }
 
   Device device() const override { return Device{Device::Kind::CUDA, index}; }
+  void activate() override { cudaSetDevice(index); }
 
   void copyFromHost(void *dst, const void *src, size_t nbytes) override {
     if (nbytes)

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Runtime/CUDA/Device.h"
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/CUDA/NNLaunch.h"
 #include "TraceIR/Runtime/KernelArgs.h"
@@ -19,27 +20,11 @@
 #include <cuda_runtime.h>
 
 #include <climits>
-#include <mutex>
 
 using namespace traceir;
 using namespace traceir::cuda;
 
 namespace {
-/// One cuBLAS handle per device, created on first use.
-cublasHandle_t handleFor(int device) {
-  static std::mutex mutex;
-  static cublasHandle_t handles[64] = {};
-  std::lock_guard<std::mutex> lock(mutex);
-  if (device < 0 || device >= 64)
-    return nullptr;
-  if (!handles[device]) {
-    cudaSetDevice(device);
-    if (cublasCreate(&handles[device]) != CUBLAS_STATUS_SUCCESS)
-      handles[device] = nullptr;
-  }
-  return handles[device];
-}
-
 /// PyTorch's pooling check: every dim but a 4-D input's batch dim must be
 /// nonzero.
 bool nonBatchDimsNonzero(KernelContext &ctx, const Tensor &x, const char *op) {
@@ -119,7 +104,7 @@ void conv2dImpl(KernelContext &ctx, const ConvGeometry &g, DType dtype,
       return ctx.fail("conv2d: the products are too large for cuBLAS (" +
                       llvm::Twine(Og) + " x " + llvm::Twine(K) + " x " +
                       llvm::Twine(L) + ")");
-    cublasHandle_t h = handleFor(out.storage->device.index);
+    cublasHandle_t h = cuda::cublasHandle(out.storage->device.index);
     if (!h)
       return ctx.fail("conv2d: cannot create a cuBLAS handle");
     // A 1x1 kernel with unit stride and no padding reads the input as is.

@@ -8,31 +8,16 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Runtime/CUDA/Device.h"
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include <mutex>
 
 using namespace traceir;
 
 namespace {
-/// One cuBLAS handle per device, created on first use.
-cublasHandle_t handleFor(int device) {
-  static std::mutex mutex;
-  static cublasHandle_t handles[64] = {};
-  std::lock_guard<std::mutex> lock(mutex);
-  if (device < 0 || device >= 64)
-    return nullptr;
-  if (!handles[device]) {
-    cudaSetDevice(device);
-    if (cublasCreate(&handles[device]) != CUBLAS_STATUS_SUCCESS)
-      handles[device] = nullptr;
-  }
-  return handles[device];
-}
-
 struct Operand {
   const char *data;
   int64_t ld;
@@ -97,7 +82,7 @@ bool gemm(KernelContext &ctx, DType dtype, const Tensor &scratchOwner,
     return false;
   if (M == 0 || N == 0)
     return true;
-  cublasHandle_t h = handleFor(scratchOwner.storage->device.index);
+  cublasHandle_t h = cuda::cublasHandle(scratchOwner.storage->device.index);
   if (!h)
     return false;
   // Column-major view: C^T[N,M] = B^T[N,K] @ A^T[K,M].

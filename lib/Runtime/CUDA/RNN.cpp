@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Runtime/CUDA/Device.h"
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 
 #include <cublas_v2.h>
@@ -19,7 +20,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <mutex>
 #include <string>
 
 using namespace traceir;
@@ -49,25 +49,6 @@ struct LstmConfig {
   bool bidirectional = false;
   bool batchFirst = false;
 };
-
-/// One cuBLAS handle per device, created on first use.
-cublasHandle_t handleFor(int device) {
-  static std::mutex mutex;
-  static cublasHandle_t handles[64] = {};
-  std::lock_guard<std::mutex> lock(mutex);
-  if (device < 0 || device >= 64)
-    return nullptr;
-  if (!handles[device]) {
-    int current = 0;
-    if (cudaGetDevice(&current) != cudaSuccess)
-      current = device;
-    cudaSetDevice(device);
-    if (cublasCreate(&handles[device]) != CUBLAS_STATUS_SUCCESS)
-      handles[device] = nullptr;
-    cudaSetDevice(current);
-  }
-  return handles[device];
-}
 
 /// Row-major C[M,N] += A[M,K] @ B[N,K]^T with leading dimensions: in
 /// column-major terms C^T[N,M] += B^T[N,K] @ A^T[K,M], B read transposed.
@@ -182,7 +163,7 @@ template <typename T> void runLstm(KernelContext &ctx, const LstmConfig &cfg) {
                       "supported on CUDA");
 
   Tensor &out = ctx.result(0), &hn = ctx.result(1), &cn = ctx.result(2);
-  cublasHandle_t handle = handleFor(out.storage->device.index);
+  cublasHandle_t handle = cuda::cublasHandle(out.storage->device.index);
   if (!handle)
     return ctx.fail("lstm: cannot create a cuBLAS handle");
 

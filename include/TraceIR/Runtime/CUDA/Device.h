@@ -1,0 +1,22 @@
+//===- Device.h - Per-device CUDA state -------------------------*- C++ -*-===//
+//
+// State the CUDA kernels share per device, created on first use: the cuBLAS
+// handle. Kernels run on the current device; Executable::run makes its
+// device current (Allocator::activate) before the first instruction.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_CUDA_DEVICE_H
+#define TRACEIR_RUNTIME_CUDA_DEVICE_H
+
+#include <cublas_v2.h>
+
+namespace traceir::cuda {
+
+/// The cuBLAS handle of CUDA device `device`, created on first use (with
+/// the current device restored afterwards); null if cuBLAS cannot start.
+cublasHandle_t cublasHandle(int device);
+
+} // namespace traceir::cuda
+
+#endif // TRACEIR_RUNTIME_CUDA_DEVICE_H

@@ -35,7 +35,9 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 from word_lm_inputs import RNNModel  # noqa: E402
 
 
-def dispatch(build, n):
+def chain_us_per_op(build, n, runs=50, extra=()):
+    """trace-run --benchmark on a chain of n `add(x, 1.0)` on a 1-element
+    tensor, each result freed after its use: microseconds per op."""
     lines = ['trace.graph @chain(%x: tensor<1xf32> {trace.input = "x"}) -> tensor<1xf32> {']
     prev = "%x"
     for i in range(n):
@@ -52,10 +54,16 @@ def dispatch(build, n):
         from safetensors.torch import save_file
         inp = os.path.join(d, "in.safetensors")
         save_file({"x": torch.zeros(1)}, inp)
+        extra = [a.replace("@DIR", d) for a in extra]
         out = subprocess.run([os.path.join(build, "bin", "trace-run"), g, "--inputs", inp,
-                              "--benchmark", "50"], check=True, capture_output=True, text=True).stdout
+                              "--benchmark", str(runs), *extra],
+                             check=True, capture_output=True, text=True).stdout
     ms = float(out.split(" ms per run")[0].split()[-1])
-    traceir_us = ms * 1e3 / n
+    return ms * 1e3 / n
+
+
+def dispatch(build, n):
+    traceir_us = chain_us_per_op(build, n)
     x = torch.zeros(1)
     with torch.no_grad():
         for _ in range(1000):  # warm-up

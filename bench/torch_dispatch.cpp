@@ -7,7 +7,8 @@
 // of 5 runs in microseconds per op.
 //
 // Built by runtime_bench.py against the pip wheel's libtorch:
-//   g++ -O2 -std=c++20 torch_dispatch.cpp -I$T/include -L$T/lib -ltorch_cpu -lc10
+//   g++ -O2 -std=c++20 torch_dispatch.cpp -I$T/include -L$T/lib -ltorch_cpu
+//   -lc10
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,9 +34,9 @@ int main(int argc, char **argv) {
     auto start = std::chrono::steady_clock::now();
     for (long i = 0; i < n; ++i)
       x = x + 1.0;
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                             start)
-                   .count();
+    double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     best = std::min(best, s);
   }
   if (x.item<float>() != float(n)) {

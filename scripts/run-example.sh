@@ -2,7 +2,9 @@
 # The main job on the bundled example: set up, build, import the 2017 trace
 # of the word language model, free its dead tensors, print the result with
 # the analysis' memory figures, then run it (freshly initialized PyTorch
-# weights, random tokens) and print the measured memory report.
+# weights, random tokens) and print the measured memory report; last, profile
+# the freed graph's run into a Chrome/Perfetto trace, check it with the test
+# suite's validator and print the summary table.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$ROOT/build"
@@ -49,3 +51,9 @@ for graph in word_lm.mlir word_lm.freed.mlir; do
   "$BIN/trace-run" "$OUT/$graph" --device "$DEVICE" --params "$OUT/params.safetensors" \
     --inputs "$OUT/inputs.safetensors" --outputs "$OUT/out.safetensors" --memory-report
 done
+echo "-- trace-run word_lm.freed.mlir --device $DEVICE ... --profile $OUT/word_lm.trace.json --profile-summary"
+"$BIN/trace-run" "$OUT/word_lm.freed.mlir" --device "$DEVICE" --params "$OUT/params.safetensors" \
+  --inputs "$OUT/inputs.safetensors" --outputs "$OUT/out.safetensors" \
+  --profile "$OUT/word_lm.trace.json" --profile-summary
+"$VENV/bin/python" "$ROOT/test/python/trace_validator.py" "$OUT/word_lm.trace.json"
+echo "trace written and validated: $OUT/word_lm.trace.json (open it in https://ui.perfetto.dev or chrome://tracing)"

@@ -2,6 +2,7 @@
 
 #include "TraceIR/Runtime/Build.h"
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Runtime/Profiler.h"
 #include "TraceIR/Support/ViewAlgebra.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -11,6 +12,9 @@
 #include "llvm/Support/Path.h"
 
 #include "gtest/gtest.h"
+
+#include <cstdlib>
+#include <map>
 
 using namespace traceir;
 
@@ -99,7 +103,8 @@ TEST_F(RuntimeTest, CheckFreesCatchesReadAfterFree) {
 
 // Two executables of one graph on cuda:0 and cuda:1, run alternately from
 // one thread: each run makes its own device current, so the kernels and the
-// cuBLAS handle of one never land on the other.
+// cuBLAS handle of one never land on the other. Profiled: each device gets
+// its own start event and process, every launch one arrow.
 TEST_F(RuntimeTest, TwoCUDADevicesAlternate) {
   auto graph = parse(R"(
     trace.graph @g(%w: tensor<3x3xf32> {trace.param = "w"},
@@ -124,18 +129,42 @@ TEST_F(RuntimeTest, TwoCUDADevicesAlternate) {
   ASSERT_FALSE(static_cast<bool>((*cpu)->loadParams({{"w", w}})));
   for (auto &exe : exes)
     ASSERT_FALSE(static_cast<bool>(exe->loadParams({{"w", w}})));
+  Profiler profiler;
+  profiler.start();
+  RunOptions options;
+  options.profiler = &profiler;
   for (float a : {1.0f, -2.0f, 0.5f}) {
     HostTensor x = f32({2, 3}, {a, 1, 2, -a, 0, 1});
     auto want = (*cpu)->run({{"x", x}});
     ASSERT_TRUE(static_cast<bool>(want)) << llvm::toString(want.takeError());
     for (auto &exe : exes) {
-      auto out = exe->run({{"x", x}});
+      auto out = exe->run({{"x", x}}, options);
       ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
       EXPECT_EQ(values((*out)[0]), values((*want)[0]));
       EXPECT_EQ(exe->memoryReport().device.str(), exe->device().str());
       EXPECT_EQ(exe->memoryReport().peakBytes,
                 exe->memoryReport().predictedPeakBytes);
     }
+  }
+  MemoryTraceSink sink;
+  ASSERT_FALSE(static_cast<bool>(profiler.stop(sink)));
+  std::map<int64_t, int> kernelsPerPid;
+  int starts = 0, finishes = 0;
+  for (const TraceEvent &e : sink.events) {
+    kernelsPerPid[e.pid] += e.category == "kernel";
+    starts += e.phase == 's';
+    finishes += e.phase == 'f';
+  }
+  EXPECT_EQ(kernelsPerPid[devicePid(0)], 3 * 2); // 3 runs of 2 ops
+  EXPECT_EQ(kernelsPerPid[devicePid(1)], 3 * 2);
+  EXPECT_EQ(starts, 12);
+  EXPECT_EQ(finishes, 12);
+  EXPECT_EQ(profiler.clockReports().size(), 2u);
+  if (const char *out = std::getenv("TRACEIR_PROFILE_CUDA_TRACE")) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(out, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    os << sink.toJSON();
   }
 }
 

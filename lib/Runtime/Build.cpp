@@ -10,6 +10,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <atomic>
+
 using namespace mlir;
 using namespace mlir::trace;
 using traceir::DType;
@@ -163,8 +165,11 @@ static llvm::Error constantData(ConstantOp op, DType dtype,
 
 llvm::Expected<std::unique_ptr<Executable>>
 traceir::buildExecutable(GraphOp graph, Device device) {
+  static std::atomic<uint64_t> nextUid{1};
   auto exe = std::make_unique<Executable>();
   exe->dev = device;
+  exe->uid = nextUid++;
+  exe->name = graph.getSymName().str();
   if (device.kind == Device::Kind::CPU) {
     exe->alloc = createCPUAllocator();
   } else {
@@ -223,6 +228,7 @@ traceir::buildExecutable(GraphOp graph, Device device) {
     info.location = locationString(op.getLoc());
     if (auto free = dyn_cast<FreeOp>(op)) {
       info.name = "trace.free";
+      info.valueNames.push_back(nameOf(free.getTensor()));
       Instr instr;
       instr.kind = Instr::Kind::Free;
       instr.freeSlot = slot(free.getTensor());
@@ -267,6 +273,9 @@ traceir::buildExecutable(GraphOp graph, Device device) {
         info.valueNames.push_back(nameOf(v));
       } else {
         a.scalar = exe->scalars.size();
+        if (!info.scalars.empty())
+          info.scalars += ", ";
+        info.scalars += scalarToString(scalars[s]);
         exe->scalars.push_back(decodeScalar(scalars[s++]));
         info.valueNames.push_back("a scalar");
       }

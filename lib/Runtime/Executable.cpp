@@ -2,6 +2,7 @@
 
 #include "TraceIR/Runtime/Executable.h"
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Runtime/Profiler.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -185,6 +186,27 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
       return err;
   }
   alloc->activate();
+  // Profiling: the run's record, and the device's timer where its kernels
+  // run on their own clock. Everything below records only when `prof` is
+  // set: two clock reads and an append per op.
+  Profiler::RunRecord *prof = nullptr;
+  DeviceTimer *timer = nullptr;
+  if (options.profiler && options.profiler->isActive()) {
+    auto record = options.profiler->beginRun(*this);
+    if (!record)
+      return record.takeError();
+    prof = *record;
+    timer = options.profiler->timerOf(*prof);
+    prof->beginNs = profileClockNs();
+  }
+  struct EndOfRun {
+    Profiler::RunRecord *prof;
+    ~EndOfRun() {
+      if (prof)
+        prof->endNs = profileClockNs();
+    }
+  } endOfRun{prof};
+
   RunState state(*this);
   state.slots.resize(numSlots);
   for (size_t s = 0; s < persistentSlots.size(); ++s)
@@ -231,15 +253,20 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
   ctx.slots = &state.slots;
   ctx.generator = &generator;
   alloc->resetPeak();
+  if (prof)
+    prof->counters.push_back(
+        {profileClockNs(), state.live, alloc->allocatedBytes()});
 
   for (const Instr &instr : instrs) {
     if (instr.kind == Instr::Kind::Free) {
       Storage *st = state.slots[instr.freeSlot].storage;
+      int64_t freedBytes = 0;
       // Freeing a storage frees the copies tied to it.
       for (Storage *s = st; s; s = s->tiedNext) {
         if (s->freed)
           return makeError(opWhere(ops[instr.op]) + ": double free");
         s->freed = true;
+        freedBytes += s->nbytes;
         if (s->ownedByRun)
           state.live -= s->nbytes;
         if (options.checkFrees)
@@ -248,8 +275,14 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
           state.release(*s);
       }
       ++state.numFrees;
+      if (prof) {
+        int64_t now = profileClockNs();
+        prof->frees.push_back({instr.op, now, freedBytes});
+        prof->counters.push_back({now, state.live, alloc->allocatedBytes()});
+      }
       continue;
     }
+    int64_t beginNs = prof ? profileClockNs() : 0;
     ctx.instr = &instr;
     if (options.checkFrees) {
       for (unsigned i = 0; i < instr.numArgs; ++i) {
@@ -260,10 +293,12 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
                            llvm::Twine(i) + ") after its storage was freed");
       }
     }
+    bool allocated = false;
     for (unsigned r = 0; r < instr.numResults; ++r) {
       const ResultRef &res = results[instr.resultBegin + r];
       if (!res.fresh)
         continue;
+      allocated = true;
       int64_t numel = 1;
       for (int64_t d : res.shape)
         numel *= d;
@@ -278,10 +313,28 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
       t.strides = Tensor::contiguousStrides(res.shape);
       t.offset = 0;
     }
+    if (prof && allocated)
+      prof->counters.push_back({beginNs, state.live, alloc->allocatedBytes()});
+    int64_t launchNs = beginNs;
+    int64_t liveAtLaunch = state.live;
+    int32_t deviceBegin = -1;
+    if (timer) {
+      launchNs = profileClockNs();
+      deviceBegin = static_cast<int32_t>(timer->record());
+    }
     instr.fn(ctx);
+    if (timer)
+      timer->record();
     for (auto &[p, n] : ctx.scratchBlocks)
       alloc->deallocate(p, n);
     ctx.scratchBlocks.clear();
+    if (prof) {
+      int64_t endNs = profileClockNs();
+      prof->ops.push_back({instr.op, beginNs, endNs, launchNs, deviceBegin});
+      // A view-or-copy kernel that had to copy allocated inside the call.
+      if (state.live != liveAtLaunch)
+        prof->counters.push_back({endNs, state.live, alloc->allocatedBytes()});
+    }
     if (ctx.failed())
       return makeError(opWhere(ops[instr.op]) + ": " + ctx.error);
     // View results share a storage; copies a view-or-copy op had to make

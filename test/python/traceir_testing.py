@@ -3,6 +3,9 @@ graph as text, run it with trace-run on safetensors files, read the outputs
 back as torch tensors.
 
 The tools come from $TRACEIR_BUILD/bin (default: build/ at the repo root).
+Every run is profiled and its trace checked by trace_validator.py, so every
+op and graph test is also a profiler test (on CUDA under gpu-check.sh: every
+kernel's launch arrow).
 """
 import json
 import os
@@ -11,6 +14,8 @@ import tempfile
 
 import torch
 from safetensors.torch import load_file, save_file
+
+from trace_validator import validate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("TRACEIR_BUILD", os.path.join(ROOT, "build"))
@@ -119,8 +124,9 @@ class RunError(Exception):
 
 
 def run_graph(text, inputs=None, params=None, free=True, check_frees=True,
-              device=None, seed=0, extra=()):
-    """Runs a graph; returns (outputs, memory report dict)."""
+              device=None, seed=0, extra=(), profile=True):
+    """Runs a graph; returns (outputs, memory report dict). With `profile`,
+    also checks the run's trace (see check_trace)."""
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "g.mlir")
         with open(path, "w") as f:
@@ -146,12 +152,39 @@ def run_graph(text, inputs=None, params=None, free=True, check_frees=True,
                 cmd += [flag, p]
         out = os.path.join(d, "out.safetensors")
         cmd += ["--outputs", out]
+        trace_path = os.path.join(d, "trace.json")
+        if profile:
+            cmd += ["--profile", trace_path]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise RunError(proc.stderr.strip())
         loaded = load_file(out)
         outputs = [loaded[f"output{i}"] for i in range(len(loaded))]
-        return outputs, json.loads(proc.stdout.strip().splitlines()[-1])
+        report = json.loads(proc.stdout.strip().splitlines()[-1])
+        if profile:
+            with open(trace_path) as f:
+                check_trace(json.load(f), report)
+        return outputs, report
+
+
+def check_trace(trace, report=None):
+    """Validates a trace and checks it against the run's memory report: the
+    live-bytes counter peaks at the measured peak, one free instant per
+    free, and on a device with its own clock one launch arrow per op."""
+    errors = validate(trace)
+    assert not errors, "invalid trace:\n" + "\n".join(errors)
+    events = trace["traceEvents"]
+    ops = [e for e in events if e.get("cat") == "cpu_op"]
+    if report is not None:
+        dev = report["devices"][0]
+        live = [e["args"]["live_bytes"] for e in events if e["ph"] == "C"]
+        assert max(live, default=0) == dev["peak_bytes"], (max(live, default=0), dev)
+        frees = [e for e in events if e["ph"] == "i" and e["name"] == "free"]
+        assert len(frees) == dev["frees"], (len(frees), dev)
+        if dev["device"].startswith("cuda"):
+            flows = [e for e in events if e["ph"] == "s"]
+            assert len(flows) == len(ops), (len(flows), len(ops))
+    return ops
 
 
 def check_op(op, args, expected, rtol=1e-5, atol=1e-6, **kwargs):

@@ -2,6 +2,7 @@
 //
 //   trace-run model.mlir --params w.safetensors --inputs in.safetensors
 //             --outputs out.safetensors --device cpu --memory-report[=json]
+//             --profile trace.json --profile-summary
 //
 // Parameters and inputs are bound by name; outputs are written as output0,
 // output1, ... in trace.ret order. On any error nothing is written.
@@ -10,6 +11,7 @@
 
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Runtime/Build.h"
+#include "TraceIR/Runtime/Profiler.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -54,6 +56,16 @@ static cl::opt<unsigned> benchmark(
     "benchmark", cl::init(0),
     cl::desc("Run N more times after the first run and print the mean time "
              "of one run and per instruction (build and I/O excluded)"));
+
+static cl::opt<std::string> profileFile(
+    "profile",
+    cl::desc("Write a Chrome/Perfetto trace of the run (with --benchmark, of "
+             "every run) to this file"),
+    cl::value_desc("trace.json"));
+static cl::opt<bool> profileSummary(
+    "profile-summary",
+    cl::desc("Print a table per op name: calls, total, mean, min, max, % of "
+             "run (CPU ranges, and kernel times on a device)"));
 
 static int fail(const Twine &msg) {
   errs() << "trace-run: error: " << msg << "\n";
@@ -116,9 +128,40 @@ int main(int argc, char **argv) {
   traceir::RunOptions options;
   options.checkFrees = checkFrees;
   options.seed = seed;
+  // The trace's sink exists before the run, so an unwritable path fails
+  // before any work; it becomes the file only once the profile is complete.
+  traceir::Profiler profiler;
+  std::unique_ptr<traceir::TraceSink> sink;
+  if (!profileFile.empty()) {
+    auto file = traceir::ChromeTraceFileSink::create(profileFile);
+    if (!file)
+      return fail(toString(file.takeError()));
+    sink = std::move(*file);
+  } else if (profileSummary) {
+    sink = std::make_unique<traceir::MemoryTraceSink>();
+  }
+  if (sink) {
+    options.profiler = &profiler;
+    profiler.start();
+  }
   auto outputs = (*exe)->run(inputs, options);
   if (!outputs)
     return fail(toString(outputs.takeError()));
+
+  // With --benchmark the profile covers every run, so that profiled and
+  // unprofiled times compare (bench/profiler_bench.py).
+  auto finishProfile = [&]() -> Error {
+    if (!sink)
+      return Error::success();
+    if (Error err = profiler.stop(*sink))
+      return err;
+    if (profileSummary)
+      outs() << profiler.summary().toText();
+    return Error::success();
+  };
+  if (benchmark == 0)
+    if (Error err = finishProfile())
+      return fail(toString(std::move(err)));
 
   if (!outputsFile.empty()) {
     traceir::NamedTensors named;
@@ -134,15 +177,17 @@ int main(int argc, char **argv) {
       if (!again)
         return fail(toString(again.takeError()));
     }
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count() /
-                     benchmark;
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count() /
+        benchmark;
     size_t instrs = (*exe)->instrs.size();
     outs() << llvm::formatv("benchmark: {0} runs, {1:f3} ms per run, {2} "
                             "instructions, {3:f3} us per instruction\n",
                             unsigned(benchmark), seconds * 1e3, instrs,
                             instrs ? seconds * 1e6 / instrs : 0.0);
+    if (Error err = finishProfile())
+      return fail(toString(std::move(err)));
   }
   const traceir::MemoryReport &report = (*exe)->memoryReport();
   if (memoryReport == ReportFormat::JSON)

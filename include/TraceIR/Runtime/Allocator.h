@@ -11,6 +11,8 @@
 
 namespace traceir {
 
+class DeviceTimer;
+
 /// Hands out device memory and counts what it holds from the system,
 /// including rounding and any cache: the `allocated_peak_bytes` of a memory
 /// report. (What the graph's storages need, without rounding, is counted by
@@ -28,6 +30,9 @@ public:
   /// on it (CUDA: cudaSetDevice); runs call it first, since several
   /// executables on different devices may share a thread.
   virtual void activate() {}
+  /// A timer of kernels by this device's own clock for the profiler, or
+  /// null where the CPU ranges already are the kernels' times (the CPU).
+  virtual llvm::Expected<std::unique_ptr<DeviceTimer>> createTimer();
 
   // Data movement on this allocator's device. Host pointers are plain host
   // memory; device pointers come from allocate().

@@ -42,6 +42,7 @@ struct Scalar {
 };
 
 class KernelContext;
+class Profiler;
 /// A kernel: reads its arguments and writes its results through the context.
 using KernelFn = void (*)(KernelContext &);
 
@@ -96,6 +97,8 @@ struct RunOptions {
   bool checkFrees = false;
   /// Seeds random ops (training dropout).
   uint64_t seed = 0;
+  /// Records the run when set and started (see Profiler.h).
+  Profiler *profiler = nullptr;
 };
 
 /// Metadata of one op, for errors and profiles.
@@ -103,6 +106,7 @@ struct OpInfoRT {
   std::string name;                    ///< the PyOp name
   std::string location;                ///< file:line:col, or empty
   std::vector<std::string> valueNames; ///< SSA names of its arguments
+  std::string scalars; ///< its Python scalars as literals, e.g. `-1, False`
 };
 
 class Executable {
@@ -136,6 +140,9 @@ public:
     std::string name;
   };
   Device dev;
+  /// Unique per executable built in this process (profiles key on it).
+  uint64_t uid = 0;
+  std::string name; ///< the graph's symbol name
   std::unique_ptr<Allocator> alloc;
   std::vector<Instr> instrs;
   std::vector<ArgRef> args;

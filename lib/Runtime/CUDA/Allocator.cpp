@@ -8,8 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/Allocator.h"
+#include "TraceIR/Runtime/CUDA/Device.h"
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/Elementwise.h"
+#include "TraceIR/Runtime/Profiler.h"
 
 #include <cuda_runtime.h>
 
@@ -84,6 +86,9 @@ public:
 
   Device device() const override { return Device{Device::Kind::CUDA, index}; }
   void activate() override { cudaSetDevice(index); }
+  llvm::Expected<std::unique_ptr<DeviceTimer>> createTimer() override {
+    return cuda::createTimer(index);
+  }
 
   void copyFromHost(void *dst, const void *src, size_t nbytes) override {
     if (nbytes)

@@ -9,8 +9,14 @@ VENV="${TRACEIR_VENV:-$HOME/.cache/traceir/venv}"
 "$ROOT/scripts/setup.sh" || exit 1
 "$ROOT/scripts/build.sh" "$ROOT/build" || exit 1
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=index,name,memory.total --format=csv
-echo "== unit tests (the two-device test runs where two GPUs answer)"
-"$ROOT/build/bin/TraceIRUnitTests" --gtest_brief=1 || status=1
+echo "== unit tests (the two-device test runs where two GPUs answer, and profiles both)"
+TWO="$ROOT/build/two-device-trace.json"
+rm -f "$TWO"
+TRACEIR_PROFILE_CUDA_TRACE="$TWO" "$ROOT/build/bin/TraceIRUnitTests" --gtest_brief=1 || status=1
+if [[ -f $TWO ]]; then
+  echo "== validating the two-device trace"
+  "$VENV/bin/python" "$ROOT/test/python/trace_validator.py" "$TWO" && echo "valid: $TWO" || status=1
+fi
 echo "== CUDA tier: pytest with TRACEIR_DEVICE=cuda"
 cd "$ROOT" && TRACEIR_BUILD="$ROOT/build" TRACEIR_DEVICE=cuda \
   timeout 450 "$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider test/python "$@" || status=1

@@ -39,6 +39,7 @@ void Profiler::start() {
 }
 
 llvm::Expected<Profiler::RunRecord *> Profiler::beginRun(Executable &exe) {
+  std::lock_guard<std::mutex> lock(mutex);
   // What the trace needs to name each op is copied once per executable, not
   // per run, and is keyed by the executable's uid, not its address (an
   // address can be reused by a later executable).

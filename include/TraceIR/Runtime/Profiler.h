@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -146,7 +147,8 @@ public:
   };
 
   /// Opens the record of a run of `exe` on the calling thread: starts the
-  /// device's timer the first time the device is seen.
+  /// device's timer the first time the device is seen. Runs on several
+  /// threads may record at once; stop() must follow them.
   llvm::Expected<RunRecord *> beginRun(Executable &exe);
   /// The timer of a run's device, or null (the CPU).
   DeviceTimer *timerOf(const RunRecord &run) const {
@@ -182,6 +184,7 @@ public:
   std::vector<std::unique_ptr<RunRecord>> runs;
 
 private:
+  std::mutex mutex; ///< guards the tables in beginRun
   void emit(TraceSink &sink, const std::vector<std::vector<int64_t>> &deviceNs);
   bool active = false;
   ProfileSummary lastSummary;

@@ -14,6 +14,7 @@
 
 #include "TraceIR/Runtime/CUDA/Device.h"
 #include "TraceIR/Runtime/CUDA/Kernels.h"
+#include "TraceIR/Runtime/CUDA/RNNLaunch.h"
 #include "TraceIR/Runtime/NNArgs.h"
 
 #include <cublas_v2.h>
@@ -24,20 +25,6 @@
 #include <string>
 
 using namespace traceir;
-
-// Device code (RNN.cu).
-namespace traceir::cuda::rnn {
-bool fillBias(float *gates, const float *bih, const float *bhh, int64_t rows,
-              int64_t gatesSize);
-bool fillBias(double *gates, const double *bih, const double *bhh, int64_t rows,
-              int64_t gatesSize);
-bool cellStep(const float *gates, float *cell, float *h, int64_t hStride,
-              int64_t batch, int64_t hidden);
-bool cellStep(const double *gates, double *cell, double *h, int64_t hStride,
-              int64_t batch, int64_t hidden);
-bool dropout(float *x, int64_t n, double p, float scale, uint64_t seed);
-bool dropout(double *x, int64_t n, double p, double scale, uint64_t seed);
-} // namespace traceir::cuda::rnn
 
 namespace {
 /// Row-major C[M,N] += A[M,K] @ B[N,K]^T with leading dimensions: in

@@ -21,35 +21,6 @@ using namespace traceir;
 using namespace traceir::cpu;
 
 namespace {
-/// A contiguous pointer to `t`'s elements in its own dtype: the tensor itself
-/// when contiguous, else a gathered copy in scratch (null after a failure).
-const char *contiguousData(KernelContext &ctx, const Tensor &t) {
-  if (t.isContiguous())
-    return t.bytes();
-  char *buf = static_cast<char *>(ctx.scratch(t.nbytes()));
-  if (buf)
-    copyStridedToContiguous(t, buf);
-  return buf;
-}
-
-/// `t`'s elements as contiguous f64 in scratch (null after a failure).
-const double *gatherF64(KernelContext &ctx, const Tensor &t) {
-  if (t.dtype == DType::F64 && t.isContiguous())
-    return t.data<double>();
-  auto *buf = static_cast<double *>(ctx.scratch(t.numel() * sizeof(double)));
-  if (!buf)
-    return nullptr;
-  Storage host;
-  host.data = buf;
-  Tensor dst;
-  dst.storage = &host;
-  dst.dtype = DType::F64;
-  dst.shape = t.shape;
-  dst.strides = Tensor::contiguousStrides(t.shape);
-  copyTensor(t, dst);
-  return buf;
-}
-
 /// A pooling kernel's input as `planes` contiguous f64 H x W planes, and
 /// its output's OH x OW.
 struct PoolPlanes {
@@ -157,17 +128,16 @@ void cpu::conv2d(KernelContext &ctx) {
   ConvGeometry g;
   if (!conv2dArgs(ctx, g))
     return;
-  const char *xd = contiguousData(ctx, x);
-  const char *wd = xd ? contiguousData(ctx, w) : nullptr;
+  const void *xd = gatherAs(ctx, x, x.dtype);
+  const void *wd = xd ? gatherAs(ctx, w, w.dtype) : nullptr;
   if (!xd || !wd)
     return;
   if (x.dtype == DType::F32)
-    conv2dImpl<float>(ctx, g, reinterpret_cast<const float *>(xd),
-                      reinterpret_cast<const float *>(wd), bias,
-                      out.data<float>());
+    conv2dImpl<float>(ctx, g, static_cast<const float *>(xd),
+                      static_cast<const float *>(wd), bias, out.data<float>());
   else
-    conv2dImpl<double>(ctx, g, reinterpret_cast<const double *>(xd),
-                       reinterpret_cast<const double *>(wd), bias,
+    conv2dImpl<double>(ctx, g, static_cast<const double *>(xd),
+                       static_cast<const double *>(wd), bias,
                        out.data<double>());
 }
 

@@ -24,20 +24,7 @@ namespace {
 /// a failure).
 template <typename T>
 const T *gather(KernelContext &ctx, const Tensor &t, DType dtype) {
-  if (t.dtype == dtype && t.isContiguous())
-    return t.data<T>();
-  auto *buf = static_cast<T *>(ctx.scratch(t.numel() * sizeof(T)));
-  if (!buf)
-    return nullptr;
-  Storage host;
-  host.data = buf;
-  Tensor dst;
-  dst.storage = &host;
-  dst.dtype = dtype;
-  dst.shape = t.shape;
-  dst.strides = Tensor::contiguousStrides(t.shape);
-  copyTensor(t, dst);
-  return buf;
+  return static_cast<const T *>(gatherAs(ctx, t, dtype));
 }
 
 void lossImpl(KernelContext &ctx, bool crossEntropy) {

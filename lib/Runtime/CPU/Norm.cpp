@@ -20,24 +20,6 @@ using namespace traceir;
 using namespace traceir::cpu;
 
 namespace {
-/// `t`'s elements as contiguous f64 in scratch (null after a failure).
-const double *gatherF64(KernelContext &ctx, const Tensor &t) {
-  if (t.dtype == DType::F64 && t.isContiguous())
-    return t.data<double>();
-  auto *buf = static_cast<double *>(ctx.scratch(t.numel() * sizeof(double)));
-  if (!buf)
-    return nullptr;
-  Storage host;
-  host.data = buf;
-  Tensor dst;
-  dst.storage = &host;
-  dst.dtype = DType::F64;
-  dst.shape = t.shape;
-  dst.strides = Tensor::contiguousStrides(t.shape);
-  copyTensor(t, dst);
-  return buf;
-}
-
 /// Writes contiguous f64 values into `dst` (any strides and dtype).
 void scatterF64(const double *src, Tensor dst) {
   Storage host;

@@ -18,6 +18,7 @@ import torch.nn.functional as F
 
 from traceir_testing import (RunError, Sliced, Transposed, check_op, cuda_status,
                              op_graph, run_graph)
+import test_nn_ops
 from test_nn_ops import (ADAPTIVE_CASES, BN_CASES, CE_INDEX_CASES,  # noqa: F401
                          CE_PROB_CASES, CONV32, CONV64, CONV_CASES, DBB_CASES, F32,
                          F64, MASKS, POOL_CASES, REDUCTIONS, assert_close,
@@ -323,47 +324,19 @@ def test_native_batch_norm_backward_noncontiguous_f64():
 
 #===--- batch_norm_double_backward -----------------------------------------===#
 
-def run_double_backward(x, w, rm, rv, go, ggI, ggG, ggB, training, eps, wrap=False):
-    if training:
-        _, sm, si = torch.ops.aten.native_batch_norm(x, w, None, None, None, True, 0.1, eps)
-    else:
-        sm = si = None
-    c = x.shape[1]
-    results = [torch.empty_like(x), torch.empty(c, dtype=x.dtype), torch.empty_like(x)]
-    W = (lambda t, k: k(t) if t is not None else None) if wrap else (lambda t, k: t)
-    args = [W(x, Transposed), W(w, Sliced), W(ggI, Sliced), ggG, W(ggB, Sliced),
-            W(go, Transposed), rm, rv, training, eps, W(sm, Sliced), si,
-            [True, w is not None, True]]
-    return run_op("batch_norm_double_backward", args, results)
+def run_double_backward(*args, **kwargs):
+    return test_nn_ops.run_double_backward(*args, run=run_op, **kwargs)
 
 
-DBB_CUDA_CASES = DBB_CASES + [((12, 3, 9, 8), True, "IGB")]
+# test_nn_ops.py's DBB_CASES and its noncontiguous case run on CUDA under
+# TRACEIR_DEVICE=cuda (scripts/gpu-check.sh); this adds a larger input.
+DBB_CUDA_CASES = [((12, 3, 9, 8), True, "IGB")]
 
 
 @pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
 @pytest.mark.parametrize("case", DBB_CUDA_CASES, ids=[str(i) for i in range(len(DBB_CUDA_CASES))])
 def test_batch_norm_double_backward_vs_autograd(training, case):
-    shape, affine, which = case
-    eps = 1e-3
-    x, w, b, rm, rv, go, ggI, ggG, ggB = dbb_inputs(shape, affine, which, 40 + len(shape))
-    want = double_backward_reference(x, w, b, None if training else rm,
-                                     None if training else rv, go, ggI, ggG, ggB,
-                                     training, eps)
-    got = run_double_backward(x, w, rm, rv, go, ggI, ggG, ggB, training, eps)
-    for gt, wt in zip(got, want):
-        assert_close(gt, wt, rtol=1e-9, atol=1e-10)
-
-
-@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
-def test_batch_norm_double_backward_noncontiguous(training):
-    x, w, b, rm, rv, go, ggI, ggG, ggB = dbb_inputs((4, 3, 5, 6), True, "IGB", 50)
-    eps = 1e-5
-    want = double_backward_reference(x, w, b, None if training else rm,
-                                     None if training else rv, go, ggI, ggG, ggB,
-                                     training, eps)
-    got = run_double_backward(x, w, rm, rv, go, ggI, ggG, ggB, training, eps, wrap=True)
-    for gt, wt in zip(got, want):
-        assert_close(gt, wt, rtol=1e-9, atol=1e-10)
+    test_nn_ops.check_double_backward_vs_autograd(training, case, run=run_op)
 
 
 @pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])

@@ -447,7 +447,8 @@ DBB_CASES = [
 ]
 
 
-def run_double_backward(x, w, rm, rv, go, ggI, ggG, ggB, training, eps, wrap=False):
+def run_double_backward(x, w, rm, rv, go, ggI, ggG, ggB, training, eps, wrap=False,
+                        run=run_op):
     if training:
         _, sm, si = torch.ops.aten.native_batch_norm(x, w, None, None, None, True, 0.1, eps)
     else:
@@ -458,19 +459,23 @@ def run_double_backward(x, w, rm, rv, go, ggI, ggG, ggB, training, eps, wrap=Fal
     args = [W(x, Transposed), W(w, Sliced), W(ggI, Sliced), ggG, W(ggB, Sliced),
             W(go, Transposed), rm, rv, training, eps, W(sm, Sliced), si,
             [True, w is not None, True]]
-    return run_op("batch_norm_double_backward", args, results)
+    return run("batch_norm_double_backward", args, results)
 
 
 @pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
 @pytest.mark.parametrize("case", DBB_CASES, ids=[str(i) for i in range(len(DBB_CASES))])
 def test_batch_norm_double_backward_vs_autograd(training, case):
+    check_double_backward_vs_autograd(training, case)
+
+
+def check_double_backward_vs_autograd(training, case, run=run_op):
     shape, affine, which = case
     eps = 1e-3
     x, w, b, rm, rv, go, ggI, ggG, ggB = dbb_inputs(shape, affine, which, 40 + len(shape))
     want = double_backward_reference(x, w, b, None if training else rm,
                                      None if training else rv, go, ggI, ggG, ggB,
                                      training, eps)
-    got = run_double_backward(x, w, rm, rv, go, ggI, ggG, ggB, training, eps)
+    got = run_double_backward(x, w, rm, rv, go, ggI, ggG, ggB, training, eps, run=run)
     for gt, wt in zip(got, want):
         assert_close(gt, wt, rtol=1e-9, atol=1e-10)
 

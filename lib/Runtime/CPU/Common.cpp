@@ -81,3 +81,19 @@ void cpu::copyStridedToContiguous(const Tensor &src, void *dst) {
   copyTensor(src, out);
 }
 
+const void *cpu::gatherAs(KernelContext &ctx, const Tensor &t, DType dtype) {
+  if (t.dtype == dtype && t.isContiguous())
+    return t.bytes();
+  void *buf = ctx.scratch(t.numel() * dtypeSize(dtype));
+  if (!buf)
+    return nullptr;
+  Storage host;
+  host.data = buf;
+  Tensor dst;
+  dst.storage = &host;
+  dst.dtype = dtype;
+  dst.shape = t.shape;
+  dst.strides = Tensor::contiguousStrides(t.shape);
+  copyTensor(t, dst);
+  return buf;
+}

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
-#include "TraceIR/Runtime/KernelArgs.h"
+#include "TraceIR/Runtime/NNArgs.h"
 
 #include <cblas.h>
 #include <cmath>
@@ -21,47 +21,24 @@ using namespace traceir;
 using namespace traceir::cpu;
 
 namespace {
-/// A contiguous pointer to `t`'s elements in its own dtype: the tensor itself
-/// when contiguous, else a gathered copy in scratch (null after a failure).
-const char *contiguousData(KernelContext &ctx, const Tensor &t) {
-  if (t.isContiguous())
-    return t.bytes();
-  char *buf = static_cast<char *>(ctx.scratch(t.nbytes()));
-  if (buf)
-    copyStridedToContiguous(t, buf);
-  return buf;
-}
+/// A pooling kernel's input as `planes` contiguous f64 H x W planes, and
+/// its output's OH x OW.
+struct PoolPlanes {
+  int64_t planes = 1, H, W, OH, OW;
+  const double *in;
+};
 
-/// `t`'s elements as contiguous f64 in scratch (null after a failure).
-const double *gatherF64(KernelContext &ctx, const Tensor &t) {
-  if (t.dtype == DType::F64 && t.isContiguous())
-    return t.data<double>();
-  auto *buf = static_cast<double *>(ctx.scratch(t.numel() * sizeof(double)));
-  if (!buf)
-    return nullptr;
-  Storage host;
-  host.data = buf;
-  Tensor dst;
-  dst.storage = &host;
-  dst.dtype = DType::F64;
-  dst.shape = t.shape;
-  dst.strides = Tensor::contiguousStrides(t.shape);
-  copyTensor(t, dst);
-  return buf;
-}
-
-/// PyTorch's pooling check: every dim but a 4-D input's batch dim must be
-/// nonzero.
-bool nonBatchDimsNonzero(KernelContext &ctx, const Tensor &x, const char *op) {
-  for (int64_t d = x.rank() == 4 ? 1 : 0; d < x.rank(); ++d)
-    if (x.shape[d] == 0) {
-      ctx.fail(llvm::Twine(op) +
-               ": expected a 3-D or 4-D input with nonzero sizes for the "
-               "non-batch dims, got " +
-               shapeToString(x.shape));
-      return false;
-    }
-  return true;
+/// Null `p.in` after a failure.
+PoolPlanes poolPlanes(KernelContext &ctx, const Tensor &x, const Tensor &out) {
+  PoolPlanes p;
+  p.H = x.shape[x.rank() - 2];
+  p.W = x.shape[x.rank() - 1];
+  p.OH = out.shape[out.rank() - 2];
+  p.OW = out.shape[out.rank() - 1];
+  for (int64_t d = 0, e = x.rank() - 2; d < e; ++d)
+    p.planes *= x.shape[d];
+  p.in = gatherF64(ctx, x);
+  return p;
 }
 
 /// C[M, N] = A[M, K] @ B[K, N], all row-major and contiguous in their rows.
@@ -82,15 +59,6 @@ void gemmRowMajor(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0, A, lda,
                 B, ldb, 0.0, C, ldc);
 }
-
-struct ConvGeometry {
-  int64_t N, C, H, W;     // input (N = 1 when unbatched)
-  int64_t O, Cg, kH, kW;  // weight [O, C / groups, kH, kW]
-  int64_t OH, OW;         // output spatial size
-  int64_t groups;         //
-  int64_t sH, sW, pT, pL; // stride; top and left padding
-  int64_t dH, dW;         // dilation
-};
 
 template <typename T>
 void conv2dImpl(KernelContext &ctx, const ConvGeometry &g, const T *x,
@@ -157,61 +125,19 @@ void cpu::conv2d(KernelContext &ctx) {
   const Tensor &x = ctx.tensor(0), &w = ctx.tensor(1);
   const Tensor *bias = ctx.isTensor(2) ? &ctx.tensor(2) : nullptr;
   Tensor &out = ctx.result(0);
-  if ((x.dtype != DType::F32 && x.dtype != DType::F64) || w.dtype != x.dtype)
-    return ctx.fail(llvm::Twine("conv2d supports f32 and f64 input and "
-                                "weight of the same dtype, got ") +
-                    dtypeName(x.dtype) + " and " + dtypeName(w.dtype));
-  bool batched = x.rank() == 4;
   ConvGeometry g;
-  int64_t off = batched ? 1 : 0;
-  g.N = batched ? x.shape[0] : 1;
-  g.C = x.shape[off];
-  g.H = x.shape[off + 1];
-  g.W = x.shape[off + 2];
-  g.O = w.shape[0];
-  g.Cg = w.shape[1];
-  g.kH = w.shape[2];
-  g.kW = w.shape[3];
-  g.OH = out.shape[off + 1];
-  g.OW = out.shape[off + 2];
-  g.groups = ctx.isNone(6) ? 1 : ctx.scalar(6).i;
-  const int64_t ones[2] = {1, 1}, zeros[2] = {0, 0};
-  int64_t stride[2], pad[2], dil[2];
-  if (!pairArg(ctx, 3, "stride", ones, stride) ||
-      !pairArg(ctx, 5, "dilation", ones, dil))
+  if (!conv2dArgs(ctx, g))
     return;
-  if (!ctx.isNone(4) && ctx.scalar(4).kind == Scalar::Kind::String) {
-    const std::string &mode = ctx.scalar(4).s;
-    if (mode != "same" && mode != "valid")
-      return ctx.fail("padding must be 'same', 'valid' or ints, got '" + mode +
-                      "'");
-    bool same = mode == "same";
-    pad[0] = same ? dil[0] * (g.kH - 1) / 2 : 0;
-    pad[1] = same ? dil[1] * (g.kW - 1) / 2 : 0;
-  } else if (!pairArg(ctx, 4, "padding", zeros, pad)) {
-    return;
-  }
-  g.sH = stride[0];
-  g.sW = stride[1];
-  g.pT = pad[0];
-  g.pL = pad[1];
-  g.dH = dil[0];
-  g.dW = dil[1];
-  if (g.groups <= 0 || g.C != g.Cg * g.groups || g.O % g.groups != 0)
-    return ctx.fail("conv2d: input channels " + llvm::Twine(g.C) + ", weight " +
-                    shapeToString(w.shape) +
-                    " and groups=" + llvm::Twine(g.groups) + " disagree");
-  const char *xd = contiguousData(ctx, x);
-  const char *wd = xd ? contiguousData(ctx, w) : nullptr;
+  const void *xd = gatherAs(ctx, x, x.dtype);
+  const void *wd = xd ? gatherAs(ctx, w, w.dtype) : nullptr;
   if (!xd || !wd)
     return;
   if (x.dtype == DType::F32)
-    conv2dImpl<float>(ctx, g, reinterpret_cast<const float *>(xd),
-                      reinterpret_cast<const float *>(wd), bias,
-                      out.data<float>());
+    conv2dImpl<float>(ctx, g, static_cast<const float *>(xd),
+                      static_cast<const float *>(wd), bias, out.data<float>());
   else
-    conv2dImpl<double>(ctx, g, reinterpret_cast<const double *>(xd),
-                       reinterpret_cast<const double *>(wd), bias,
+    conv2dImpl<double>(ctx, g, static_cast<const double *>(xd),
+                       static_cast<const double *>(wd), bias,
                        out.data<double>());
 }
 
@@ -221,26 +147,15 @@ void cpu::conv2d(KernelContext &ctx) {
 void cpu::max_pool2d(KernelContext &ctx) {
   const Tensor &x = ctx.tensor(0);
   Tensor &out = ctx.result(0);
-  if (!isFloating(x.dtype))
-    return ctx.fail(llvm::Twine("max_pool2d supports floating dtypes, got ") +
-                    dtypeName(x.dtype));
-  const int64_t zeros[2] = {0, 0}, ones[2] = {1, 1};
-  int64_t k[2], stride[2], pad[2], dil[2];
-  if (!pairArg(ctx, 1, "kernel_size", zeros, k) ||
-      !pairArg(ctx, 2, "stride", k, stride, /*emptyIsDefault=*/true) ||
-      !pairArg(ctx, 3, "padding", zeros, pad) ||
-      !pairArg(ctx, 4, "dilation", ones, dil))
+  MaxPool2dArgs a;
+  if (!maxPool2dArgs(ctx, a))
     return;
-  int64_t H = x.shape[x.rank() - 2], W = x.shape[x.rank() - 1];
-  int64_t OH = out.shape[out.rank() - 2], OW = out.shape[out.rank() - 1];
-  int64_t planes = 1;
-  for (int64_t d = 0, e = x.rank() - 2; d < e; ++d)
-    planes *= x.shape[d];
-  if (!nonBatchDimsNonzero(ctx, x, "max_pool2d"))
+  const int64_t *k = a.k, *stride = a.stride, *pad = a.pad, *dil = a.dil;
+  PoolPlanes pp = poolPlanes(ctx, x, out);
+  if (!pp.in)
     return;
-  const double *in = gatherF64(ctx, x);
-  if (!in)
-    return;
+  int64_t planes = pp.planes, H = pp.H, W = pp.W, OH = pp.OH, OW = pp.OW;
+  const double *in = pp.in;
   size_t os = dtypeSize(out.dtype);
   char *ob = out.bytes();
   for (int64_t p = 0; p < planes; ++p) {
@@ -271,20 +186,13 @@ void cpu::max_pool2d(KernelContext &ctx) {
 void cpu::adaptive_avg_pool2d(KernelContext &ctx) {
   const Tensor &x = ctx.tensor(0);
   Tensor &out = ctx.result(0);
-  if (!isFloating(x.dtype))
-    return ctx.fail(
-        llvm::Twine("adaptive_avg_pool2d supports floating dtypes, got ") +
-        dtypeName(x.dtype));
-  int64_t H = x.shape[x.rank() - 2], W = x.shape[x.rank() - 1];
-  int64_t OH = out.shape[out.rank() - 2], OW = out.shape[out.rank() - 1];
-  int64_t planes = 1;
-  for (int64_t d = 0, e = x.rank() - 2; d < e; ++d)
-    planes *= x.shape[d];
-  if (!nonBatchDimsNonzero(ctx, x, "adaptive_avg_pool2d"))
+  if (!adaptiveAvgPool2dArgs(ctx))
     return;
-  const double *in = gatherF64(ctx, x);
-  if (!in)
+  PoolPlanes pp = poolPlanes(ctx, x, out);
+  if (!pp.in)
     return;
+  int64_t planes = pp.planes, H = pp.H, W = pp.W, OH = pp.OH, OW = pp.OW;
+  const double *in = pp.in;
   size_t os = dtypeSize(out.dtype);
   char *ob = out.bytes();
   for (int64_t p = 0; p < planes; ++p) {

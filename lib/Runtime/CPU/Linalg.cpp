@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Runtime/BatchedMatmul.h"
 #include "TraceIR/Runtime/CPU/Kernels.h"
 
 #include <cblas.h>
@@ -85,48 +86,11 @@ void matmulInto(KernelContext &ctx, const Tensor &x, const Tensor &y,
   if (x.dtype != y.dtype || (x.dtype != DType::F32 && x.dtype != DType::F64))
     return ctx.fail(llvm::Twine("matrix products support f32 and f64, got ") +
                     dtypeName(x.dtype) + " and " + dtypeName(y.dtype));
-  // View both as [batch..., rows, cols].
-  Shape xs = x.shape, xst = x.strides, ys = y.shape, yst = y.strides;
-  if (xs.size() == 1) {
-    xs.insert(xs.begin(), 1);
-    xst.insert(xst.begin(), 0);
-  }
-  if (ys.size() == 1) {
-    ys.push_back(1);
-    yst.push_back(0);
-  }
-  int64_t M = xs[xs.size() - 2], K = xs.back(), N = ys.back();
-  int64_t batchRank =
-      out.rank() - (x.rank() == 1 ? 0 : 1) - (y.rank() == 1 ? 0 : 1);
-  Shape batch(out.shape.begin(), out.shape.begin() + batchRank);
-  int64_t numBatch = 1;
-  for (int64_t d : batch)
-    numBatch *= d;
-  size_t es = dtypeSize(x.dtype);
-  Shape index(batchRank, 0);
-  for (int64_t bi = 0; bi < numBatch; ++bi) {
-    // Broadcast batch offsets of x and y.
-    auto offset = [&](const Shape &shape, const Shape &strides) {
-      int64_t off = 0, lead = batchRank - (int64_t(shape.size()) - 2);
-      for (int64_t d = 0; d < int64_t(shape.size()) - 2; ++d)
-        if (shape[d] != 1)
-          off += index[lead + d] * strides[d];
-      return off;
-    };
-    const char *xp = x.bytes() + offset(xs, xst) * es;
-    const char *yp = y.bytes() + offset(ys, yst) * es;
-    char *op = out.bytes() + bi * M * N * es;
-    gemm(ctx, x.dtype, xp, xst[xst.size() - 2], xst.back(), yp,
-         yst[yst.size() - 2], yst.back(), op, std::max<int64_t>(N, 1), M, N, K,
-         1.0, 0.0);
-    if (ctx.failed())
-      return;
-    for (int64_t d = batchRank - 1; d >= 0; --d) {
-      if (++index[d] < batch[d])
-        break;
-      index[d] = 0;
-    }
-  }
+  forEachMatmul(x, y, out, [&](const MatmulPanel &p) {
+    gemm(ctx, x.dtype, p.a, p.ars, p.acs, p.b, p.brs, p.bcs, p.c, p.ldc, p.M,
+         p.N, p.K, 1.0, 0.0);
+    return !ctx.failed();
+  });
 }
 
 /// out += bias, broadcast over the leading dims (bias is [N] or broadcastable

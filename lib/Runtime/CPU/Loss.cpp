@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
-#include "TraceIR/Runtime/KernelArgs.h"
+#include "TraceIR/Runtime/NNArgs.h"
 
 #include <cmath>
 #include <limits>
@@ -24,56 +24,29 @@ namespace {
 /// a failure).
 template <typename T>
 const T *gather(KernelContext &ctx, const Tensor &t, DType dtype) {
-  if (t.dtype == dtype && t.isContiguous())
-    return t.data<T>();
-  auto *buf = static_cast<T *>(ctx.scratch(t.numel() * sizeof(T)));
-  if (!buf)
-    return nullptr;
-  Storage host;
-  host.data = buf;
-  Tensor dst;
-  dst.storage = &host;
-  dst.dtype = dtype;
-  dst.shape = t.shape;
-  dst.strides = Tensor::contiguousStrides(t.shape);
-  copyTensor(t, dst);
-  return buf;
+  return static_cast<const T *>(gatherAs(ctx, t, dtype));
 }
 
 void lossImpl(KernelContext &ctx, bool crossEntropy) {
   const Tensor &x = ctx.tensor(0), &target = ctx.tensor(1);
   Tensor &out = ctx.result(0);
-  if (!isFloating(x.dtype))
-    return ctx.fail(llvm::Twine("the input must be floating, got ") +
-                    dtypeName(x.dtype));
-  Reduction reduction;
-  if (!reductionArg(ctx, 3, reduction))
+  LossArgs a;
+  if (!lossArgs(ctx, a))
     return;
+  Reduction reduction = a.reduction;
   // Positions p = (n, s) and classes c: element (n, c, s) is at
   // (n * C + c) * S + s.
-  bool flat = x.rank() == 1;
-  int64_t N = flat ? 1 : x.shape[0], C = x.shape[flat ? 0 : 1], S = 1;
-  for (int64_t d = 2; d < x.rank(); ++d)
-    S *= x.shape[d];
-  int64_t P = N * S;
+  int64_t C = a.C, S = a.S, P = a.N * S;
   auto at = [&](int64_t p, int64_t c) { return (p / S * C + c) * S + p % S; };
   const double *w = nullptr;
   if (ctx.isTensor(2)) {
     const Tensor &wt = ctx.tensor(2);
-    if (wt.rank() != 1 || wt.shape[0] != C)
-      return ctx.fail("weight tensor should be defined either for all " +
-                      llvm::Twine(C) +
-                      " classes or no classes but got weight tensor of "
-                      "shape: " +
-                      shapeToString(wt.shape));
     if (!(w = gather<double>(ctx, wt, DType::F64)))
       return;
   }
-  double smoothing =
-      crossEntropy ? (ctx.isNone(5) ? 0.0 : ctx.scalar(5).number()) : 0.0;
-  if (smoothing < 0 || smoothing > 1)
-    return ctx.fail("label_smoothing must be between 0.0 and 1.0. Got: " +
-                    llvm::Twine(std::to_string(smoothing)));
+  double smoothing;
+  if (!labelSmoothingArg(ctx, crossEntropy, smoothing))
+    return;
   const double *xd = gather<double>(ctx, x, DType::F64);
   if (!xd)
     return;
@@ -119,11 +92,9 @@ void lossImpl(KernelContext &ctx, bool crossEntropy) {
     }
     denominator = x.numel() == 0 ? 0.0 : static_cast<double>(P);
   } else {
-    if (isFloating(target.dtype) || target.dtype == DType::Bool)
-      return ctx.fail(llvm::Twine("the target must hold class indices "
-                                  "(integers), got ") +
-                      dtypeName(target.dtype));
-    int64_t ignore = ctx.isNone(4) ? -100 : ctx.scalar(4).i;
+    if (!classIndexTarget(ctx, target))
+      return;
+    int64_t ignore = ignoreIndexArg(ctx);
     const int64_t *t = gather<int64_t>(ctx, target, DType::I64);
     if (!t)
       return;

@@ -1,6 +1,7 @@
 //===- NN.cpp - embedding, dropout, layer_norm, cat on the CPU ------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Runtime/NNArgs.h"
 
 #include <cmath>
 #include <cstring>
@@ -30,8 +31,7 @@ void cpu::embedding(KernelContext &ctx) {
   for (int64_t i = 0; i < n; ++i) {
     int64_t r = indices[i];
     if (r < 0 || r >= rows)
-      return ctx.fail("index " + llvm::Twine(r) + " is out of range for " +
-                      llvm::Twine(rows) + " embeddings");
+      return failEmbeddingIndex(ctx, r, rows);
     char *dst = out.bytes() + i * dim * es;
     const char *src = w.bytes() + r * w.strides[0] * es;
     if (w.strides[1] == 1)
@@ -48,11 +48,10 @@ void cpu::embedding(KernelContext &ctx) {
 /// so the result already is the input.
 static void dropoutInto(KernelContext &ctx, Tensor &out) {
   const Tensor &in = ctx.tensor(0);
-  double p = ctx.scalar(1).number();
-  bool train = ctx.isNone(2) ? true : ctx.scalar(2).b;
-  if (p < 0 || p > 1)
-    return ctx.fail("dropout probability must be in [0, 1], got " +
-                    llvm::Twine(std::to_string(p)));
+  double p;
+  bool train;
+  if (!dropoutArgs(ctx, p, train))
+    return;
   if (!train || p == 0) {
     if (out.storage != in.storage)
       copyTensor(in, out);
@@ -97,8 +96,11 @@ void cpu::dropout_(KernelContext &ctx) {
 /// returns mean and rstd (shape [..., 1, ...]).
 static void layerNorm(KernelContext &ctx, bool native) {
   const Tensor &in = ctx.tensor(0);
-  int64_t normDims = ctx.scalar(1).ints.size();
-  double eps = ctx.isNone(4) ? 1e-5 : ctx.scalar(4).number();
+  LayerNormArgs a;
+  if (!layerNormArgs(ctx, a))
+    return;
+  int64_t normDims = a.normDims;
+  double eps = a.eps;
   Tensor &out = ctx.result(0);
   int64_t inner = 1;
   for (int64_t d = in.rank() - normDims; d < in.rank(); ++d)
@@ -116,11 +118,7 @@ static void layerNorm(KernelContext &ctx, bool native) {
       return 1.0;
     return loadDouble(t->bytes() + j * dtypeSize(t->dtype), t->dtype);
   };
-  const Tensor *w = ctx.isTensor(2) ? &ctx.tensor(2) : nullptr;
-  const Tensor *b = ctx.isTensor(3) ? &ctx.tensor(3) : nullptr;
-  for (const Tensor *t : {w, b})
-    if (t && !t->isContiguous())
-      return ctx.fail("layer_norm weight and bias must be contiguous");
+  const Tensor *w = a.weight, *b = a.bias;
   size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype);
   for (int64_t o = 0; o < outer; ++o) {
     double mean = 0, var = 0;

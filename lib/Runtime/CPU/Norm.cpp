@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
-#include "TraceIR/Runtime/KernelArgs.h"
+#include "TraceIR/Runtime/NNArgs.h"
 
 #include <cmath>
 #include <cstring>
@@ -20,24 +20,6 @@ using namespace traceir;
 using namespace traceir::cpu;
 
 namespace {
-/// `t`'s elements as contiguous f64 in scratch (null after a failure).
-const double *gatherF64(KernelContext &ctx, const Tensor &t) {
-  if (t.dtype == DType::F64 && t.isContiguous())
-    return t.data<double>();
-  auto *buf = static_cast<double *>(ctx.scratch(t.numel() * sizeof(double)));
-  if (!buf)
-    return nullptr;
-  Storage host;
-  host.data = buf;
-  Tensor dst;
-  dst.storage = &host;
-  dst.dtype = DType::F64;
-  dst.shape = t.shape;
-  dst.strides = Tensor::contiguousStrides(t.shape);
-  copyTensor(t, dst);
-  return buf;
-}
-
 /// Writes contiguous f64 values into `dst` (any strides and dtype).
 void scatterF64(const double *src, Tensor dst) {
   Storage host;
@@ -69,22 +51,6 @@ double invStd(double var, double eps) {
   return var == 0 && eps == 0 ? 0.0 : 1.0 / std::sqrt(var + eps);
 }
 
-/// [N, C, *] as N x C x S; element (n, c, s) is at (n * C + c) * S + s.
-struct Layout {
-  int64_t N, C, S;
-  explicit Layout(const Tensor &x) : N(x.shape[0]), C(x.shape[1]), S(1) {
-    for (int64_t d = 2; d < x.rank(); ++d)
-      S *= x.shape[d];
-  }
-  double count() const { return static_cast<double>(N * S); }
-  /// Calls f(index) for every element of channel c.
-  template <typename F> void forChannel(int64_t c, F f) const {
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t s = 0, base = (n * C + c) * S; s < S; ++s)
-        f(base + s);
-  }
-};
-
 /// Stores f64 `v` at flat index k of the contiguous fresh result `t`.
 void put(Tensor &t, int64_t k, double v) {
   storeDouble(t.bytes() + k * dtypeSize(t.dtype), t.dtype, v);
@@ -97,18 +63,12 @@ void zeroFill(Tensor &t) { std::memset(t.bytes(), 0, t.nbytes()); }
 void batchNorm(KernelContext &ctx, bool native) {
   const Tensor &x = ctx.tensor(0);
   Tensor &out = ctx.result(0);
-  Layout L(x);
-  bool training = boolArg(ctx, 5, false);
-  double momentum = numberArg(ctx, 6, 0.1), eps = numberArg(ctx, 7, 1e-5);
-  if (!isFloating(x.dtype))
-    return ctx.fail(llvm::Twine("batch_norm expects a floating input, got ") +
-                    dtypeName(x.dtype));
-  if (ctx.isTensor(3) != ctx.isTensor(4))
-    return ctx.fail("running_mean and running_var must either both be None "
-                    "or neither be None");
-  if (!training && !ctx.isTensor(3))
-    return ctx.fail("batch_norm in eval mode needs running_mean and "
-                    "running_var");
+  ChannelLayout L(x);
+  BatchNormArgs a;
+  if (!batchNormArgs(ctx, a))
+    return;
+  bool training = a.training;
+  double momentum = a.momentum, eps = a.eps;
   if (x.numel() == 0) {
     // at::batch_norm returns (a copy of) the empty input and leaves the
     // running stats alone; native_batch_norm in training refuses it.
@@ -193,20 +153,19 @@ void cpu::native_batch_norm(KernelContext &ctx) { batchNorm(ctx, true); }
 /// undefined in PyTorch; here it is zero-filled.
 void cpu::native_batch_norm_backward(KernelContext &ctx) {
   const Tensor &gOt = ctx.tensor(0), &x = ctx.tensor(1);
-  Layout L(x);
-  bool train = boolArg(ctx, 7, false);
-  double eps = numberArg(ctx, 8, 1e-5);
-  bool mask[3];
-  if (!outputMask(ctx, 9, mask))
+  ChannelLayout L(x);
+  BatchNormBackwardArgs a;
+  if (!batchNormBackwardArgs(ctx, 7, 9, a))
     return;
+  bool train = a.training, *mask = a.mask;
+  double eps = a.eps;
   Tensor &gI = ctx.result(0), &gW = ctx.result(1), &gB = ctx.result(2);
   for (unsigned r = 0; r < 3; ++r)
     if (!mask[r])
       zeroFill(ctx.result(r));
-  unsigned meanArg = train ? 5 : 3, varArg = train ? 6 : 4;
-  if (!ctx.isTensor(meanArg) || !ctx.isTensor(varArg))
-    return ctx.fail(train ? "training mode needs save_mean and save_invstd"
-                          : "eval mode needs running_mean and running_var");
+  unsigned meanArg, varArg;
+  if (!batchNormStatsArgs(ctx, train, 5, 3, meanArg, varArg))
+    return;
   bool ok = true;
   const double *gO = gatherF64(ctx, gOt), *xd = gatherF64(ctx, x);
   const double *w = optF64(ctx, 2, ok);
@@ -249,17 +208,16 @@ void cpu::native_batch_norm_backward(KernelContext &ctx) {
 /// of ggI/ggG/ggB) is zero-filled. ggG and ggB only count with a gamma.
 void cpu::batch_norm_double_backward(KernelContext &ctx) {
   const Tensor &x = ctx.tensor(0);
-  Layout L(x);
-  bool training = boolArg(ctx, 8, false);
-  double eps = numberArg(ctx, 9, 1e-5);
-  bool mask[3];
-  if (!outputMask(ctx, 12, mask))
+  ChannelLayout L(x);
+  BatchNormBackwardArgs a;
+  if (!batchNormBackwardArgs(ctx, 8, 12, a))
     return;
+  bool training = a.training;
+  double eps = a.eps;
   Tensor &gIt = ctx.result(0), &gGt = ctx.result(1), &ggOt = ctx.result(2);
-  unsigned meanArg = training ? 10 : 6, varArg = training ? 11 : 7;
-  if (!ctx.isTensor(meanArg) || !ctx.isTensor(varArg))
-    return ctx.fail(training ? "training mode needs save_mean and save_invstd"
-                             : "eval mode needs running_mean and running_var");
+  unsigned meanArg, varArg;
+  if (!batchNormStatsArgs(ctx, training, 10, 6, meanArg, varArg))
+    return;
   bool ok = true;
   const double *xd = gatherF64(ctx, x), *gO = gatherF64(ctx, ctx.tensor(5));
   const double *gamma = optF64(ctx, 1, ok), *ggI = optF64(ctx, 2, ok);

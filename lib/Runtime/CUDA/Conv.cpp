@@ -14,7 +14,7 @@
 #include "TraceIR/Runtime/CUDA/Device.h"
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/CUDA/NNLaunch.h"
-#include "TraceIR/Runtime/KernelArgs.h"
+#include "TraceIR/Runtime/NNArgs.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -25,29 +25,6 @@ using namespace traceir;
 using namespace traceir::cuda;
 
 namespace {
-/// PyTorch's pooling check: every dim but a 4-D input's batch dim must be
-/// nonzero.
-bool nonBatchDimsNonzero(KernelContext &ctx, const Tensor &x, const char *op) {
-  for (int64_t d = x.rank() == 4 ? 1 : 0; d < x.rank(); ++d)
-    if (x.shape[d] == 0) {
-      ctx.fail(llvm::Twine(op) +
-               ": expected a 3-D or 4-D input with nonzero sizes for the "
-               "non-batch dims, got " +
-               shapeToString(x.shape));
-      return false;
-    }
-  return true;
-}
-
-struct ConvGeometry {
-  int64_t N, C, H, W;     // input (N = 1 when unbatched)
-  int64_t O, Cg, kH, kW;  // weight [O, C / groups, kH, kW]
-  int64_t OH, OW;         // output spatial size
-  int64_t groups;         //
-  int64_t sH, sW, pT, pL; // stride; top and left padding
-  int64_t dH, dW;         // dilation
-};
-
 /// The im2col buffer is sized for at most this many bytes of images at once
 /// (at least one image).
 constexpr int64_t kColBudgetBytes = int64_t(256) << 20;
@@ -193,50 +170,9 @@ void cuda::conv2d(KernelContext &ctx) {
   const Tensor &x = ctx.tensor(0), &w = ctx.tensor(1);
   const Tensor *bias = ctx.isTensor(2) ? &ctx.tensor(2) : nullptr;
   Tensor &out = ctx.result(0);
-  if ((x.dtype != DType::F32 && x.dtype != DType::F64) || w.dtype != x.dtype)
-    return ctx.fail(llvm::Twine("conv2d supports f32 and f64 input and "
-                                "weight of the same dtype, got ") +
-                    dtypeName(x.dtype) + " and " + dtypeName(w.dtype));
-  bool batched = x.rank() == 4;
   ConvGeometry g;
-  int64_t off = batched ? 1 : 0;
-  g.N = batched ? x.shape[0] : 1;
-  g.C = x.shape[off];
-  g.H = x.shape[off + 1];
-  g.W = x.shape[off + 2];
-  g.O = w.shape[0];
-  g.Cg = w.shape[1];
-  g.kH = w.shape[2];
-  g.kW = w.shape[3];
-  g.OH = out.shape[off + 1];
-  g.OW = out.shape[off + 2];
-  g.groups = ctx.isNone(6) ? 1 : ctx.scalar(6).i;
-  const int64_t ones[2] = {1, 1}, zeros[2] = {0, 0};
-  int64_t stride[2], pad[2], dil[2];
-  if (!pairArg(ctx, 3, "stride", ones, stride) ||
-      !pairArg(ctx, 5, "dilation", ones, dil))
+  if (!conv2dArgs(ctx, g))
     return;
-  if (!ctx.isNone(4) && ctx.scalar(4).kind == Scalar::Kind::String) {
-    const std::string &mode = ctx.scalar(4).s;
-    if (mode != "same" && mode != "valid")
-      return ctx.fail("padding must be 'same', 'valid' or ints, got '" + mode +
-                      "'");
-    bool same = mode == "same";
-    pad[0] = same ? dil[0] * (g.kH - 1) / 2 : 0;
-    pad[1] = same ? dil[1] * (g.kW - 1) / 2 : 0;
-  } else if (!pairArg(ctx, 4, "padding", zeros, pad)) {
-    return;
-  }
-  g.sH = stride[0];
-  g.sW = stride[1];
-  g.pT = pad[0];
-  g.pL = pad[1];
-  g.dH = dil[0];
-  g.dW = dil[1];
-  if (g.groups <= 0 || g.C != g.Cg * g.groups || g.O % g.groups != 0)
-    return ctx.fail("conv2d: input channels " + llvm::Twine(g.C) + ", weight " +
-                    shapeToString(w.shape) +
-                    " and groups=" + llvm::Twine(g.groups) + " disagree");
   const char *xd = nn::gatherAs(ctx, x, x.dtype);
   const char *wd = xd ? nn::gatherAs(ctx, w, w.dtype) : nullptr;
   if (!xd || !wd)
@@ -250,27 +186,18 @@ void cuda::conv2d(KernelContext &ctx) {
 void cuda::max_pool2d(KernelContext &ctx) {
   const Tensor &x = ctx.tensor(0);
   Tensor &out = ctx.result(0);
-  if (!ewIsFloating(static_cast<int32_t>(x.dtype)))
-    return ctx.fail(llvm::Twine("max_pool2d supports floating dtypes, got ") +
-                    dtypeName(x.dtype));
-  const int64_t zeros[2] = {0, 0}, ones[2] = {1, 1};
-  int64_t k[2], stride[2], pad[2], dil[2];
-  if (!pairArg(ctx, 1, "kernel_size", zeros, k) ||
-      !pairArg(ctx, 2, "stride", k, stride, /*emptyIsDefault=*/true) ||
-      !pairArg(ctx, 3, "padding", zeros, pad) ||
-      !pairArg(ctx, 4, "dilation", ones, dil))
-    return;
-  if (!nonBatchDimsNonzero(ctx, x, "max_pool2d"))
+  MaxPool2dArgs a;
+  if (!maxPool2dArgs(ctx, a))
     return;
   Pool2dLaunch L = poolLaunch(x, out);
-  L.kH = k[0];
-  L.kW = k[1];
-  L.sH = stride[0];
-  L.sW = stride[1];
-  L.pH = pad[0];
-  L.pW = pad[1];
-  L.dH = dil[0];
-  L.dW = dil[1];
+  L.kH = a.k[0];
+  L.kW = a.k[1];
+  L.sH = a.stride[0];
+  L.sW = a.stride[1];
+  L.pH = a.pad[0];
+  L.pW = a.pad[1];
+  L.dH = a.dil[0];
+  L.dW = a.dil[1];
   nn::launched(ctx, launchMaxPool2d(L), "max_pool2d");
 }
 
@@ -279,11 +206,7 @@ void cuda::max_pool2d(KernelContext &ctx) {
 void cuda::adaptive_avg_pool2d(KernelContext &ctx) {
   const Tensor &x = ctx.tensor(0);
   Tensor &out = ctx.result(0);
-  if (!ewIsFloating(static_cast<int32_t>(x.dtype)))
-    return ctx.fail(
-        llvm::Twine("adaptive_avg_pool2d supports floating dtypes, got ") +
-        dtypeName(x.dtype));
-  if (!nonBatchDimsNonzero(ctx, x, "adaptive_avg_pool2d"))
+  if (!adaptiveAvgPool2dArgs(ctx))
     return;
   nn::launched(ctx, launchAdaptiveAvgPool2d(poolLaunch(x, out)),
                "adaptive_avg_pool2d");

@@ -8,12 +8,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Runtime/BatchedMatmul.h"
 #include "TraceIR/Runtime/CUDA/Device.h"
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
-
 
 using namespace traceir;
 
@@ -117,43 +117,13 @@ void matmulInto(KernelContext &ctx, const Tensor &x, const Tensor &y,
     return ctx.fail(llvm::Twine("matrix products on CUDA support f32, f64, "
                                 "f16 and bf16, got ") +
                     dtypeName(x.dtype) + " and " + dtypeName(y.dtype));
-  Shape xs = x.shape, xst = x.strides, ys = y.shape, yst = y.strides;
-  if (xs.size() == 1) {
-    xs.insert(xs.begin(), 1);
-    xst.insert(xst.begin(), 0);
-  }
-  if (ys.size() == 1) {
-    ys.push_back(1);
-    yst.push_back(0);
-  }
-  int64_t M = xs[xs.size() - 2], K = xs.back(), N = ys.back();
-  int64_t batchRank =
-      out.rank() - (x.rank() == 1 ? 0 : 1) - (y.rank() == 1 ? 0 : 1);
-  Shape batch(out.shape.begin(), out.shape.begin() + batchRank);
-  int64_t numBatch = 1;
-  for (int64_t d : batch)
-    numBatch *= d;
-  size_t es = dtypeSize(x.dtype);
-  Shape index(batchRank, 0);
-  for (int64_t bi = 0; bi < numBatch; ++bi) {
-    auto offset = [&](const Shape &shape, const Shape &strides) {
-      int64_t off = 0, lead = batchRank - (int64_t(shape.size()) - 2);
-      for (int64_t d = 0; d < int64_t(shape.size()) - 2; ++d)
-        if (shape[d] != 1)
-          off += index[lead + d] * strides[d];
-      return off;
-    };
-    if (!gemm(ctx, x.dtype, out, x.bytes() + offset(xs, xst) * es,
-              xst[xst.size() - 2], xst.back(), y.bytes() + offset(ys, yst) * es,
-              yst[yst.size() - 2], yst.back(), out.bytes() + bi * M * N * es,
-              std::max<int64_t>(N, 1), M, N, K))
-      return ctx.fail("cuBLAS gemm failed");
-    for (int64_t d = batchRank - 1; d >= 0; --d) {
-      if (++index[d] < batch[d])
-        break;
-      index[d] = 0;
-    }
-  }
+  forEachMatmul(x, y, out, [&](const MatmulPanel &p) {
+    if (gemm(ctx, x.dtype, out, p.a, p.ars, p.acs, p.b, p.brs, p.bcs, p.c,
+             p.ldc, p.M, p.N, p.K))
+      return true;
+    ctx.fail("cuBLAS gemm failed");
+    return false;
+  });
 }
 
 /// out = out * scaleOut + bias * scaleBias, broadcast (an elementwise launch).

@@ -13,7 +13,7 @@
 
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/CUDA/NNLaunch.h"
-#include "TraceIR/Runtime/KernelArgs.h"
+#include "TraceIR/Runtime/NNArgs.h"
 
 #include <string>
 
@@ -25,35 +25,21 @@ void lossImpl(KernelContext &ctx, bool crossEntropy) {
   const char *op = crossEntropy ? "cross_entropy" : "nll_loss";
   const Tensor &x = ctx.tensor(0), &target = ctx.tensor(1);
   Tensor &out = ctx.result(0);
-  if (!ewIsFloating(static_cast<int32_t>(x.dtype)))
-    return ctx.fail(llvm::Twine("the input must be floating, got ") +
-                    dtypeName(x.dtype));
-  Reduction reduction;
-  if (!reductionArg(ctx, 3, reduction))
+  LossArgs a;
+  if (!lossArgs(ctx, a))
     return;
-  bool flat = x.rank() == 1;
-  int64_t N = flat ? 1 : x.shape[0], C = x.shape[flat ? 0 : 1], S = 1;
-  for (int64_t d = 2; d < x.rank(); ++d)
-    S *= x.shape[d];
+  Reduction reduction = a.reduction;
+  int64_t N = a.N, C = a.C, S = a.S;
   LossLaunch L;
   bool ok = true;
   if (ctx.isTensor(2)) {
-    const Tensor &wt = ctx.tensor(2);
-    if (wt.rank() != 1 || wt.shape[0] != C)
-      return ctx.fail("weight tensor should be defined either for all " +
-                      llvm::Twine(C) +
-                      " classes or no classes but got weight tensor of "
-                      "shape: " +
-                      shapeToString(wt.shape));
     L.w = nn::optF64(ctx, 2, ok);
     if (!ok)
       return;
   }
-  double smoothing =
-      crossEntropy ? (ctx.isNone(5) ? 0.0 : ctx.scalar(5).number()) : 0.0;
-  if (smoothing < 0 || smoothing > 1)
-    return ctx.fail("label_smoothing must be between 0.0 and 1.0. Got: " +
-                    llvm::Twine(std::to_string(smoothing)));
+  double smoothing;
+  if (!labelSmoothingArg(ctx, crossEntropy, smoothing))
+    return;
   L.x = nn::gatherDense(ctx, x, ok);
   if (!ok)
     return;
@@ -66,12 +52,9 @@ void lossImpl(KernelContext &ctx, bool crossEntropy) {
     // The mean divides by the number of positions (NaN for an empty input).
     L.probDenominator = x.numel() == 0 ? 0.0 : static_cast<double>(N * S);
   } else {
-    if (ewIsFloating(static_cast<int32_t>(target.dtype)) ||
-        target.dtype == DType::Bool)
-      return ctx.fail(llvm::Twine("the target must hold class indices "
-                                  "(integers), got ") +
-                      dtypeName(target.dtype));
-    L.ignore = ctx.isNone(4) ? -100 : ctx.scalar(4).i;
+    if (!classIndexTarget(ctx, target))
+      return;
+    L.ignore = ignoreIndexArg(ctx);
     L.indices = reinterpret_cast<const int64_t *>(
         nn::gatherAs(ctx, target, DType::I64));
     if (!L.indices)

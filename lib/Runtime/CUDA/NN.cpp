@@ -7,6 +7,7 @@
 
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/CUDA/ReduceLaunch.h"
+#include "TraceIR/Runtime/NNArgs.h"
 
 #include <string>
 
@@ -60,8 +61,7 @@ void cuda::embedding(KernelContext &ctx) {
   if (const char *err = launchEmbeddingCUDA(L, badPosition, badIndex))
     return failLaunch(ctx, "embedding", err);
   if (badPosition >= 0)
-    ctx.fail("index " + llvm::Twine(badIndex) + " is out of range for " +
-             llvm::Twine(rows) + " embeddings");
+    failEmbeddingIndex(ctx, badIndex, rows);
 }
 
 /// dropout(input, p, train): in training, zero each element with
@@ -71,11 +71,10 @@ void cuda::embedding(KernelContext &ctx) {
 /// input.
 static void dropoutInto(KernelContext &ctx, Tensor &out) {
   const Tensor &in = ctx.tensor(0);
-  double p = ctx.scalar(1).number();
-  bool train = ctx.isNone(2) ? true : ctx.scalar(2).b;
-  if (p < 0 || p > 1)
-    return ctx.fail("dropout probability must be in [0, 1], got " +
-                    llvm::Twine(std::to_string(p)));
+  double p;
+  bool train;
+  if (!dropoutArgs(ctx, p, train))
+    return;
   if (!train || p == 0) {
     if (out.storage != in.storage && !cuda::copyStrided(in, out))
       ctx.fail("copying on CUDA failed");
@@ -118,16 +117,13 @@ void cuda::dropout_(KernelContext &ctx) {
 /// returns mean and rstd (shape [..., 1, ...]).
 static void layerNorm(KernelContext &ctx, bool native) {
   const Tensor &in = ctx.tensor(0);
-  int64_t normDims = ctx.scalar(1).ints.size();
-  double eps = ctx.isNone(4) ? 1e-5 : ctx.scalar(4).number();
+  LayerNormArgs a;
+  if (!layerNormArgs(ctx, a))
+    return;
+  int64_t normDims = a.normDims;
+  double eps = a.eps;
   Tensor &out = ctx.result(0);
-  if (normDims > in.rank())
-    return ctx.fail("normalized_shape has more dims than the input");
-  const Tensor *w = ctx.isTensor(2) ? &ctx.tensor(2) : nullptr;
-  const Tensor *b = ctx.isTensor(3) ? &ctx.tensor(3) : nullptr;
-  for (const Tensor *t : {w, b})
-    if (t && !t->isContiguous())
-      return ctx.fail("layer_norm weight and bias must be contiguous");
+  const Tensor *w = a.weight, *b = a.bias;
   LayerNormLaunch L;
   // Outer dims kept, normalized dims reduced: row o, element j in the
   // row-major order of the CPU's contiguous copy.

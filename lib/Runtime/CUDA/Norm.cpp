@@ -12,21 +12,12 @@
 
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/CUDA/NNLaunch.h"
-#include "TraceIR/Runtime/KernelArgs.h"
+#include "TraceIR/Runtime/NNArgs.h"
 
 using namespace traceir;
 using namespace traceir::cuda;
 
 namespace {
-/// [N, C, *] as N x C x S.
-struct Layout {
-  int64_t N, C, S;
-  explicit Layout(const Tensor &x) : N(x.shape[0]), C(x.shape[1]), S(1) {
-    for (int64_t d = 2; d < x.rank(); ++d)
-      S *= x.shape[d];
-  }
-};
-
 /// Copies the contiguous f64 [C] `src` into the strided tensor `dst` (any
 /// floating dtype).
 bool scatterF64(KernelContext &ctx, const double *src, const Tensor &dst) {
@@ -46,18 +37,12 @@ void batchNorm(KernelContext &ctx, bool native) {
   const char *op = native ? "native_batch_norm" : "batch_norm";
   const Tensor &x = ctx.tensor(0);
   Tensor &out = ctx.result(0);
-  Layout L(x);
-  bool training = boolArg(ctx, 5, false);
-  double momentum = numberArg(ctx, 6, 0.1), eps = numberArg(ctx, 7, 1e-5);
-  if (!ewIsFloating(static_cast<int32_t>(x.dtype)))
-    return ctx.fail(llvm::Twine("batch_norm expects a floating input, got ") +
-                    dtypeName(x.dtype));
-  if (ctx.isTensor(3) != ctx.isTensor(4))
-    return ctx.fail("running_mean and running_var must either both be None "
-                    "or neither be None");
-  if (!training && !ctx.isTensor(3))
-    return ctx.fail("batch_norm in eval mode needs running_mean and "
-                    "running_var");
+  ChannelLayout L(x);
+  BatchNormArgs a;
+  if (!batchNormArgs(ctx, a))
+    return;
+  bool training = a.training;
+  double momentum = a.momentum, eps = a.eps;
   BNStatsLaunch stats;
   stats.N = L.N;
   stats.C = L.C;
@@ -135,19 +120,18 @@ void cuda::native_batch_norm(KernelContext &ctx) { batchNorm(ctx, true); }
 void cuda::native_batch_norm_backward(KernelContext &ctx) {
   const char *op = "native_batch_norm_backward";
   const Tensor &gOt = ctx.tensor(0), &x = ctx.tensor(1);
-  Layout L(x);
-  bool train = boolArg(ctx, 7, false);
-  double eps = numberArg(ctx, 8, 1e-5);
-  bool mask[3];
-  if (!outputMask(ctx, 9, mask))
+  ChannelLayout L(x);
+  BatchNormBackwardArgs a;
+  if (!batchNormBackwardArgs(ctx, 7, 9, a))
     return;
+  bool train = a.training, *mask = a.mask;
+  double eps = a.eps;
   for (unsigned r = 0; r < 3; ++r)
     if (!mask[r] && !nn::zeroFill(ctx, ctx.result(r), op))
       return;
-  unsigned meanArg = train ? 5 : 3, varArg = train ? 6 : 4;
-  if (!ctx.isTensor(meanArg) || !ctx.isTensor(varArg))
-    return ctx.fail(train ? "training mode needs save_mean and save_invstd"
-                          : "eval mode needs running_mean and running_var");
+  unsigned meanArg, varArg;
+  if (!batchNormStatsArgs(ctx, train, 5, 3, meanArg, varArg))
+    return;
   BNBackwardLaunch B;
   bool ok = true;
   B.gO = nn::gatherDense(ctx, gOt, ok);
@@ -183,16 +167,15 @@ void cuda::native_batch_norm_backward(KernelContext &ctx) {
 void cuda::batch_norm_double_backward(KernelContext &ctx) {
   const char *op = "batch_norm_double_backward";
   const Tensor &x = ctx.tensor(0);
-  Layout L(x);
-  bool training = boolArg(ctx, 8, false);
-  double eps = numberArg(ctx, 9, 1e-5);
-  bool mask[3];
-  if (!outputMask(ctx, 12, mask))
+  ChannelLayout L(x);
+  BatchNormBackwardArgs a;
+  if (!batchNormBackwardArgs(ctx, 8, 12, a))
     return;
-  unsigned meanArg = training ? 10 : 6, varArg = training ? 11 : 7;
-  if (!ctx.isTensor(meanArg) || !ctx.isTensor(varArg))
-    return ctx.fail(training ? "training mode needs save_mean and save_invstd"
-                             : "eval mode needs running_mean and running_var");
+  bool training = a.training;
+  double eps = a.eps;
+  unsigned meanArg, varArg;
+  if (!batchNormStatsArgs(ctx, training, 10, 6, meanArg, varArg))
+    return;
   BNDoubleBackwardLaunch D;
   bool ok = true;
   D.x = nn::gatherDense(ctx, x, ok);

@@ -14,6 +14,8 @@
 
 #include "TraceIR/Runtime/CUDA/Device.h"
 #include "TraceIR/Runtime/CUDA/Kernels.h"
+#include "TraceIR/Runtime/CUDA/RNNLaunch.h"
+#include "TraceIR/Runtime/NNArgs.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -24,32 +26,7 @@
 
 using namespace traceir;
 
-// Device code (RNN.cu).
-namespace traceir::cuda::rnn {
-bool fillBias(float *gates, const float *bih, const float *bhh, int64_t rows,
-              int64_t gatesSize);
-bool fillBias(double *gates, const double *bih, const double *bhh, int64_t rows,
-              int64_t gatesSize);
-bool cellStep(const float *gates, float *cell, float *h, int64_t hStride,
-              int64_t batch, int64_t hidden);
-bool cellStep(const double *gates, double *cell, double *h, int64_t hStride,
-              int64_t batch, int64_t hidden);
-bool dropout(float *x, int64_t n, double p, float scale, uint64_t seed);
-bool dropout(double *x, int64_t n, double p, double scale, uint64_t seed);
-} // namespace traceir::cuda::rnn
-
 namespace {
-/// The scalar arguments that follow the weights.
-struct LstmConfig {
-  unsigned numTensors = 0;
-  bool hasBiases = true;
-  int64_t layers = 1;
-  double dropout = 0;
-  bool train = false;
-  bool bidirectional = false;
-  bool batchFirst = false;
-};
-
 /// Row-major C[M,N] += A[M,K] @ B[N,K]^T with leading dimensions: in
 /// column-major terms C^T[N,M] += B^T[N,K] @ A^T[K,M], B read transposed.
 cublasStatus_t gemmNT(cublasHandle_t h, const float *a, int lda, const float *b,
@@ -134,27 +111,6 @@ template <typename T> void runLstm(KernelContext &ctx, const LstmConfig &cfg) {
   int64_t inputSize = x.shape[2], hidden = h0t.shape[2];
   int64_t gatesSize = 4 * hidden, features = dirs * hidden;
   unsigned perLayer = cfg.hasBiases ? 4 : 2;
-
-  // Every weight must have the shape nn.LSTM gives it (the registry only
-  // checks layer 0's w_ih).
-  static const char *const names[] = {"w_ih", "w_hh", "b_ih", "b_hh"};
-  for (int64_t l = 0; l < layers; ++l)
-    for (int64_t d = 0; d < dirs; ++d)
-      for (unsigned k = 0; k < perLayer; ++k) {
-        const Tensor &w = ctx.tensor(3 + (l * dirs + d) * perLayer + k);
-        Shape want;
-        if (k == 0)
-          want = {gatesSize, l == 0 ? inputSize : features};
-        else if (k == 1)
-          want = {gatesSize, hidden};
-        else
-          want = {gatesSize};
-        if (w.shape != want)
-          return ctx.fail(llvm::Twine("lstm: ") + names[k] + " of layer " +
-                          llvm::Twine(l) + (d ? " (reverse)" : "") +
-                          " must be " + shapeToString(want) + ", got " +
-                          shapeToString(w.shape));
-      }
 
   // cuBLAS takes int sizes and leading dimensions.
   for (int64_t v : {seq * batch, gatesSize, inputSize, features * seq})
@@ -281,59 +237,9 @@ template <typename T> void runLstm(KernelContext &ctx, const LstmConfig &cfg) {
 /// w_hh[, b_ih, b_hh].
 void cuda::lstm(KernelContext &ctx) {
   LstmConfig cfg;
-  while (ctx.isTensor(cfg.numTensors))
-    ++cfg.numTensors;
-  unsigned nt = cfg.numTensors;
-  if (nt < 3)
-    return ctx.fail("lstm expects input, h0 and c0 tensors");
-  auto boolAt = [&](unsigned i, bool dflt) {
-    return ctx.isNone(i) ? dflt : ctx.scalar(i).number() != 0;
-  };
-  cfg.hasBiases = boolAt(nt, true);
-  cfg.layers = ctx.isNone(nt + 1) ? 0 : ctx.scalar(nt + 1).i;
-  cfg.dropout = ctx.isNone(nt + 2) ? 0.0 : ctx.scalar(nt + 2).number();
-  cfg.train = boolAt(nt + 3, false);
-  cfg.bidirectional = boolAt(nt + 4, false);
-  cfg.batchFirst = boolAt(nt + 5, false);
-
-  const Tensor &x = ctx.tensor(0), &h0 = ctx.tensor(1), &c0 = ctx.tensor(2);
-  if (cfg.layers <= 0)
-    return ctx.fail("lstm: num_layers must be positive, got " +
-                    llvm::Twine(cfg.layers));
-  if (cfg.dropout < 0 || cfg.dropout > 1)
-    return ctx.fail("lstm: dropout must be in [0, 1], got " +
-                    llvm::Twine(std::to_string(cfg.dropout)));
-  int64_t dirs = cfg.bidirectional ? 2 : 1;
-  int64_t perLayer = cfg.hasBiases ? 4 : 2;
-  if (int64_t(nt) - 3 != cfg.layers * dirs * perLayer)
-    return ctx.fail("lstm: expects " +
-                    llvm::Twine(cfg.layers * dirs * perLayer) +
-                    " weight tensors, got " + llvm::Twine(nt - 3));
-  if (x.dtype != DType::F32 && x.dtype != DType::F64)
-    return ctx.fail(llvm::Twine("lstm supports f32 and f64, got ") +
-                    dtypeName(x.dtype));
-  for (unsigned i = 1; i < nt; ++i)
-    if (ctx.tensor(i).dtype != x.dtype)
-      return ctx.fail(llvm::Twine("lstm: argument #") + llvm::Twine(i) +
-                      " is " + dtypeName(ctx.tensor(i).dtype) +
-                      " but the input is " + dtypeName(x.dtype));
-  if (x.rank() != 3 || h0.rank() != 3 || c0.rank() != 3)
-    return ctx.fail("lstm: input, h0 and c0 must have rank 3");
-  int64_t batch = x.shape[cfg.batchFirst ? 0 : 1];
-  Shape state = {cfg.layers * dirs, batch, h0.shape[2]};
-  if (h0.shape != state || c0.shape != state)
-    return ctx.fail("lstm: h0 and c0 must be " + shapeToString(state) +
-                    ", got " + shapeToString(h0.shape) + " and " +
-                    shapeToString(c0.shape));
-  int64_t seq = x.shape[cfg.batchFirst ? 1 : 0];
-  int64_t features = dirs * h0.shape[2];
-  Shape output = cfg.batchFirst ? Shape{batch, seq, features}
-                                : Shape{seq, batch, features};
-  if (ctx.numResults() != 3 || ctx.result(0).shape != output ||
-      ctx.result(1).shape != state || ctx.result(2).shape != state)
-    return ctx.fail("lstm: results must be " + shapeToString(output) + ", " +
-                    shapeToString(state) + " and " + shapeToString(state));
-  if (x.dtype == DType::F32)
+  if (!lstmArgs(ctx, cfg))
+    return;
+  if (ctx.tensor(0).dtype == DType::F32)
     runLstm<float>(ctx, cfg);
   else
     runLstm<double>(ctx, cfg);

@@ -8,25 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Runtime/CUDA/RNNLaunch.h"
+
 #include <cuda_runtime.h>
 #include <curand_kernel.h>
 
 #include <cmath>
 #include <cstdint>
-
-// The interface RNN.cpp declares (plain types only: no LLVM here).
-namespace traceir::cuda::rnn {
-bool fillBias(float *gates, const float *bih, const float *bhh, int64_t rows,
-              int64_t gatesSize);
-bool fillBias(double *gates, const double *bih, const double *bhh, int64_t rows,
-              int64_t gatesSize);
-bool cellStep(const float *gates, float *cell, float *h, int64_t hStride,
-              int64_t batch, int64_t hidden);
-bool cellStep(const double *gates, double *cell, double *h, int64_t hStride,
-              int64_t batch, int64_t hidden);
-bool dropout(float *x, int64_t n, double p, float scale, uint64_t seed);
-bool dropout(double *x, int64_t n, double p, double scale, uint64_t seed);
-} // namespace traceir::cuda::rnn
 
 namespace {
 constexpr int kThreads = 256;

@@ -27,6 +27,13 @@ void copyStridedToContiguous(const Tensor &src, void *dst);
 /// Copies `src` into `dst` element by element (same shape; dtypes may
 /// differ), both strided.
 void copyTensor(const Tensor &src, Tensor &dst);
+/// `t`'s elements as a contiguous array of `dtype`: `t`'s own memory when it
+/// already is one, else a converted copy in kernel scratch (null after a
+/// failure).
+const void *gatherAs(KernelContext &ctx, const Tensor &t, DType dtype);
+inline const double *gatherF64(KernelContext &ctx, const Tensor &t) {
+  return static_cast<const double *>(gatherAs(ctx, t, DType::F64));
+}
 /// Normalizes a possibly negative dim.
 int64_t wrapDim(int64_t dim, int64_t rank);
 
@@ -36,8 +43,9 @@ int64_t wrapDim(int64_t dim, int64_t rank);
 // registry merges and sorts them. A name is the PyOp name it implements.
 #define TRACEIR_CPU_KERNELS_CORE(X)                                            \
   X(abs)                                                                       \
-  X(add) X(add_) X(addmm) X(amax) X(bmm) X(cat) X(clone) X(contiguous)         \
-      X(copy_) X(div) X(div_) X(dropout) X(dropout_) X(embedding) X(eq) X(exp) \
+  X(add)                                                                       \
+  X(add_) X(addmm) X(amax) X(bmm) X(cat) X(clone) X(contiguous) X(copy_)       \
+      X(div) X(div_) X(dropout) X(dropout_) X(embedding) X(eq) X(exp)          \
           X(expand) X(fill_) X(flatten) X(ge) X(gelu) X(gt) X(layer_norm)      \
               X(le) X(linear) X(log) X(log_softmax) X(lt) X(matmul) X(mean)    \
                   X(mm) X(mul) X(mul_) X(narrow) X(native_layer_norm) X(ne)    \
@@ -51,9 +59,9 @@ int64_t wrapDim(int64_t dim, int64_t rank);
 /// lib/Runtime/CPU/Conv.cpp, Norm.cpp, Loss.cpp.
 #define TRACEIR_CPU_KERNELS_NN(X)                                              \
   X(adaptive_avg_pool2d)                                                       \
-  X(batch_norm) X(batch_norm_double_backward) X(conv2d) X(cross_entropy)       \
-      X(max_pool2d) X(native_batch_norm) X(native_batch_norm_backward)         \
-          X(nll_loss)
+  X(batch_norm)                                                                \
+  X(batch_norm_double_backward) X(conv2d) X(cross_entropy) X(max_pool2d)       \
+      X(native_batch_norm) X(native_batch_norm_backward) X(nll_loss)
 
 /// Recurrent layers: lib/Runtime/CPU/RNN.cpp.
 #define TRACEIR_CPU_KERNELS_RNN(X) X(lstm)
@@ -62,8 +70,9 @@ int64_t wrapDim(int64_t dim, int64_t rank);
 /// allocator), so every device uses these same kernels.
 #define TRACEIR_DEVICE_NEUTRAL_KERNELS(X)                                      \
   X(contiguous)                                                                \
-  X(expand) X(flatten) X(narrow) X(permute) X(reshape) X(select) X(slice)      \
-      X(squeeze) X(t) X(transpose) X(unsqueeze) X(view)
+  X(expand)                                                                    \
+  X(flatten) X(narrow) X(permute) X(reshape) X(select) X(slice) X(squeeze)     \
+      X(t) X(transpose) X(unsqueeze) X(view)
 
 #define TRACEIR_CPU_KERNELS(X)                                                 \
   TRACEIR_CPU_KERNELS_CORE(X)                                                  \

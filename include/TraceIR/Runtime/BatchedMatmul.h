@@ -1,0 +1,38 @@
+//===- BatchedMatmul.h - torch.matmul's batch broadcasting ------*- C++ -*-===//
+//
+// Splits a torch.matmul into its per-matrix products, so the CPU (BLAS) and
+// CUDA (cuBLAS) kernels broadcast batch dims and treat 1-D operands alike
+// and differ only in the gemm they run.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_BATCHEDMATMUL_H
+#define TRACEIR_RUNTIME_BATCHEDMATMUL_H
+
+#include "TraceIR/Runtime/Tensor.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace traceir {
+
+/// One product C[M, N] = A[M, K] @ B[K, N]: A and B strided (row and column
+/// strides in elements), C row-major with leading dimension ldc.
+struct MatmulPanel {
+  const char *a;
+  int64_t ars, acs;
+  const char *b;
+  int64_t brs, bcs;
+  char *c;
+  int64_t ldc;
+  int64_t M, N, K;
+};
+
+/// Runs `gemm` on every matrix of out = x @ y (same dtype; out fresh and
+/// contiguous) with torch.matmul's rules: a 1-D x is a row, a 1-D y a
+/// column, and the batch dims broadcast. Stops when `gemm` returns false.
+void forEachMatmul(const Tensor &x, const Tensor &y, Tensor &out,
+                   llvm::function_ref<bool(const MatmulPanel &)> gemm);
+
+} // namespace traceir
+
+#endif // TRACEIR_RUNTIME_BATCHEDMATMUL_H

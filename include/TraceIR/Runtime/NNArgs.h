@@ -1,0 +1,146 @@
+//===- NNArgs.h - Reading and checking NN kernel arguments ------*- C++ -*-===//
+//
+// Argument parsing and validation of the convolution, pooling, batch norm,
+// loss, layer norm, dropout and lstm kernels, shared by their CPU and CUDA
+// host halves so both accept the same calls and fail with the same
+// messages. Each reader fails the call (and returns false) on bad input.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_NNARGS_H
+#define TRACEIR_RUNTIME_NNARGS_H
+
+#include "TraceIR/Runtime/Executable.h"
+#include "TraceIR/Runtime/KernelArgs.h"
+
+namespace traceir {
+
+//===--- Convolution and pooling ------------------------------------------===//
+
+struct ConvGeometry {
+  int64_t N, C, H, W;     // input (N = 1 when unbatched)
+  int64_t O, Cg, kH, kW;  // weight [O, C / groups, kH, kW]
+  int64_t OH, OW;         // output spatial size
+  int64_t groups;         //
+  int64_t sH, sW, pT, pL; // stride; top and left padding
+  int64_t dH, dW;         // dilation
+};
+
+/// conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1,
+/// groups=1); padding may be 'same' (stride 1: total padding dilation *
+/// (k - 1), the odd one on the bottom/right, as PyTorch) or 'valid'. The
+/// output size comes from result 0's static shape.
+bool conv2dArgs(KernelContext &ctx, ConvGeometry &g);
+
+/// max_pool2d's window: kernel size, stride, padding, dilation as (h, w).
+struct MaxPool2dArgs {
+  int64_t k[2], stride[2], pad[2], dil[2];
+};
+
+/// max_pool2d(input, kernel_size, stride=kernel_size, padding=0,
+/// dilation=1, ceil_mode=False): a floating input with nonzero non-batch
+/// dims.
+bool maxPool2dArgs(KernelContext &ctx, MaxPool2dArgs &a);
+/// adaptive_avg_pool2d(input, output_size): a floating input with nonzero
+/// non-batch dims.
+bool adaptiveAvgPool2dArgs(KernelContext &ctx);
+
+//===--- Batch norm -------------------------------------------------------===//
+
+/// [N, C, *] as N x C x S; element (n, c, s) is at (n * C + c) * S + s.
+struct ChannelLayout {
+  int64_t N, C, S;
+  explicit ChannelLayout(const Tensor &x) : N(x.shape[0]), C(x.shape[1]), S(1) {
+    for (int64_t d = 2; d < x.rank(); ++d)
+      S *= x.shape[d];
+  }
+  double count() const { return static_cast<double>(N * S); }
+  /// Calls f(index) for every element of channel c.
+  template <typename F> void forChannel(int64_t c, F f) const {
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t s = 0, base = (n * C + c) * S; s < S; ++s)
+        f(base + s);
+  }
+};
+
+/// batch_norm(input, weight, bias, running_mean, running_var, training,
+/// momentum, eps[, cudnn_enabled]) and native_batch_norm (same head).
+struct BatchNormArgs {
+  bool training;
+  double momentum, eps;
+};
+bool batchNormArgs(KernelContext &ctx, BatchNormArgs &a);
+
+/// The flags of the batch norm backward passes: `training` and `eps` at
+/// arguments `first` and `first + 1`, the output mask at `maskArg`.
+struct BatchNormBackwardArgs {
+  bool training;
+  double eps;
+  bool mask[3];
+};
+bool batchNormBackwardArgs(KernelContext &ctx, unsigned first, unsigned maskArg,
+                           BatchNormBackwardArgs &a);
+
+/// The statistics a backward pass normalizes with: save_mean / save_invstd
+/// (at `saveMean`, `saveMean + 1`) in training, else running_mean /
+/// running_var (at `runningMean`, `runningMean + 1`). Both must be tensors.
+bool batchNormStatsArgs(KernelContext &ctx, bool training, unsigned saveMean,
+                        unsigned runningMean, unsigned &meanArg,
+                        unsigned &varArg);
+
+//===--- Losses -----------------------------------------------------------===//
+
+/// nll_loss / cross_entropy(self, target, weight, reduction, ignore_index,
+/// label_smoothing): a floating input [N, C, d1, ...] or [C] whose
+/// positions p = (n, s) are N * S, S = prod(d1, ...), and an optional
+/// weight of C elements.
+struct LossArgs {
+  Reduction reduction;
+  int64_t N, C, S;
+};
+bool lossArgs(KernelContext &ctx, LossArgs &a);
+/// cross_entropy's label_smoothing in [0, 1] (0 for nll_loss).
+bool labelSmoothingArg(KernelContext &ctx, bool crossEntropy,
+                       double &smoothing);
+/// A target of class indices must hold integers.
+bool classIndexTarget(KernelContext &ctx, const Tensor &target);
+/// ignore_index (-100 when None).
+int64_t ignoreIndexArg(KernelContext &ctx);
+
+//===--- layer_norm, dropout, embedding -----------------------------------===//
+
+/// layer_norm(input, normalized_shape, weight, bias, eps, ...).
+struct LayerNormArgs {
+  int64_t normDims;
+  double eps;
+  const Tensor *weight, *bias; // null when None
+};
+bool layerNormArgs(KernelContext &ctx, LayerNormArgs &a);
+
+/// dropout(input, p, train): p in [0, 1]; train defaults to true.
+bool dropoutArgs(KernelContext &ctx, double &p, bool &train);
+
+/// Fails an embedding call on an out-of-range row index.
+void failEmbeddingIndex(KernelContext &ctx, int64_t index, int64_t rows);
+
+//===--- lstm -------------------------------------------------------------===//
+
+/// The scalar arguments that follow the weights.
+struct LstmConfig {
+  unsigned numTensors = 0;
+  bool hasBiases = true;
+  int64_t layers = 1;
+  double dropout = 0;
+  bool train = false;
+  bool bidirectional = false;
+  bool batchFirst = false;
+};
+
+/// lstm(input, h0, c0, weights..., has_biases, num_layers, dropout, train,
+/// bidirectional, batch_first) -> (output, h_n, c_n): checks the counts,
+/// dtypes (f32 or f64, all alike) and shapes of every tensor and result.
+bool lstmArgs(KernelContext &ctx, LstmConfig &cfg);
+
+} // namespace traceir
+
+#endif // TRACEIR_RUNTIME_NNARGS_H

@@ -1,0 +1,60 @@
+//===- BatchedMatmul.cpp - torch.matmul's batch broadcasting --------------===//
+
+#include "TraceIR/Runtime/BatchedMatmul.h"
+
+#include <algorithm>
+
+using namespace traceir;
+
+void traceir::forEachMatmul(
+    const Tensor &x, const Tensor &y, Tensor &out,
+    llvm::function_ref<bool(const MatmulPanel &)> gemm) {
+  // View both as [batch..., rows, cols].
+  Shape xs = x.shape, xst = x.strides, ys = y.shape, yst = y.strides;
+  if (xs.size() == 1) {
+    xs.insert(xs.begin(), 1);
+    xst.insert(xst.begin(), 0);
+  }
+  if (ys.size() == 1) {
+    ys.push_back(1);
+    yst.push_back(0);
+  }
+  int64_t M = xs[xs.size() - 2], K = xs.back(), N = ys.back();
+  int64_t batchRank =
+      out.rank() - (x.rank() == 1 ? 0 : 1) - (y.rank() == 1 ? 0 : 1);
+  Shape batch(out.shape.begin(), out.shape.begin() + batchRank);
+  int64_t numBatch = 1;
+  for (int64_t d : batch)
+    numBatch *= d;
+  size_t es = dtypeSize(x.dtype);
+  Shape index(batchRank, 0);
+  for (int64_t bi = 0; bi < numBatch; ++bi) {
+    // Broadcast batch offsets of x and y.
+    auto offset = [&](const Shape &shape, const Shape &strides) {
+      int64_t off = 0, lead = batchRank - (int64_t(shape.size()) - 2);
+      for (int64_t d = 0; d < int64_t(shape.size()) - 2; ++d)
+        if (shape[d] != 1)
+          off += index[lead + d] * strides[d];
+      return off;
+    };
+    MatmulPanel p;
+    p.a = x.bytes() + offset(xs, xst) * es;
+    p.ars = xst[xst.size() - 2];
+    p.acs = xst.back();
+    p.b = y.bytes() + offset(ys, yst) * es;
+    p.brs = yst[yst.size() - 2];
+    p.bcs = yst.back();
+    p.c = out.bytes() + bi * M * N * es;
+    p.ldc = std::max<int64_t>(N, 1);
+    p.M = M;
+    p.N = N;
+    p.K = K;
+    if (!gemm(p))
+      return;
+    for (int64_t d = batchRank - 1; d >= 0; --d) {
+      if (++index[d] < batch[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}

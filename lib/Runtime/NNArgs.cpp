@@ -1,0 +1,328 @@
+//===- NNArgs.cpp - Reading and checking NN kernel arguments --------------===//
+
+#include "TraceIR/Runtime/NNArgs.h"
+#include "TraceIR/Runtime/Elementwise.h"
+
+#include <string>
+
+using namespace traceir;
+
+static bool isFloatingDType(DType dtype) {
+  return ewIsFloating(static_cast<int32_t>(dtype));
+}
+
+bool traceir::conv2dArgs(KernelContext &ctx, ConvGeometry &g) {
+  const Tensor &x = ctx.tensor(0), &w = ctx.tensor(1);
+  const Tensor &out = ctx.result(0);
+  if ((x.dtype != DType::F32 && x.dtype != DType::F64) || w.dtype != x.dtype) {
+    ctx.fail(llvm::Twine("conv2d supports f32 and f64 input and "
+                         "weight of the same dtype, got ") +
+             dtypeName(x.dtype) + " and " + dtypeName(w.dtype));
+    return false;
+  }
+  bool batched = x.rank() == 4;
+  int64_t off = batched ? 1 : 0;
+  g.N = batched ? x.shape[0] : 1;
+  g.C = x.shape[off];
+  g.H = x.shape[off + 1];
+  g.W = x.shape[off + 2];
+  g.O = w.shape[0];
+  g.Cg = w.shape[1];
+  g.kH = w.shape[2];
+  g.kW = w.shape[3];
+  g.OH = out.shape[off + 1];
+  g.OW = out.shape[off + 2];
+  g.groups = ctx.isNone(6) ? 1 : ctx.scalar(6).i;
+  const int64_t ones[2] = {1, 1}, zeros[2] = {0, 0};
+  int64_t stride[2], pad[2], dil[2];
+  if (!pairArg(ctx, 3, "stride", ones, stride) ||
+      !pairArg(ctx, 5, "dilation", ones, dil))
+    return false;
+  if (!ctx.isNone(4) && ctx.scalar(4).kind == Scalar::Kind::String) {
+    const std::string &mode = ctx.scalar(4).s;
+    if (mode != "same" && mode != "valid") {
+      ctx.fail("padding must be 'same', 'valid' or ints, got '" + mode + "'");
+      return false;
+    }
+    bool same = mode == "same";
+    pad[0] = same ? dil[0] * (g.kH - 1) / 2 : 0;
+    pad[1] = same ? dil[1] * (g.kW - 1) / 2 : 0;
+  } else if (!pairArg(ctx, 4, "padding", zeros, pad)) {
+    return false;
+  }
+  g.sH = stride[0];
+  g.sW = stride[1];
+  g.pT = pad[0];
+  g.pL = pad[1];
+  g.dH = dil[0];
+  g.dW = dil[1];
+  if (g.groups <= 0 || g.C != g.Cg * g.groups || g.O % g.groups != 0) {
+    ctx.fail("conv2d: input channels " + llvm::Twine(g.C) + ", weight " +
+             shapeToString(w.shape) + " and groups=" + llvm::Twine(g.groups) +
+             " disagree");
+    return false;
+  }
+  return true;
+}
+
+static bool floatingPoolInput(KernelContext &ctx, const Tensor &x,
+                              const char *op) {
+  if (isFloatingDType(x.dtype))
+    return true;
+  ctx.fail(llvm::Twine(op) + " supports floating dtypes, got " +
+           dtypeName(x.dtype));
+  return false;
+}
+
+/// PyTorch's pooling check: every dim but a 4-D input's batch dim must be
+/// nonzero.
+static bool nonBatchDimsNonzero(KernelContext &ctx, const Tensor &x,
+                                const char *op) {
+  for (int64_t d = x.rank() == 4 ? 1 : 0; d < x.rank(); ++d)
+    if (x.shape[d] == 0) {
+      ctx.fail(llvm::Twine(op) +
+               ": expected a 3-D or 4-D input with nonzero sizes for the "
+               "non-batch dims, got " +
+               shapeToString(x.shape));
+      return false;
+    }
+  return true;
+}
+
+bool traceir::maxPool2dArgs(KernelContext &ctx, MaxPool2dArgs &a) {
+  const Tensor &x = ctx.tensor(0);
+  if (!floatingPoolInput(ctx, x, "max_pool2d"))
+    return false;
+  const int64_t zeros[2] = {0, 0}, ones[2] = {1, 1};
+  return pairArg(ctx, 1, "kernel_size", zeros, a.k) &&
+         pairArg(ctx, 2, "stride", a.k, a.stride, /*emptyIsDefault=*/true) &&
+         pairArg(ctx, 3, "padding", zeros, a.pad) &&
+         pairArg(ctx, 4, "dilation", ones, a.dil) &&
+         nonBatchDimsNonzero(ctx, x, "max_pool2d");
+}
+
+bool traceir::adaptiveAvgPool2dArgs(KernelContext &ctx) {
+  const Tensor &x = ctx.tensor(0);
+  return floatingPoolInput(ctx, x, "adaptive_avg_pool2d") &&
+         nonBatchDimsNonzero(ctx, x, "adaptive_avg_pool2d");
+}
+
+bool traceir::batchNormArgs(KernelContext &ctx, BatchNormArgs &a) {
+  const Tensor &x = ctx.tensor(0);
+  a.training = boolArg(ctx, 5, false);
+  a.momentum = numberArg(ctx, 6, 0.1);
+  a.eps = numberArg(ctx, 7, 1e-5);
+  if (!isFloatingDType(x.dtype)) {
+    ctx.fail(llvm::Twine("batch_norm expects a floating input, got ") +
+             dtypeName(x.dtype));
+    return false;
+  }
+  if (ctx.isTensor(3) != ctx.isTensor(4)) {
+    ctx.fail("running_mean and running_var must either both be None "
+             "or neither be None");
+    return false;
+  }
+  if (!a.training && !ctx.isTensor(3)) {
+    ctx.fail("batch_norm in eval mode needs running_mean and "
+             "running_var");
+    return false;
+  }
+  return true;
+}
+
+bool traceir::batchNormBackwardArgs(KernelContext &ctx, unsigned first,
+                                    unsigned maskArg,
+                                    BatchNormBackwardArgs &a) {
+  a.training = boolArg(ctx, first, false);
+  a.eps = numberArg(ctx, first + 1, 1e-5);
+  return outputMask(ctx, maskArg, a.mask);
+}
+
+bool traceir::batchNormStatsArgs(KernelContext &ctx, bool training,
+                                 unsigned saveMean, unsigned runningMean,
+                                 unsigned &meanArg, unsigned &varArg) {
+  meanArg = training ? saveMean : runningMean;
+  varArg = meanArg + 1;
+  if (ctx.isTensor(meanArg) && ctx.isTensor(varArg))
+    return true;
+  ctx.fail(training ? "training mode needs save_mean and save_invstd"
+                    : "eval mode needs running_mean and running_var");
+  return false;
+}
+
+bool traceir::lossArgs(KernelContext &ctx, LossArgs &a) {
+  const Tensor &x = ctx.tensor(0);
+  if (!isFloatingDType(x.dtype)) {
+    ctx.fail(llvm::Twine("the input must be floating, got ") +
+             dtypeName(x.dtype));
+    return false;
+  }
+  if (!reductionArg(ctx, 3, a.reduction))
+    return false;
+  bool flat = x.rank() == 1;
+  a.N = flat ? 1 : x.shape[0];
+  a.C = x.shape[flat ? 0 : 1];
+  a.S = 1;
+  for (int64_t d = 2; d < x.rank(); ++d)
+    a.S *= x.shape[d];
+  if (ctx.isTensor(2)) {
+    const Tensor &wt = ctx.tensor(2);
+    if (wt.rank() != 1 || wt.shape[0] != a.C) {
+      ctx.fail("weight tensor should be defined either for all " +
+               llvm::Twine(a.C) +
+               " classes or no classes but got weight tensor of "
+               "shape: " +
+               shapeToString(wt.shape));
+      return false;
+    }
+  }
+  return true;
+}
+
+bool traceir::labelSmoothingArg(KernelContext &ctx, bool crossEntropy,
+                                double &smoothing) {
+  smoothing =
+      crossEntropy ? (ctx.isNone(5) ? 0.0 : ctx.scalar(5).number()) : 0.0;
+  if (!(smoothing < 0 || smoothing > 1)) // NaN is let through
+    return true;
+  ctx.fail("label_smoothing must be between 0.0 and 1.0. Got: " +
+           llvm::Twine(std::to_string(smoothing)));
+  return false;
+}
+
+bool traceir::classIndexTarget(KernelContext &ctx, const Tensor &target) {
+  if (!isFloatingDType(target.dtype) && target.dtype != DType::Bool)
+    return true;
+  ctx.fail(llvm::Twine("the target must hold class indices "
+                       "(integers), got ") +
+           dtypeName(target.dtype));
+  return false;
+}
+
+int64_t traceir::ignoreIndexArg(KernelContext &ctx) {
+  return ctx.isNone(4) ? -100 : ctx.scalar(4).i;
+}
+
+bool traceir::layerNormArgs(KernelContext &ctx, LayerNormArgs &a) {
+  const Tensor &in = ctx.tensor(0);
+  a.normDims = ctx.scalar(1).ints.size();
+  a.eps = ctx.isNone(4) ? 1e-5 : ctx.scalar(4).number();
+  if (a.normDims > in.rank()) {
+    ctx.fail("normalized_shape has more dims than the input");
+    return false;
+  }
+  a.weight = ctx.isTensor(2) ? &ctx.tensor(2) : nullptr;
+  a.bias = ctx.isTensor(3) ? &ctx.tensor(3) : nullptr;
+  for (const Tensor *t : {a.weight, a.bias})
+    if (t && !t->isContiguous()) {
+      ctx.fail("layer_norm weight and bias must be contiguous");
+      return false;
+    }
+  return true;
+}
+
+bool traceir::dropoutArgs(KernelContext &ctx, double &p, bool &train) {
+  p = ctx.scalar(1).number();
+  train = ctx.isNone(2) ? true : ctx.scalar(2).b;
+  if (!(p < 0 || p > 1)) // NaN is let through
+    return true;
+  ctx.fail("dropout probability must be in [0, 1], got " +
+           llvm::Twine(std::to_string(p)));
+  return false;
+}
+
+void traceir::failEmbeddingIndex(KernelContext &ctx, int64_t index,
+                                 int64_t rows) {
+  ctx.fail("index " + llvm::Twine(index) + " is out of range for " +
+           llvm::Twine(rows) + " embeddings");
+}
+
+/// Every weight must have the shape nn.LSTM gives it (the registry only
+/// checks layer 0's w_ih).
+static bool lstmWeightShapes(KernelContext &ctx, const LstmConfig &cfg) {
+  const Tensor &x = ctx.tensor(0), &h0 = ctx.tensor(1);
+  int64_t dirs = cfg.bidirectional ? 2 : 1, layers = cfg.layers;
+  int64_t inputSize = x.shape[2], hidden = h0.shape[2];
+  int64_t gatesSize = 4 * hidden, features = dirs * hidden;
+  unsigned perLayer = cfg.hasBiases ? 4 : 2;
+  static const char *const names[] = {"w_ih", "w_hh", "b_ih", "b_hh"};
+  for (int64_t l = 0; l < layers; ++l)
+    for (int64_t d = 0; d < dirs; ++d)
+      for (unsigned k = 0; k < perLayer; ++k) {
+        const Tensor &w = ctx.tensor(3 + (l * dirs + d) * perLayer + k);
+        Shape want;
+        if (k == 0)
+          want = {gatesSize, l == 0 ? inputSize : features};
+        else if (k == 1)
+          want = {gatesSize, hidden};
+        else
+          want = {gatesSize};
+        if (w.shape != want) {
+          ctx.fail(llvm::Twine("lstm: ") + names[k] + " of layer " +
+                   llvm::Twine(l) + (d ? " (reverse)" : "") + " must be " +
+                   shapeToString(want) + ", got " + shapeToString(w.shape));
+          return false;
+        }
+      }
+  return true;
+}
+
+bool traceir::lstmArgs(KernelContext &ctx, LstmConfig &cfg) {
+  while (ctx.isTensor(cfg.numTensors))
+    ++cfg.numTensors;
+  unsigned nt = cfg.numTensors;
+  if (nt < 3) {
+    ctx.fail("lstm expects input, h0 and c0 tensors");
+    return false;
+  }
+  auto boolAt = [&](unsigned i, bool dflt) {
+    return ctx.isNone(i) ? dflt : ctx.scalar(i).number() != 0;
+  };
+  cfg.hasBiases = boolAt(nt, true);
+  cfg.layers = ctx.isNone(nt + 1) ? 0 : ctx.scalar(nt + 1).i;
+  cfg.dropout = ctx.isNone(nt + 2) ? 0.0 : ctx.scalar(nt + 2).number();
+  cfg.train = boolAt(nt + 3, false);
+  cfg.bidirectional = boolAt(nt + 4, false);
+  cfg.batchFirst = boolAt(nt + 5, false);
+
+  const Tensor &x = ctx.tensor(0), &h0 = ctx.tensor(1), &c0 = ctx.tensor(2);
+  auto fail = [&](const llvm::Twine &message) {
+    ctx.fail(message);
+    return false;
+  };
+  if (cfg.layers <= 0)
+    return fail("lstm: num_layers must be positive, got " +
+                llvm::Twine(cfg.layers));
+  if (cfg.dropout < 0 || cfg.dropout > 1)
+    return fail("lstm: dropout must be in [0, 1], got " +
+                llvm::Twine(std::to_string(cfg.dropout)));
+  int64_t dirs = cfg.bidirectional ? 2 : 1;
+  int64_t perLayer = cfg.hasBiases ? 4 : 2;
+  if (int64_t(nt) - 3 != cfg.layers * dirs * perLayer)
+    return fail("lstm: expects " + llvm::Twine(cfg.layers * dirs * perLayer) +
+                " weight tensors, got " + llvm::Twine(nt - 3));
+  if (x.dtype != DType::F32 && x.dtype != DType::F64)
+    return fail(llvm::Twine("lstm supports f32 and f64, got ") +
+                dtypeName(x.dtype));
+  for (unsigned i = 1; i < nt; ++i)
+    if (ctx.tensor(i).dtype != x.dtype)
+      return fail(llvm::Twine("lstm: argument #") + llvm::Twine(i) + " is " +
+                  dtypeName(ctx.tensor(i).dtype) + " but the input is " +
+                  dtypeName(x.dtype));
+  if (x.rank() != 3 || h0.rank() != 3 || c0.rank() != 3)
+    return fail("lstm: input, h0 and c0 must have rank 3");
+  int64_t batch = x.shape[cfg.batchFirst ? 0 : 1];
+  Shape state = {cfg.layers * dirs, batch, h0.shape[2]};
+  if (h0.shape != state || c0.shape != state)
+    return fail("lstm: h0 and c0 must be " + shapeToString(state) + ", got " +
+                shapeToString(h0.shape) + " and " + shapeToString(c0.shape));
+  int64_t seq = x.shape[cfg.batchFirst ? 1 : 0];
+  int64_t features = dirs * h0.shape[2];
+  Shape output = cfg.batchFirst ? Shape{batch, seq, features}
+                                : Shape{seq, batch, features};
+  if (ctx.numResults() != 3 || ctx.result(0).shape != output ||
+      ctx.result(1).shape != state || ctx.result(2).shape != state)
+    return fail("lstm: results must be " + shapeToString(output) + ", " +
+                shapeToString(state) + " and " + shapeToString(state));
+  return lstmWeightShapes(ctx, cfg);
+}

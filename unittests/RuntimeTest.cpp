@@ -15,6 +15,8 @@
 
 #include <cstdlib>
 #include <map>
+#include <set>
+#include <thread>
 
 using namespace traceir;
 
@@ -161,6 +163,67 @@ TEST_F(RuntimeTest, TwoCUDADevicesAlternate) {
   EXPECT_EQ(finishes, 12);
   EXPECT_EQ(profiler.clockReports().size(), 2u);
   if (const char *out = std::getenv("TRACEIR_PROFILE_CUDA_TRACE")) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(out, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    os << sink.toJSON();
+  }
+}
+
+// Two threads run their own executables into one profile at once: each
+// thread gets its own named track, and its ranges nest on it.
+TEST_F(RuntimeTest, ProfileTwoThreads) {
+  auto graph = parse(R"(
+    trace.graph @g(%x: tensor<64xf32> {trace.input = "x"}) -> tensor<64xf32> {
+      %0 = pyop "exp"(%x) : (tensor<64xf32>) -> tensor<64xf32>
+      %1 = pyop "add"(%0, %x) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+      free %0 : tensor<64xf32>
+      ret %1 : tensor<64xf32>
+    })");
+  ASSERT_TRUE(graph);
+  Profiler profiler;
+  profiler.start();
+  std::vector<std::unique_ptr<Executable>> exes;
+  for (int i = 0; i < 2; ++i) {
+    auto exe = buildExecutable(graph, Device{});
+    ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+    exes.push_back(std::move(*exe));
+  }
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(2);
+  for (int i = 0; i < 2; ++i)
+    threads.emplace_back([&, i] {
+      RunOptions options;
+      options.profiler = &profiler;
+      for (int r = 0; r < 50; ++r) {
+        auto out = exes[i]->run(
+            {{"x", f32({64}, std::vector<float>(64, float(i)))}}, options);
+        if (!out) {
+          errors[i] = llvm::toString(out.takeError());
+          return;
+        }
+      }
+    });
+  for (auto &t : threads)
+    t.join();
+  EXPECT_EQ(errors, std::vector<std::string>(2));
+  MemoryTraceSink sink;
+  ASSERT_FALSE(static_cast<bool>(profiler.stop(sink)));
+  std::map<int64_t, int> opsPerTid;
+  std::set<int64_t> namedTids;
+  for (const TraceEvent &e : sink.events) {
+    if (e.category == "cpu_op")
+      ++opsPerTid[e.tid];
+    if (e.phase == 'M' && e.name == "thread_name")
+      namedTids.insert(e.tid);
+  }
+  ASSERT_EQ(opsPerTid.size(), 2u);
+  for (auto &[tid, n] : opsPerTid) {
+    EXPECT_EQ(n, 100);
+    EXPECT_TRUE(namedTids.count(tid));
+  }
+  EXPECT_EQ(profiler.summary().runs, 100);
+  if (const char *out = std::getenv("TRACEIR_PROFILE_THREADS_TRACE")) {
     std::error_code ec;
     llvm::raw_fd_ostream os(out, ec);
     ASSERT_FALSE(ec) << ec.message();

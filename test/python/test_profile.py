@@ -230,6 +230,23 @@ def test_two_devices_from_recorded_event_times():
     assert skews == [0.0, 0.4]
 
 
+def test_two_threads_into_one_profile():
+    """The unit test's trace of two threads running at once is valid: each
+    thread has its own named track and its ranges nest on it."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "threads.json")
+        proc = subprocess.run([os.path.join(BIN, "TraceIRUnitTests"),
+                               "--gtest_filter=RuntimeTest.ProfileTwoThreads"],
+                              env={**os.environ, "TRACEIR_PROFILE_THREADS_TRACE": out},
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout
+        with open(out) as f:
+            trace = json.load(f)
+    assert not validate(trace), validate(trace)
+    tids = {e["tid"] for e in trace["traceEvents"] if e.get("cat") == "cpu_op"}
+    assert len(tids) == 2
+
+
 def test_cuda_profile_where_present():
     """On a GPU: kernels on the device's own track, one arrow per launch."""
     if not DEVICE.startswith("cuda"):

@@ -1,0 +1,105 @@
+//===- API.h - TraceIR for language bindings --------------------*- C++ -*-===//
+//
+// Everything the Python bindings need, behind types of the C++ standard
+// library only. LLVM and MLIR are built without RTTI and exceptions while a
+// nanobind extension needs both; keeping their headers out of the extension
+// (as MLIR's own bindings do with its C API) lets each side keep its flags.
+// Errors come back as strings, never as exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_API_API_H
+#define TRACEIR_API_API_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace traceir::api {
+
+/// A result or an error message.
+template <typename T> struct Result {
+  T value{};
+  std::string error; ///< empty on success
+  bool ok() const { return error.empty(); }
+};
+
+/// Parses and verifies a module; returns its text as trace-opt prints it.
+Result<std::string> parse(const std::string &text,
+                          const std::string &sourceName = "<string>");
+/// Runs a textual pass pipeline (e.g. "canonicalize,free-dead-tensors") on
+/// the module; returns the result's text.
+Result<std::string> runPasses(const std::string &text,
+                              const std::string &pipeline,
+                              const std::string &sourceName = "<string>");
+/// Imports a 2017 ANF trace (as trace-translate --import-anf).
+Result<std::string> importANF(const std::string &text,
+                              const std::string &sourceName = "<string>");
+
+/// A tensor crossing the boundary: dtype by its safetensors name ("F32",
+/// "I64", ...), a contiguous row-major copy of the data.
+struct Tensor {
+  std::string dtype;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;
+};
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+class Profiler;
+
+/// A trace.graph built for one device, with its parameters loaded.
+class Executable {
+public:
+  /// Builds the graph named `graph` (or the only one) of the module text
+  /// for `device` ("cpu", "cuda", "cuda:N").
+  static Result<std::unique_ptr<Executable>>
+  create(const std::string &text, const std::string &graph,
+         const std::string &device, const std::string &sourceName);
+  ~Executable();
+
+  std::string device() const;
+  const std::vector<std::string> &paramNames() const;
+  const std::vector<std::string> &inputNames() const;
+  /// Declared dtype and shape of input `i` (for error messages and
+  /// conversions before the call).
+  std::string inputDType(size_t i) const;
+  std::vector<int64_t> inputShape(size_t i) const;
+
+  /// Uploads the parameters once; every one must be present.
+  std::string loadParams(const NamedTensors &params);
+  /// Runs on `inputs` (by name); returns output0, output1, ... in order.
+  Result<std::vector<Tensor>> run(const NamedTensors &inputs, bool checkFrees,
+                                  uint64_t seed, Profiler *profiler);
+  /// The last run's memory report as JSON (trace-run --memory-report=json).
+  std::string memoryReportJSON() const;
+
+private:
+  Executable();
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+/// Records runs (see TraceIR/Runtime/Profiler.h).
+class Profiler {
+public:
+  Profiler();
+  ~Profiler();
+  void start();
+  bool active() const;
+  /// Ends the profile; writes a Chrome trace to `path` (temporary file
+  /// renamed when complete) or, with an empty path, keeps it in memory for
+  /// traceJSON(). Returns an error message or "".
+  std::string stop(const std::string &path);
+  /// The last profile's trace, when it was kept in memory.
+  std::string traceJSON() const;
+  /// The last profile's table per op name.
+  std::string summary() const;
+
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace traceir::api
+
+#endif // TRACEIR_API_API_H

@@ -1,0 +1,279 @@
+"""TraceIR from Python: import PyTorch models as TraceIR graphs, run MLIR
+passes on them, execute them on the CPU or CUDA with every dead tensor freed,
+and profile the runs.
+
+    import torch, traceir
+    m = traceir.from_torch(model.eval(), (x,))     # torch.export; method="jit" for torch.jit.trace
+    m = m.run_passes("canonicalize,free-dead-tensors")
+    exe = traceir.compile(m, device="cpu")
+    out = exe(x)                                    # torch in, torch out; numpy in, numpy out
+    with traceir.profile("trace.json") as prof:
+        exe(x)
+    print(prof.summary())
+    print(exe.memory_report())
+"""
+import contextlib
+import json
+import os
+import tempfile
+
+from . import _traceir
+from ._traceir import TraceIRError
+
+__all__ = ["Module", "CompiledGraph", "Profile", "TraceIRError", "compile", "from_torch",
+           "import_anf", "profile"]
+
+
+def _atomic_write(path, write):
+    """Writes through a temporary file in the same directory, renamed when
+    complete, so a failure never leaves a partial file under `path`."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+class Module:
+    """A verified TraceIR module (its text) and the tensors of its
+    `trace.param` arguments by name (`params`)."""
+
+    def __init__(self, text, params=None, name="<string>", out_spec=None):
+        if not isinstance(text, str):
+            raise TypeError(f"Module text must be a str, got {type(text).__name__}")
+        self.text = _traceir.parse(text, name)
+        self.params = dict(params or {})
+        self.name = name
+        # How a from_torch module's flat outputs nest (a torch pytree spec).
+        self.out_spec = out_spec
+
+    @staticmethod
+    def parse(text, params=None, name="<string>"):
+        """Parses and verifies TraceIR text (errors name line and column)."""
+        return Module(text, params, name)
+
+    @staticmethod
+    def load(path, params=None):
+        with open(path) as f:
+            return Module(f.read(), params, name=path)
+
+    def __str__(self):
+        return self.text
+
+    def __repr__(self):
+        return f"<traceir.Module {self.name}: {len(self.text.splitlines())} lines, {len(self.params)} params>"
+
+    def run_passes(self, pipeline):
+        """A new module: this one after a pass pipeline, written as for
+        trace-opt's --pass-pipeline without the anchor, e.g.
+        "canonicalize,cse,free-dead-tensors"."""
+        if not isinstance(pipeline, str):
+            raise TypeError(f"pipeline must be a str, got {type(pipeline).__name__}")
+        return Module(_traceir.run_passes(self.text, pipeline, self.name), self.params, self.name,
+                      self.out_spec)
+
+    def save(self, path):
+        _atomic_write(path, lambda f: f.write(self.text.encode()))
+
+    def save_params(self, path):
+        """Writes `params` as a safetensors file (trace-run --params)."""
+        from safetensors.numpy import save as save_numpy
+        arrays = {k: _to_numpy(k, v) for k, v in self.params.items()}
+        data = save_numpy(arrays)
+        _atomic_write(path, lambda f: f.write(data))
+
+
+def import_anf(text, name="<string>", params=None):
+    """Imports a 2017 PyTorch text trace (ANF), as trace-translate
+    --import-anf does."""
+    return Module(_traceir.import_anf(text, name), params, name)
+
+
+def _to_numpy(name, value):
+    import numpy as np
+    if type(value).__module__.startswith("torch"):
+        return value.detach().cpu().contiguous().numpy()
+    if isinstance(value, np.ndarray):
+        return np.ascontiguousarray(value)
+    raise TypeError(f"tensor '{name}': expected a torch.Tensor or a numpy.ndarray, "
+                    f"got {type(value).__name__}")
+
+
+def _host_array(name, value):
+    """What the native run takes: a contiguous CPU torch tensor or numpy
+    array (both pass through DLPack without a copy)."""
+    import numpy as np
+    if type(value).__module__.startswith("torch"):
+        import torch
+        if isinstance(value, torch.Tensor):
+            return value.detach().to("cpu").contiguous(), True
+    if isinstance(value, np.ndarray):
+        return np.ascontiguousarray(value), False
+    raise TypeError(f"input '{name}': expected a torch.Tensor or a numpy.ndarray, "
+                    f"got {type(value).__name__}")
+
+
+_current_profile = None
+
+
+def _is_array(v):
+    import numpy as np
+    return isinstance(v, np.ndarray) or type(v).__name__ == "Tensor"
+
+
+def _only_arrays(v):
+    if isinstance(v, (tuple, list)):
+        return bool(v) and all(_only_arrays(x) for x in v)
+    return _is_array(v)
+
+
+def _flatten(values):
+    """Tuples and lists of tensors become their leaves; anything else stays
+    (and is reported as it is)."""
+    out = []
+    for v in values:
+        if isinstance(v, (tuple, list)) and _only_arrays(v):
+            out += _flatten(v)
+        else:
+            out.append(v)
+    return out
+
+
+class CompiledGraph:
+    """A graph built for one device with its parameters loaded; call it with
+    the graph's inputs (positionally in `input_names` order, or by name)."""
+
+    def __init__(self, module, device, graph=""):
+        self.module = module
+        self._exe = _traceir.Executable.create(module.text, graph, device, module.name)
+        missing = [n for n in self._exe.param_names if n not in module.params]
+        if missing:
+            raise TraceIRError("missing parameter" + ("s " if len(missing) > 1 else " ") +
+                               ", ".join(f"'{n}'" for n in missing))
+        self._exe.load_params([(n, _host_array(n, module.params[n])[0])
+                               for n in self._exe.param_names])
+        self.device = self._exe.device
+        self.input_names = list(self._exe.input_names)
+        self.param_names = list(self._exe.param_names)
+        self.check_frees = False
+        self.seed = 0
+
+    def __call__(self, *args, **kwargs):
+        names = self.input_names
+        # A tuple or list argument (an LSTM's (h, c)) gives one input per
+        # leaf, as from_torch named them: hidden.0, hidden.1.
+        args = _flatten(args)
+        kwargs = {f"{k}.{i}" if isinstance(v, (tuple, list)) else k: leaf
+                  for k, v in kwargs.items()
+                  for i, leaf in enumerate(_flatten((v,)))}
+        if len(args) > len(names):
+            raise TypeError(f"the graph takes {len(names)} input{'s' if len(names) != 1 else ''} "
+                            f"({', '.join(names)}), got {len(args)}")
+        bound = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in names:
+                raise TypeError(f"unknown input '{k}'; the graph's inputs are: {', '.join(names)}")
+            if k in bound:
+                raise TypeError(f"input '{k}' given twice")
+            bound[k] = v
+        missing = [n for n in names if n not in bound]
+        if missing:
+            raise TypeError(f"missing input{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
+        arrays, as_torch = [], False
+        for n in names:
+            a, is_torch = _host_array(n, bound[n])
+            as_torch |= is_torch
+            arrays.append((n, a))
+        prof = _current_profile._native if _current_profile is not None else None
+        outs = self._exe.run(arrays, self.check_frees, self.seed, prof)
+        if as_torch:
+            import torch
+            outs = [torch.from_numpy(o) for o in outs]
+        if self.module.out_spec is not None:
+            from torch.utils._pytree import tree_unflatten
+            return tree_unflatten(outs, self.module.out_spec)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def memory_report(self):
+        """The last call's memory report (as trace-run --memory-report=json)."""
+        return json.loads(self._exe.memory_report())
+
+
+def compile(module, device="cpu", fallback=False, graph=""):
+    """Builds `module` for `device` ("cpu", "cuda", "cuda:N"). With
+    fallback=True a device that cannot be used falls back to the CPU, with a
+    warning that says why; otherwise that is an error."""
+    if not isinstance(module, Module):
+        raise TypeError(f"compile() takes a traceir.Module, got {type(module).__name__}")
+    try:
+        return CompiledGraph(module, device, graph)
+    except TraceIRError as e:
+        if not fallback or device == "cpu" or "no CUDA device" not in str(e):
+            raise
+        import warnings
+        warnings.warn(f"traceir: {device} unavailable ({e}); running on the CPU instead",
+                      RuntimeWarning, stacklevel=2)
+        return CompiledGraph(module, "cpu", graph)
+
+
+class Profile:
+    """One profile of the calls made while it is active (see profile())."""
+
+    def __init__(self, path=None):
+        self.path = path
+        self._native = _traceir.Profiler()
+        self._trace = None
+
+    def start(self):
+        global _current_profile
+        if _current_profile is not None:
+            raise TraceIRError("a traceir profile is already active")
+        self._native.start()
+        _current_profile = self
+
+    def stop(self):
+        global _current_profile
+        _current_profile = None
+        self._native.stop(self.path or "")
+        if not self.path:
+            self._trace = json.loads(self._native.trace_json())
+
+    def summary(self):
+        """A table per op name: calls, total, mean, min, max, % of run."""
+        return self._native.summary()
+
+    def trace(self):
+        """The Chrome trace as a dict."""
+        if self._trace is None and self.path:
+            with open(self.path) as f:
+                self._trace = json.load(f)
+        return self._trace
+
+
+@contextlib.contextmanager
+def profile(path=None):
+    """Profiles the compiled graphs called inside the block; writes a
+    Chrome/Perfetto trace to `path` (or keeps it: Profile.trace())."""
+    p = Profile(path)
+    p.start()
+    try:
+        yield p
+    finally:
+        global _current_profile
+        if _current_profile is p:
+            p.stop()
+
+
+def from_torch(model, args, kwargs=None, method="export"):
+    """Imports a torch.nn.Module called on `args` as a TraceIR Module:
+    torch.export (method="export", the default) or torch.jit.trace
+    (method="jit"). Parameters and buffers become trace.param arguments by
+    their state_dict names, tensor constants trace.constant, inputs take the
+    forward arguments' names, outputs are returned flat (and re-nested when
+    the compiled graph is called)."""
+    from ._torch_import import import_model
+    return import_model(model, args, kwargs, method)

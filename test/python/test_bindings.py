@@ -1,0 +1,249 @@
+"""The traceir Python package: import PyTorch models (torch.export), print
+and re-parse, run passes, execute against PyTorch eager, profile, report
+memory, save, and every error path as a clear Python exception.
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+import torch
+
+import traceir
+from trace_validator import validate
+from traceir_testing import BIN, DEVICE, ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+from word_lm_inputs import RNNModel  # noqa: E402
+
+torch.manual_seed(0)
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(8, 16)
+        self.fc2 = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        return torch.log_softmax(self.fc2(torch.relu(self.fc1(x))), -1)
+
+
+def small_cnn():
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2), torch.nn.Conv2d(8, 16, 3, stride=2), torch.nn.BatchNorm2d(16),
+        torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d((1, 1)), torch.nn.Flatten(),
+        torch.nn.Linear(16, 10))
+
+
+def compiled(model, args, passes="free-dead-tensors"):
+    m = traceir.from_torch(model, args)
+    if passes:
+        m = m.run_passes(passes)
+    return m, traceir.compile(m, device=DEVICE)
+
+
+def check_report(exe):
+    dev = exe.memory_report()["devices"][0]
+    assert dev["peak_bytes"] == dev["predicted_peak_bytes"], dev
+    return dev
+
+
+def test_mlp_matches_eager_and_keeps_names():
+    model, x = MLP().eval(), torch.randn(5, 8)
+    m, exe = compiled(model, (x,))
+    text = str(m)
+    assert '{trace.param = "fc1.weight"}' in text and '{trace.input = "x"}' in text
+    assert exe.param_names == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+    with torch.no_grad():
+        torch.testing.assert_close(exe(x), model(x), rtol=1e-5, atol=1e-6)
+    assert check_report(exe)["frees"] == 3
+
+
+def test_locations_point_at_the_users_code():
+    m = traceir.from_torch(MLP().eval(), (torch.randn(2, 8),))
+    # fc1's linear: the module path and this file's forward line.
+    line = next(l for l in str(m).splitlines() if '"fc1 (Linear)"' in l)
+    assert "test_bindings.py" in str(m) and line.startswith("#loc")
+
+
+@pytest.mark.parametrize("mode", ["eval", "train"])
+def test_cnn_with_batchnorm(mode):
+    torch.manual_seed(1)
+    ref = getattr(small_cnn(), mode)()
+    x = torch.randn(4, 3, 12, 12)
+    _, exe = compiled(copy.deepcopy(ref), (x,))
+    got = exe(x)
+    with torch.no_grad():
+        want = ref(x)
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    check_report(exe)
+
+
+@pytest.fixture(scope="module")
+def word_lm():
+    torch.manual_seed(0)
+    model = RNNModel().eval()
+    tokens = torch.randint(0, 10000, (35, 20))
+    hidden = (0.5 * torch.randn(2, 20, 200), 0.5 * torch.randn(2, 20, 200))
+    return model, tokens, hidden
+
+
+def test_word_lm_lstm(word_lm):
+    model, tokens, hidden = word_lm
+    m, exe = compiled(model, (tokens, hidden))
+    assert exe.input_names == ["tokens", "hidden.0", "hidden.1"]
+    out, (h, c) = exe(tokens, hidden)  # nested like the model's own output
+    with torch.no_grad():
+        wout, (wh, wc) = model(tokens, hidden)
+    for got, want in ((out, wout), (h, wh), (c, wc)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    check_report(exe)
+
+
+def test_text_round_trips():
+    m = traceir.from_torch(MLP().eval(), (torch.randn(2, 8),)).run_passes("free-dead-tensors")
+    again = traceir.Module.parse(str(m))
+    assert str(again) == str(m)
+    with tempfile.TemporaryDirectory() as d:
+        m.save(os.path.join(d, "m.mlir"))
+        assert str(traceir.Module.load(os.path.join(d, "m.mlir"))) == str(m)
+
+
+def test_passes():
+    m = traceir.from_torch(MLP().eval(), (torch.randn(2, 8),))
+    assert "free %" not in str(m)
+    freed = m.run_passes("canonicalize,cse,free-dead-tensors")
+    assert str(freed).count("free %") == 3
+    assert freed.params is not m.params and freed.params.keys() == m.params.keys()
+    # Idempotent, like the pass.
+    assert str(freed.run_passes("free-dead-tensors")) == str(freed)
+
+
+def test_numpy_in_numpy_out():
+    model, x = MLP().eval(), torch.randn(3, 8)
+    _, exe = compiled(model, (x,))
+    out = exe(x.numpy())
+    assert isinstance(out, np.ndarray) and out.dtype == np.float32
+    with torch.no_grad():
+        np.testing.assert_allclose(out, model(x).numpy(), rtol=1e-5, atol=1e-6)
+    assert isinstance(exe(x=x), torch.Tensor)
+
+
+def test_profile_from_python():
+    model, x = MLP().eval(), torch.randn(3, 8)
+    _, exe = compiled(model, (x,))
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "trace.json")
+        with traceir.profile(path) as prof:
+            exe(x)
+            exe(x)
+        with open(path) as f:
+            trace = json.load(f)
+    assert not validate(trace), validate(trace)
+    ops = [e for e in trace["traceEvents"] if e.get("cat") == "cpu_op"]
+    assert [e["name"] for e in ops] == ["linear", "relu", "linear", "log_softmax"] * 2
+    assert "test_bindings.py" in ops[0]["args"]["location"]
+    table = prof.summary()
+    assert table.splitlines()[0].split()[:2] == ["op", "calls"]
+    assert any(l.split()[:2] == ["linear", "4"] for l in table.splitlines())
+    # In memory, without a file.
+    with traceir.profile() as prof:
+        exe(x)
+    assert not validate(prof.trace())
+
+
+def test_import_anf_and_run_the_saved_files():
+    with open(os.path.join(ROOT, "examples", "word_lm.trace")) as f:
+        m = traceir.import_anf(f.read(), "word_lm.trace")
+    assert '%encoder.weight' in str(m)
+    mlp, x = MLP().eval(), torch.randn(2, 8)
+    m = traceir.from_torch(mlp, (x,)).run_passes("free-dead-tensors")
+    from safetensors.torch import load_file, save_file
+    with tempfile.TemporaryDirectory() as d:
+        m.save(os.path.join(d, "m.mlir"))
+        m.save_params(os.path.join(d, "w.safetensors"))
+        save_file({"x": x}, os.path.join(d, "in.safetensors"))
+        subprocess.run([os.path.join(BIN, "trace-run"), os.path.join(d, "m.mlir"),
+                        "--params", os.path.join(d, "w.safetensors"),
+                        "--inputs", os.path.join(d, "in.safetensors"),
+                        "--outputs", os.path.join(d, "out.safetensors")], check=True)
+        got = load_file(os.path.join(d, "out.safetensors"))["output0"]
+    with torch.no_grad():
+        torch.testing.assert_close(got, mlp(x), rtol=1e-5, atol=1e-6)
+
+
+# Errors: each a clear Python exception, never a crash.
+def test_bad_inputs():
+    model, x = MLP().eval(), torch.randn(3, 8)
+    _, exe = compiled(model, (x,))
+    with pytest.raises(TypeError, match="input 'x': expected a torch.Tensor or a numpy.ndarray, got list"):
+        exe([[1.0] * 8] * 3)
+    with pytest.raises(traceir.TraceIRError, match=r"input 'x' is f32\[4, 8\] but the graph expects f32\[3, 8\]"):
+        exe(torch.randn(4, 8))
+    with pytest.raises(traceir.TraceIRError, match="input 'x' is f64"):
+        exe(torch.randn(3, 8, dtype=torch.float64))
+    with pytest.raises(TypeError, match="takes 1 input"):
+        exe(x, x)
+    with pytest.raises(TypeError, match="missing input: x"):
+        exe()
+    with pytest.raises(TypeError, match="unknown input 'y'"):
+        exe(y=x)
+
+
+def test_unknown_op_is_kept_and_named_at_run_time():
+    class Cumsum(torch.nn.Module):
+        def forward(self, x):
+            return torch.cumsum(x, 0) * 2
+    m = traceir.from_torch(Cumsum(), (torch.randn(4),))
+    assert 'pyop "cumsum"(%x, 0)' in str(m)
+    with pytest.raises(traceir.TraceIRError, match=r"no kernel for op 'cumsum' on cpu \(at .*test_bindings.py"):
+        traceir.compile(m)
+
+
+def test_bad_pipeline_device_text_and_arguments():
+    m = traceir.from_torch(MLP().eval(), (torch.randn(2, 8),))
+    with pytest.raises(traceir.TraceIRError, match="bad pass pipeline 'no-such-pass'"):
+        m.run_passes("no-such-pass")
+    with pytest.raises(traceir.TraceIRError, match="bad pass pipeline"):
+        m.run_passes("canonicalize(")
+    with pytest.raises(traceir.TraceIRError, match="unknown device 'tpu'"):
+        traceir.compile(m, device="tpu")
+    with pytest.raises(traceir.TraceIRError, match=r"<string>:1:\d+: error"):
+        traceir.Module.parse("trace.graph @g( {")
+    with pytest.raises(TypeError, match="takes a torch.nn.Module"):
+        traceir.from_torch(lambda x: x, (torch.randn(2),))
+    with pytest.raises(TypeError, match="example inputs as a tuple"):
+        traceir.from_torch(MLP(), torch.randn(2, 8))
+    with pytest.raises(ValueError, match="unknown import method 'fx'"):
+        traceir.from_torch(MLP(), (torch.randn(2, 8),), method="fx")
+    missing = traceir.Module(str(m), {})
+    with pytest.raises(traceir.TraceIRError, match="missing parameters 'fc1.weight', 'fc1.bias'"):
+        traceir.compile(missing)
+
+
+def test_cuda_fallback_is_explicit():
+    m = traceir.from_torch(MLP().eval(), (torch.randn(2, 8),))
+    try:
+        exe = traceir.compile(m, device="cuda")
+    except traceir.TraceIRError as e:
+        assert "no CUDA device" in str(e)
+        with pytest.warns(RuntimeWarning, match="cuda unavailable .* running on the CPU instead"):
+            exe = traceir.compile(m, device="cuda", fallback=True)
+        assert exe.device == "cpu"
+    else:
+        assert exe.device == "cuda:0"
+
+
+def test_save_params_writes_nothing_on_error():
+    m = traceir.Module(str(traceir.from_torch(MLP().eval(), (torch.randn(2, 8),))),
+                       {"fc1.weight": "not a tensor"})
+    with tempfile.TemporaryDirectory() as d:
+        with pytest.raises(TypeError, match="tensor 'fc1.weight'"):
+            m.save_params(os.path.join(d, "w.safetensors"))
+        assert os.listdir(d) == []

@@ -133,10 +133,12 @@ def dense_literal(t):
 
 
 class _Writer:
+    """Builds the text of one trace.graph: header arguments, body lines and
+    the ret; values are SSA names with their MLIR types."""
+
     def __init__(self):
-        self.lines = []
-        self.values = {}   # fx node -> SSA name (or list of names for multi-results)
-        self.types = {}    # SSA name -> MLIR type
+        self.header, self.lines = [], []
+        self.types = {}  # SSA name -> MLIR type
         self.counter = 0
 
     def fresh(self, hint):
@@ -151,6 +153,57 @@ class _Writer:
         self.types["%" + name] = None
         return "%" + name
 
+    def argument(self, attr, name, tensor):
+        ssa = self.fresh(name.replace(".", "_"))
+        typ = tensor_type(tensor, f"{'parameter' if attr == 'param' else 'input'} '{name}'")
+        self.header.append(f'{ssa}: {typ} {{trace.{attr} = "{name}"}}')
+        self.types[ssa] = typ
+        return ssa
+
+    def constant(self, hint, tensor):
+        ssa = self.fresh(hint)
+        typ = tensor_type(tensor, f"constant '{hint}'")
+        self.lines.append(f"  {ssa} = constant {dense_literal(tensor)} : {typ}")
+        self.types[ssa] = typ
+        return ssa
+
+    def call(self, op, args, results, loc, hint):
+        """A pyop: `args` are SSA names (str starting with %) or Python
+        scalars, in call order; `results` the result tensors (for types).
+        Returns the result SSA names."""
+        what = f"op '{op}' ({hint})"
+        pieces, operand_types = [], []
+        for a in args:
+            if isinstance(a, str) and a.startswith("%"):
+                pieces.append(a)
+                operand_types.append(self.types[a])
+            else:
+                pieces.append(literal(a, what))
+        if not results or not all(isinstance(r, torch.Tensor) for r in results):
+            _fail(f"{what}: results that are not tensors ({results!r})")
+        result_types = [tensor_type(r, f"result of {what}") for r in results]
+        ssa = self.fresh(hint)
+        if len(results) == 1:
+            lhs, names = ssa, [ssa]
+            rtype = result_types[0]
+        else:
+            lhs, names = f"{ssa}:{len(results)}", [f"{ssa}#{i}" for i in range(len(results))]
+            rtype = "(" + ", ".join(result_types) + ")"
+        for n, t in zip(names, result_types):
+            self.types[n] = t
+        self.lines.append(f'  {lhs} = pyop "{op}"({", ".join(pieces)}) : '
+                          f'({", ".join(operand_types)}) -> {rtype}' + (f" {loc}" if loc else ""))
+        return names
+
+    def finish(self, graph, outputs):
+        out_types = [self.types[v] for v in outputs]
+        ret_type = out_types[0] if len(out_types) == 1 else "(" + ", ".join(out_types) + ")"
+        text = [f"trace.graph @{graph}({', '.join(self.header)}) -> {ret_type} {{"]
+        text += self.lines
+        text.append(f"  ret {', '.join(outputs)} : {', '.join(out_types)}")
+        text.append("}")
+        return "\n".join(text) + "\n"
+
 
 def _schema_positional(target, args, kwargs):
     """Positional arguments of an ATen call, kwargs placed by the schema and
@@ -164,7 +217,7 @@ def _schema_positional(target, args, kwargs):
             continue
         if arg.kwarg_only:
             continue
-        if any(a.name == arg.name for a in schema.arguments[i:]) and arg.name in kwargs:
+        if arg.name in kwargs:
             out.append(kwargs[arg.name])
         elif any(a.name in kwargs for a in schema.arguments[i + 1:] if not a.kwarg_only):
             out.append(arg.default_value)
@@ -173,122 +226,133 @@ def _schema_positional(target, args, kwargs):
     return out
 
 
-def import_exported(model, args, kwargs):
-    ep = torch.export.export(model, tuple(args), kwargs or {})
-    sig = ep.graph_signature
-    state = {**dict(model.named_parameters(remove_duplicate=False)),
-             **dict(model.named_buffers(remove_duplicate=False))}
-    params = {}
-    w = _Writer()
-    header = []
-    user_names = iter(input_names(model.forward, args, kwargs))
-    for spec in sig.input_specs:
-        kind = spec.kind.name
-        node_name = spec.arg.name
-        node = next(n for n in ep.graph.nodes if n.op == "placeholder" and n.name == node_name)
-        val = node.meta["val"]
-        if kind in ("PARAMETER", "BUFFER"):
-            target = spec.target
-            ssa = w.fresh(target.replace(".", "_"))
-            typ = tensor_type(val, f"parameter '{target}'")
-            header.append(f'{ssa}: {typ} {{trace.param = "{target}"}}')
-            params[target] = (state[target] if target in state else ep.state_dict[target]).detach()
-        elif kind == "CONSTANT_TENSOR":
-            target = spec.target
-            ssa = w.fresh(target)
-            typ = tensor_type(val, f"constant '{target}'")
-            w.lines.append(f"  {ssa} = constant {dense_literal(ep.constants[target])} : {typ}")
-        elif kind == "USER_INPUT":
-            if not isinstance(val, torch.Tensor):
-                continue
-            name = next(user_names, node_name)
-            ssa = w.fresh(name.replace(".", "_"))
-            typ = tensor_type(val, f"input '{name}'")
-            header.append(f'{ssa}: {typ} {{trace.input = "{name}"}}')
+def _flat_call_args(values, what):
+    """Call arguments with tensor lists flattened in place (cat's tensors,
+    lstm's hidden state and weights), as the registry's signatures take them."""
+    out = []
+    for a in values:
+        if isinstance(a, (list, tuple)) and a and all(isinstance(x, str) and x.startswith("%") for x in a):
+            out += list(a)
+        elif isinstance(a, (list, tuple)) and any(isinstance(x, str) and x.startswith("%") for x in a):
+            _fail(f"{what}: a list mixing tensors and scalars is not supported")
         else:
-            _fail(f"torch.export input kind {kind} ({node_name}) is not supported")
-        w.values[node] = ssa
-        w.types[ssa] = typ
+            out.append(a)
+    return out
 
+
+def write_fx_graph(w, graph, placeholders, out_node_args):
+    """Writes the call_function nodes of an ATen FX graph (torch.export's or
+    aot_autograd's); `placeholders` maps placeholder nodes to SSA names."""
     import operator
-    for node in ep.graph.nodes:
+    values = dict(placeholders)
+
+    def ssa_of(a):
+        if isinstance(a, torch.fx.Node):
+            v = values[a]
+            if isinstance(v, list):
+                _fail(f"an operand is the whole tuple result of {a.name}")
+            return v
+        if isinstance(a, (list, tuple)):
+            return type(a)(ssa_of(x) for x in a)
+        return a
+
+    for node in graph.nodes:
         if node.op != "call_function":
             continue
         if node.target is operator.getitem:
             src, idx = node.args
-            results = w.values[src]
-            if not isinstance(results, list):
+            if not isinstance(values[src], list):
                 _fail(f"getitem of the single result of {src.name}")
-            w.values[node] = results[idx]
+            values[node] = values[src][idx]
             continue
         if not isinstance(node.target, torch._ops.OpOverload):
             _fail(f"{node.name}: cannot import the call of {node.target} (not an ATen op)")
         op = node.target._schema.name.split("::", 1)[-1]
         what = f"op '{op}' ({node.name})"
-        cconv_operands, operand_types, scalars = [], [], []
-        pieces = []
-
-        def operand(a):
-            if isinstance(a, torch.fx.Node):
-                v = w.values[a]
-                if isinstance(v, list):
-                    _fail(f"{what}: an operand is the whole tuple result of {a.name}")
-                pieces.append(v)
-                operand_types.append(w.types[v])
-                return True
-            return False
-
-        for a in _schema_positional(node.target, node.args, node.kwargs):
-            if operand(a):
-                continue
-            if isinstance(a, (list, tuple)) and a and all(isinstance(x, torch.fx.Node) for x in a):
-                for x in a:
-                    operand(x)
-                continue
-            if isinstance(a, (list, tuple)) and any(isinstance(x, torch.fx.Node) for x in a):
-                # e.g. index lists with None holes: keep it inspectable.
-                _fail(f"{what}: a list mixing tensors and scalars is not supported")
-            pieces.append(literal(a, what))
+        args = _flat_call_args([ssa_of(a) for a in _schema_positional(node.target, node.args, node.kwargs)], what)
         val = node.meta.get("val")
         results = list(val) if isinstance(val, (tuple, list)) else [val]
-        if not results or not all(isinstance(r, torch.Tensor) for r in results):
-            _fail(f"{what}: results that are not tensors ({val!r})")
-        result_types = [tensor_type(r, f"result of {what}") for r in results]
-        ssa = w.fresh(node.name)
-        if len(results) == 1:
-            lhs = ssa
-            w.values[node] = ssa
-            w.types[ssa] = result_types[0]
-            rtype = result_types[0]
-        else:
-            lhs = f"{ssa}:{len(results)}"
-            names = [f"{ssa}#{i}" for i in range(len(results))]
-            w.values[node] = names
-            for n, t in zip(names, result_types):
-                w.types[n] = t
-            rtype = "(" + ", ".join(result_types) + ")"
-        loc = location(node)
-        w.lines.append(f'  {lhs} = pyop "{op}"({", ".join(pieces)}) : '
-                       f'({", ".join(operand_types)}) -> {rtype}' + (f" {loc}" if loc else ""))
-
+        names = w.call(op, args, results, location(node), node.name)
+        values[node] = names[0] if len(names) == 1 else names
     outputs = []
+    for a in tree_flatten(out_node_args)[0]:
+        if not isinstance(a, torch.fx.Node):
+            _fail(f"a non-tensor output ({a!r})")
+        outputs.append(ssa_of(a))
+    return outputs
+
+
+def _quiet_export(fn):
+    """PyTorch warns about its own LSTM/GRU modules' flat weights during
+    export; that is not the user's to act on."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*were assigned during export.*")
+        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+        # The caller asked for method="jit" knowing it is deprecated.
+        warnings.filterwarnings("ignore", message=r".*torch\.jit\.trace.* is deprecated.*")
+        return fn()
+
+
+def import_exported(model, args, kwargs):
+    ep = _quiet_export(lambda: torch.export.export(model, tuple(args), kwargs or {}))
+    sig = ep.graph_signature
+    state = {**dict(model.named_parameters(remove_duplicate=False)),
+             **dict(model.named_buffers(remove_duplicate=False))}
+    params = {}
+    w = _Writer()
+    placeholders = {}
+    user_names = iter(input_names(model.forward, args, kwargs))
+    nodes = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    for spec in sig.input_specs:
+        kind = spec.kind.name
+        node = nodes[spec.arg.name]
+        val = node.meta["val"]
+        if kind in ("PARAMETER", "BUFFER"):
+            placeholders[node] = w.argument("param", spec.target, val)
+            params[spec.target] = (state[spec.target] if spec.target in state
+                                   else ep.state_dict[spec.target]).detach()
+        elif kind == "CONSTANT_TENSOR":
+            placeholders[node] = w.constant(spec.target, ep.constants[spec.target])
+        elif kind == "USER_INPUT":
+            if isinstance(val, torch.Tensor):
+                placeholders[node] = w.argument("input", next(user_names, node.name), val)
+        else:
+            _fail(f"torch.export input kind {kind} ({node.name}) is not supported")
     for spec in sig.output_specs:
         if spec.kind.name != "USER_OUTPUT":
             _fail(f"torch.export output kind {spec.kind.name} is not supported")
     out_node = next(n for n in ep.graph.nodes if n.op == "output")
-    for a in tree_flatten(out_node.args[0])[0]:
-        if not isinstance(a, torch.fx.Node):
-            _fail(f"a non-tensor output ({a!r})")
-        v = w.values[a]
-        outputs.append(v)
-    out_types = [w.types[v] for v in outputs]
-    ret_type = out_types[0] if len(out_types) == 1 else "(" + ", ".join(out_types) + ")"
-    name = type(model).__name__
-    text = [f"trace.graph @{name}({', '.join(header)}) -> {ret_type} {{"]
-    text += w.lines
-    text.append(f"  ret {', '.join(outputs)} : {', '.join(out_types)}")
-    text.append("}")
-    return "\n".join(text) + "\n", params, ep.call_spec.out_spec
+    outputs = write_fx_graph(w, ep.graph, placeholders, out_node.args[0])
+    return w.finish(type(model).__name__, outputs), params, ep.call_spec.out_spec
+
+
+def import_joint(model, args, loss_index=0):
+    """The joint forward+backward graph of a training step (aot_autograd):
+    the model returns a tuple whose element `loss_index` is the scalar loss;
+    the graph's outputs are the forward's outputs, then the gradients of the
+    parameters in `named_parameters()` order."""
+    from torch._functorch.aot_autograd import aot_export_module
+    gm, sig = _quiet_export(lambda: aot_export_module(
+        model, tuple(args), trace_joint=True, output_loss_index=loss_index))
+    state = dict(model.named_parameters(remove_duplicate=False))
+    state.update(dict(model.named_buffers(remove_duplicate=False)))
+    w = _Writer()
+    placeholders = {}
+    phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    names = list(sig.parameters) + list(sig.buffers)
+    user = iter(input_names(model.forward, args, None))
+    params = {}
+    for i, node in enumerate(phs):
+        val = node.meta["val"]
+        if i < len(names):
+            placeholders[node] = w.argument("param", names[i], val)
+            params[names[i]] = state[names[i]].detach()
+        else:
+            placeholders[node] = w.argument("input", next(user, node.name), val)
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    outputs = write_fx_graph(w, gm.graph, placeholders, out_node.args[0])
+    return w.finish(type(model).__name__ + "_train_step", outputs), params, None
 
 
 def import_model(model, args, kwargs, method):
@@ -299,9 +363,13 @@ def import_model(model, args, kwargs, method):
         raise TypeError(f"from_torch() takes the example inputs as a tuple, got {type(args).__name__}")
     if method == "export":
         text, params, out_spec = import_exported(model, args, kwargs)
+    elif method == "joint":
+        if kwargs:
+            raise TypeError("method='joint' takes positional example inputs only")
+        text, params, out_spec = import_joint(model, args)
     elif method == "jit":
         from ._jit_import import import_traced
         text, params, out_spec = import_traced(model, args, kwargs)
     else:
-        raise ValueError(f"unknown import method '{method}' (expected 'export' or 'jit')")
+        raise ValueError(f"unknown import method '{method}' (expected 'export', 'jit' or 'joint')")
     return Module(text, params, name=f"<{type(model).__name__}>", out_spec=out_spec)

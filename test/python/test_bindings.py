@@ -41,8 +41,8 @@ def small_cnn():
         torch.nn.Linear(16, 10))
 
 
-def compiled(model, args, passes="free-dead-tensors"):
-    m = traceir.from_torch(model, args)
+def compiled(model, args, passes="free-dead-tensors", method="export"):
+    m = traceir.from_torch(model, args, method=method)
     if passes:
         m = m.run_passes(passes)
     return m, traceir.compile(m, device=DEVICE)
@@ -54,30 +54,38 @@ def check_report(exe):
     return dev
 
 
-def test_mlp_matches_eager_and_keeps_names():
+METHODS = ["export", "jit"]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_mlp_matches_eager_and_keeps_names(method):
     model, x = MLP().eval(), torch.randn(5, 8)
-    m, exe = compiled(model, (x,))
+    m, exe = compiled(model, (x,), method=method)
     text = str(m)
     assert '{trace.param = "fc1.weight"}' in text and '{trace.input = "x"}' in text
-    assert exe.param_names == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+    assert sorted(exe.param_names) == ["fc1.bias", "fc1.weight", "fc2.bias", "fc2.weight"]
     with torch.no_grad():
         torch.testing.assert_close(exe(x), model(x), rtol=1e-5, atol=1e-6)
     assert check_report(exe)["frees"] == 3
 
 
-def test_locations_point_at_the_users_code():
-    m = traceir.from_torch(MLP().eval(), (torch.randn(2, 8),))
-    # fc1's linear: the module path and this file's forward line.
-    line = next(l for l in str(m).splitlines() if '"fc1 (Linear)"' in l)
-    assert "test_bindings.py" in str(m) and line.startswith("#loc")
+@pytest.mark.parametrize("method", METHODS)
+def test_locations_point_at_the_users_code(method):
+    m = traceir.from_torch(MLP().eval(), (torch.randn(2, 8),), method=method)
+    forward_line = next(i for i, l in enumerate(open(__file__), 1)
+                        if "return torch.log_softmax(self.fc2" in l)
+    assert f'"{__file__}":{forward_line}:0' in str(m)
+    if method == "export":  # the module path too
+        assert '"fc1 (Linear)"' in str(m)
 
 
+@pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("mode", ["eval", "train"])
-def test_cnn_with_batchnorm(mode):
+def test_cnn_with_batchnorm(mode, method):
     torch.manual_seed(1)
     ref = getattr(small_cnn(), mode)()
     x = torch.randn(4, 3, 12, 12)
-    _, exe = compiled(copy.deepcopy(ref), (x,))
+    _, exe = compiled(copy.deepcopy(ref), (x,), method=method)
     got = exe(x)
     with torch.no_grad():
         want = ref(x)
@@ -94,9 +102,10 @@ def word_lm():
     return model, tokens, hidden
 
 
-def test_word_lm_lstm(word_lm):
+@pytest.mark.parametrize("method", METHODS)
+def test_word_lm_lstm(word_lm, method):
     model, tokens, hidden = word_lm
-    m, exe = compiled(model, (tokens, hidden))
+    m, exe = compiled(model, (tokens, hidden), method=method)
     assert exe.input_names == ["tokens", "hidden.0", "hidden.1"]
     out, (h, c) = exe(tokens, hidden)  # nested like the model's own output
     with torch.no_grad():

@@ -1,0 +1,121 @@
+"""torch.jit.trace graphs to TraceIR text (from_torch(method="jit")).
+
+The traced graph is walked once and each ATen call is also run on the
+example inputs, which gives every result's exact type (TorchScript's traced
+types are not always complete) and checks the call. Parameters are found by
+their prim::GetAttr paths (state_dict names), scalars come from
+prim::Constant and list/tuple construction, and size arithmetic (aten::size,
+prim::NumToTensor, aten::Int) folds to constants: shapes are static.
+"""
+import re
+
+import torch
+from torch.utils._pytree import tree_flatten
+
+from ._torch_import import TORCH_DIR, _fail, _flat_call_args, _quiet_export, _Writer, input_names
+
+# TorchScript records convolutions as aten::_convolution; TraceIR's registry
+# has conv2d: (input, weight, bias, stride, padding, dilation, transposed,
+# output_padding, groups, ...) -> conv2d(input, weight, bias, stride,
+# padding, dilation, groups) when not transposed.
+def _convolution_as_conv2d(args, results):
+    if args[6] or len(results[0].shape) != 4:
+        return None
+    return "conv2d", list(args[:6]) + [args[8]]
+
+
+REWRITES = {"_convolution": _convolution_as_conv2d}
+FOLDED = {"aten::size", "aten::Int", "prim::NumToTensor", "aten::ScalarImplicit"}
+
+
+def _location(node):
+    frames = re.findall(r"^(.*)\((\d+)\): \w+$", node.sourceRange(), re.M)
+    user = [f for f in frames if not f[0].startswith(TORCH_DIR)]
+    if not frames:
+        return ""
+    f, line = (user or frames)[0]
+    return f'loc("{f}":{line}:0)'
+
+
+def import_traced(model, args, kwargs):
+    if kwargs:
+        raise TypeError("method='jit' takes positional example inputs only")
+    traced = _quiet_export(lambda: torch.jit.trace(model, tuple(args)))
+    graph = traced.inlined_graph
+    state = {**dict(model.named_parameters(remove_duplicate=False)),
+             **dict(model.named_buffers(remove_duplicate=False))}
+    w = _Writer()
+    params = {}
+    # Each TorchScript value -> (ssa-or-python value, example value).
+    env = {}
+    inputs = list(graph.inputs())
+    env[inputs[0].unique()] = ("module", "")
+    names = iter(input_names(model.forward, args, None))
+    for value, arg in zip(inputs[1:], args):
+        leaves, spec = tree_flatten(arg)
+        ssas = [w.argument("input", next(names), leaf) for leaf in leaves]
+        from torch.utils._pytree import tree_unflatten
+        env[value.unique()] = (tree_unflatten(ssas, spec), arg)
+
+    def get(v):
+        return env[v.unique()]
+
+    for node in graph.nodes():
+        kind = node.kind()
+        outs = list(node.outputs())
+        if kind == "prim::GetAttr":
+            base = get(node.input())[1] if get(node.input())[0] == "module" else None
+            path = (base + "." if base else "") + node.s("name")
+            if path in state:
+                if path not in params:
+                    params[path] = state[path].detach()
+                    env[("param", path)] = w.argument("param", path, state[path])
+                env[outs[0].unique()] = (env[("param", path)], state[path])
+            else:
+                env[outs[0].unique()] = ("module", path)
+        elif kind == "prim::Constant":
+            val = outs[0].toIValue()
+            if isinstance(val, torch.Tensor):
+                env[outs[0].unique()] = (w.constant("const", val), val)
+            else:
+                env[outs[0].unique()] = (val, val)
+        elif kind in ("prim::ListConstruct", "prim::TupleConstruct"):
+            items = [get(i) for i in node.inputs()]
+            make = list if kind == "prim::ListConstruct" else tuple
+            env[outs[0].unique()] = (make(i[0] for i in items), make(i[1] for i in items))
+        elif kind in ("prim::ListUnpack", "prim::TupleUnpack"):
+            ssas, vals = get(node.input())
+            for o, s, v in zip(outs, ssas, vals):
+                env[o.unique()] = (s, v)
+        elif kind in FOLDED:
+            vals = [get(i)[1] for i in node.inputs()]
+            if kind == "aten::size":
+                res = vals[0].size(*vals[1:])
+            elif kind == "prim::NumToTensor" or kind == "aten::ScalarImplicit":
+                res = vals[0] if not isinstance(vals[0], torch.Tensor) else vals[0].item()
+            else:
+                res = int(vals[0])
+            env[outs[0].unique()] = (res, res)
+        elif kind.startswith("aten::"):
+            op = kind.split("::", 1)[1]
+            ins = [get(i) for i in node.inputs()]
+            example = [i[1] for i in ins]
+            results = getattr(torch.ops.aten, op)(*example)
+            results = list(results) if isinstance(results, (tuple, list)) else [results]
+            call_args = [i[0] for i in ins]
+            rewrite = REWRITES.get(op)
+            if rewrite and (r := rewrite(call_args, results)):
+                op, call_args = r
+            what = f"op '{op}'"
+            names_out = w.call(op, _flat_call_args(call_args, what), results, _location(node),
+                               outs[0].debugName())
+            for o, s, v in zip(outs, names_out, results):
+                env[o.unique()] = (s, v)
+        else:
+            _fail(f"cannot import the TorchScript node {kind} (method='jit')")
+    ret = list(graph.return_node().inputs())[0]
+    ssas, vals = get(ret)
+    flat, out_spec = tree_flatten(ssas)
+    if not all(isinstance(s, str) and s.startswith("%") for s in flat):
+        _fail("the traced model returns something other than tensors")
+    return w.finish(type(model).__name__, flat), params, out_spec

@@ -246,12 +246,11 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
     slot.strides = Tensor::contiguousStrides(spec.shape);
   }
 
-  std::mt19937_64 generator(options.seed);
   KernelContext ctx;
   ctx.exe = this;
   ctx.runState = &state;
   ctx.slots = &state.slots;
-  ctx.generator = &generator;
+  ctx.seed = options.seed;
   alloc->resetPeak();
   if (prof)
     prof->counters.push_back(

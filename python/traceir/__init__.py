@@ -104,19 +104,34 @@ def _to_numpy(name, value):
 
 
 def _host_array(name, value):
-    """What the native run takes: a contiguous CPU torch tensor or numpy
-    array (both pass through DLPack without a copy)."""
-    import numpy as np
-    if type(value).__module__.startswith("torch"):
+    """What the native run takes, without a copy where possible: a numpy
+    array (a CPU torch tensor's own memory through .numpy()), or a torch
+    tensor through DLPack for dtypes numpy lacks (bfloat16). Second: whether
+    the caller gave torch tensors (so outputs are torch tensors too)."""
+    global _np, _torch
+    if _np is None:
+        import numpy
+        _np = numpy
+    if isinstance(value, _np.ndarray):
+        return (value if value.flags.c_contiguous else _np.ascontiguousarray(value)), False
+    if _torch is None and type(value).__module__.startswith("torch"):
         import torch
-        if isinstance(value, torch.Tensor):
-            return value.detach().to("cpu").contiguous(), True
-    if isinstance(value, np.ndarray):
-        return np.ascontiguousarray(value), False
+        _torch = torch
+    if _torch is not None and isinstance(value, _torch.Tensor):
+        if value.requires_grad:
+            value = value.detach()
+        if not value.is_cpu:
+            value = value.cpu()
+        if not value.is_contiguous():
+            value = value.contiguous()
+        if value.dtype is _torch.bfloat16:  # numpy has no bfloat16
+            return value, True
+        return value.numpy(), True
     raise TypeError(f"input '{name}': expected a torch.Tensor or a numpy.ndarray, "
                     f"got {type(value).__name__}")
 
 
+_np = _torch = None
 _current_profile = None
 
 
@@ -161,11 +176,33 @@ class CompiledGraph:
         self.param_names = list(self._exe.param_names)
         self.check_frees = False
         self.seed = 0
+        # Re-nest the outputs only where the model's are nested.
+        spec = module.out_spec
+        self._nested = spec is not None and not spec.is_leaf()
 
     def __call__(self, *args, **kwargs):
         names = self.input_names
-        # A tuple or list argument (an LSTM's (h, c)) gives one input per
-        # leaf, as from_torch named them: hidden.0, hidden.1.
+        if kwargs or len(args) != len(names) or any(isinstance(a, (tuple, list)) for a in args):
+            args = self._bind(args, kwargs)
+        arrays, as_torch = [], False
+        for n, a in zip(names, args):
+            array, is_torch = _host_array(n, a)
+            as_torch |= is_torch
+            arrays.append((n, array))
+        prof = _current_profile._native if _current_profile is not None else None
+        outs = self._exe.run(arrays, self.check_frees, self.seed, prof)
+        if as_torch:
+            outs = [_torch.from_numpy(o) for o in outs]
+        if self._nested:
+            from torch.utils._pytree import tree_unflatten
+            return tree_unflatten(outs, self.module.out_spec)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _bind(self, args, kwargs):
+        """The inputs in `input_names` order from positional and keyword
+        arguments; a tuple or list argument (an LSTM's (h, c)) gives one
+        input per leaf, as from_torch named them: hidden.0, hidden.1."""
+        names = self.input_names
         args = _flatten(args)
         kwargs = {f"{k}.{i}" if isinstance(v, (tuple, list)) else k: leaf
                   for k, v in kwargs.items()
@@ -183,20 +220,7 @@ class CompiledGraph:
         missing = [n for n in names if n not in bound]
         if missing:
             raise TypeError(f"missing input{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
-        arrays, as_torch = [], False
-        for n in names:
-            a, is_torch = _host_array(n, bound[n])
-            as_torch |= is_torch
-            arrays.append((n, a))
-        prof = _current_profile._native if _current_profile is not None else None
-        outs = self._exe.run(arrays, self.check_frees, self.seed, prof)
-        if as_torch:
-            import torch
-            outs = [torch.from_numpy(o) for o in outs]
-        if self.module.out_spec is not None:
-            from torch.utils._pytree import tree_unflatten
-            return tree_unflatten(outs, self.module.out_spec)
-        return outs[0] if len(outs) == 1 else tuple(outs)
+        return [bound[n] for n in names]
 
     def memory_report(self):
         """The last call's memory report (as trace-run --memory-report=json)."""

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -200,7 +201,14 @@ public:
   /// Kernel-internal memory: counted by the allocator only, freed after the
   /// call.
   void *scratch(size_t nbytes);
-  std::mt19937_64 &rng() { return *generator; }
+  /// The run's generator, seeded with RunOptions::seed on first use:
+  /// seeding a Mersenne Twister costs about a microsecond, which most runs
+  /// (no random op) need not pay.
+  std::mt19937_64 &rng() {
+    if (!generator)
+      generator.emplace(seed);
+    return *generator;
+  }
   /// Fails the call; the run stops with an error naming the op.
   void fail(const llvm::Twine &message);
   bool failed() const { return !error.empty(); }
@@ -214,7 +222,8 @@ private:
   void *runState = nullptr; ///< the run's storages (Executable.cpp)
   const Instr *instr = nullptr;
   std::vector<Tensor> *slots = nullptr;
-  std::mt19937_64 *generator = nullptr;
+  std::optional<std::mt19937_64> generator;
+  uint64_t seed = 0;
   std::vector<std::pair<void *, size_t>> scratchBlocks;
   std::string error;
 };

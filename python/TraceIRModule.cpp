@@ -213,5 +213,10 @@ NB_MODULE(_traceir, m) {
           },
           nb::arg("inputs"), nb::arg("check_frees") = false,
           nb::arg("seed") = 0, nb::arg("profiler") = nb::none())
+      .def("read_param",
+           [](api::Executable &e, const std::string &name) {
+             api::Tensor t = unwrap(e.readParam(name));
+             return toNumpy(t);
+           })
       .def("memory_report", &api::Executable::memoryReportJSON);
 }

@@ -279,6 +279,17 @@ Result<std::vector<Tensor>> Executable::run(const NamedTensors &inputs,
   return {std::move(result), {}};
 }
 
+Result<Tensor> Executable::readParam(const std::string &name) {
+  auto h = impl->exe->readParam(name);
+  if (!h)
+    return {{}, llvm::toString(h.takeError())};
+  Tensor t;
+  t.dtype = dtypeSafetensorsName(h->dtype).str();
+  t.shape.assign(h->shape.begin(), h->shape.end());
+  t.data.assign(h->data.begin(), h->data.end());
+  return {std::move(t), {}};
+}
+
 std::string Executable::memoryReportJSON() const {
   return impl->exe->memoryReport().toJSON();
 }

@@ -86,6 +86,24 @@ llvm::Error Executable::loadParams(const NamedTensors &tensors) {
   return llvm::Error::success();
 }
 
+llvm::Expected<HostTensor> Executable::readParam(llvm::StringRef name) {
+  for (const ArgSpec &spec : paramSpecs) {
+    if (spec.name != name)
+      continue;
+    if (!paramsLoaded || size_t(spec.slot) >= persistentSlots.size())
+      return makeError("parameters are not loaded");
+    const Tensor &t = persistentSlots[spec.slot];
+    HostTensor h;
+    h.dtype = t.dtype;
+    h.shape = t.shape;
+    h.data.resize(t.nbytes());
+    alloc->activate();
+    alloc->copyToHost(h.data.data(), t.bytes(), h.data.size());
+    return h;
+  }
+  return makeError("no parameter '" + name + "'");
+}
+
 void *KernelContext::scratch(size_t nbytes) {
   void *p = exe->alloc->allocate(nbytes);
   if (!p) {

@@ -222,6 +222,13 @@ class CompiledGraph:
             raise TypeError(f"missing input{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
         return [bound[n] for n in names]
 
+    def state_dict(self):
+        """The parameters' current values by name (torch tensors), as the
+        runs left them: training-mode batch_norm updates its running
+        statistics in place, as in PyTorch."""
+        import torch
+        return {n: torch.from_numpy(self._exe.read_param(n)) for n in self.param_names}
+
     def memory_report(self):
         """The last call's memory report (as trace-run --memory-report=json)."""
         return json.loads(self._exe.memory_report())

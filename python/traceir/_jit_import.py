@@ -40,10 +40,18 @@ def _location(node):
 def import_traced(model, args, kwargs):
     if kwargs:
         raise TypeError("method='jit' takes positional example inputs only")
-    traced = _quiet_export(lambda: torch.jit.trace(model, tuple(args)))
+    live = {**dict(model.named_parameters(remove_duplicate=False)),
+            **dict(model.named_buffers(remove_duplicate=False))}
+    # Tracing runs the model (a training-mode BatchNorm updates its running
+    # statistics): import the state from before, and give it back after.
+    state = {k: v.detach().clone() for k, v in live.items()}
+    try:
+        traced = _quiet_export(lambda: torch.jit.trace(model, tuple(args)))
+    finally:
+        with torch.no_grad():
+            for k, v in live.items():
+                v.copy_(state[k])
     graph = traced.inlined_graph
-    state = {**dict(model.named_parameters(remove_duplicate=False)),
-             **dict(model.named_buffers(remove_duplicate=False))}
     w = _Writer()
     params = {}
     # Each TorchScript value -> (ssa-or-python value, example value).
@@ -68,9 +76,10 @@ def import_traced(model, args, kwargs):
             path = (base + "." if base else "") + node.s("name")
             if path in state:
                 if path not in params:
-                    params[path] = state[path].detach()
+                    params[path] = state[path]
                     env[("param", path)] = w.argument("param", path, state[path])
-                env[outs[0].unique()] = (env[("param", path)], state[path])
+                # Re-running the calls may mutate their example: a copy.
+                env[outs[0].unique()] = (env[("param", path)], state[path].clone())
             else:
                 env[outs[0].unique()] = ("module", path)
         elif kind == "prim::Constant":

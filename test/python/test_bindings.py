@@ -91,6 +91,11 @@ def test_cnn_with_batchnorm(mode, method):
         want = ref(x)
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
     check_report(exe)
+    # Training updates the running statistics in place, as PyTorch does.
+    state, want_state = exe.state_dict(), ref.state_dict()
+    for name, value in state.items():
+        torch.testing.assert_close(value, want_state[name], rtol=1e-5, atol=1e-6)
+    assert "1.running_mean" in state
 
 
 @pytest.fixture(scope="module")

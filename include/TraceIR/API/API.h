@@ -68,6 +68,8 @@ public:
 
   /// Uploads the parameters once; every one must be present.
   std::string loadParams(const NamedTensors &params);
+  /// A parameter's current value (runs may update some in place).
+  Result<Tensor> readParam(const std::string &name);
   /// Runs on `inputs` (by name); returns output0, output1, ... in order.
   Result<std::vector<Tensor>> run(const NamedTensors &inputs, bool checkFrees,
                                   uint64_t seed, Profiler *profiler);

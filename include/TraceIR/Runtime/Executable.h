@@ -124,6 +124,9 @@ public:
   /// Copies the parameters onto the device once; they are never freed by a
   /// run. Every parameter must be present with its declared shape and dtype.
   llvm::Error loadParams(const NamedTensors &tensors);
+  /// A parameter's current value: runs may have updated it in place
+  /// (batch_norm's running statistics in training mode).
+  llvm::Expected<HostTensor> readParam(llvm::StringRef name);
   /// Runs the graph on `inputs` (by input name); returns `output0`,
   /// `output1`, ... in trace.ret order. Errors name the op and location.
   llvm::Expected<std::vector<HostTensor>> run(const NamedTensors &inputs,

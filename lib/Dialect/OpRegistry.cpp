@@ -783,6 +783,68 @@ INFER(inferFlatten) { // flatten(self, start_dim=0, end_dim=-1)
   });
 }
 
+/// unflatten(self, dim, sizes): splits dim into `sizes` (one may be -1),
+/// always a view (PyTorch calls view). Messages follow PyTorch's.
+INFER(inferUnflatten) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d;
+    SmallVector<int64_t> sizes;
+    if (!c.intArg(1, "dim", d) || !c.intList(2, "sizes", sizes))
+      return false;
+    int64_t rank = s.size();
+    if (rank == 0)
+      return c.err("unflatten: cannot unflatten a 0-dim tensor");
+    if (d < -rank || d >= rank)
+      return c.err("Dimension out of range (expected to be in range of [",
+                   -rank, ", ", rank - 1, "], but got ", d, ")");
+    if (d < 0)
+      d += rank;
+    if (sizes.empty())
+      return c.err("unflatten: sizes must be non-empty");
+    int64_t known = 1, inferIdx = -1;
+    for (auto [i, n] : llvm::enumerate(sizes)) {
+      if (n == -1) {
+        if (inferIdx >= 0)
+          return c.err("unflatten: only one dimension can be inferred, got ",
+                       shapeStr(sizes));
+        inferIdx = i;
+      } else if (n < 0) {
+        return c.err("unflatten: invalid shape dimension ", n, " in ",
+                     shapeStr(sizes));
+      } else if (llvm::MulOverflow(known, n, known)) {
+        return c.err("unflatten: sizes ", shapeStr(sizes),
+                     " have more than 2^63 elements");
+      }
+    }
+    int64_t have = s[d];
+    auto mismatch = [&] {
+      return c.err("unflatten: Provided sizes ", shapeStr(sizes),
+                   " don't multiply up to the size of dim ", d, " (", have,
+                   ") in the input tensor");
+    };
+    if (have == kDyn) {
+      if (inferIdx >= 0)
+        sizes[inferIdx] = kDyn;
+    } else if (inferIdx >= 0) {
+      if (known == 0 && have == 0)
+        return c.err("unflatten: cannot reshape a dim of 0 elements into ",
+                     shapeStr(sizes),
+                     " because the unspecified dimension size -1 can be any "
+                     "value and is ambiguous");
+      if (known == 0 || have % known)
+        return mismatch();
+      sizes[inferIdx] = have / known;
+    } else if (known != have) {
+      return mismatch();
+    }
+    Shape r(s.begin(), s.begin() + d);
+    r.append(sizes.begin(), sizes.end());
+    r.append(s.begin() + d + 1, s.end());
+    return c.push(r, elt);
+  });
+}
+
 INFER(inferExpand) { // expand(self, size): -1 keeps a dim
   CALL;
   return onRanked(c, "self", [&](Shape &s, Type elt) {
@@ -1443,6 +1505,7 @@ const OpInfo kOps[] = {
     VIEW("t", "self", inferT),
     PURE("tanh", "self", (inferElementwise<1, EltRule::Float>)),
     VIEW("transpose", "self, dim0, dim1", inferTranspose),
+    VIEW("unflatten", "self, dim, sizes", inferUnflatten),
     VIEW("unsqueeze", "self, dim", inferUnsqueeze),
     VIEW("view", "self, shape", inferView),
     PURE("where", "condition, self, other", inferWhere),

@@ -181,3 +181,36 @@ trace.graph @loss_weight(%x: tensor<4x3xf32>, %t: tensor<4xi64>, %w: tensor<5xf3
   %0 = pyop "nll_loss"(%x, %t, %w) : (tensor<4x3xf32>, tensor<4xi64>, tensor<5xf32>) -> tensor<f32>
   ret
 }
+
+// -----
+
+trace.graph @unflatten_sizes(%x: tensor<2x6x4xf32>) -> () {
+  // expected-error @+1 {{"unflatten": unflatten: Provided sizes [4, 2] don't multiply up to the size of dim 1 (6) in the input tensor}}
+  %0 = pyop "unflatten"(%x, 1, [4, 2]) : (tensor<2x6x4xf32>) -> tensor<2x4x2x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @unflatten_dim(%x: tensor<2x6x4xf32>) -> () {
+  // expected-error @+1 {{"unflatten": Dimension out of range (expected to be in range of [-3, 2], but got 3)}}
+  %0 = pyop "unflatten"(%x, 3, [2, 2]) : (tensor<2x6x4xf32>) -> tensor<2x6x2x2xf32>
+  ret
+}
+
+// -----
+
+trace.graph @unflatten_two_inferred(%x: tensor<2x6x4xf32>) -> () {
+  // expected-error @+1 {{"unflatten": unflatten: only one dimension can be inferred, got [-1, -1]}}
+  %0 = pyop "unflatten"(%x, 1, [-1, -1]) : (tensor<2x6x4xf32>) -> tensor<2x6x1x4xf32>
+  ret
+}
+
+// -----
+
+// A valid unflatten: -1 is inferred, dynamic dims stay open.
+trace.graph @unflatten_valid(%x: tensor<2x6x4xf32>, %d: tensor<?x6xf32>) -> () {
+  %0 = pyop "unflatten"(%x, -2, [-1, 3]) : (tensor<2x6x4xf32>) -> tensor<2x2x3x4xf32>
+  %1 = pyop "unflatten"(%d, 0, [2, -1]) : (tensor<?x6xf32>) -> tensor<2x?x6xf32>
+  ret
+}

@@ -44,24 +44,26 @@ int64_t wrapDim(int64_t dim, int64_t rank);
 #define TRACEIR_CPU_KERNELS_CORE(X)                                            \
   X(abs)                                                                       \
   X(add)                                                                       \
-  X(add_) X(addmm) X(amax) X(bmm) X(cat) X(clone) X(contiguous) X(copy_)       \
-      X(div) X(div_) X(dropout) X(dropout_) X(embedding) X(eq) X(exp)          \
-          X(expand) X(fill_) X(flatten) X(ge) X(gelu) X(gt) X(layer_norm)      \
-              X(le) X(linear) X(log) X(log_softmax) X(lt) X(matmul) X(mean)    \
-                  X(mm) X(mul) X(mul_) X(narrow) X(native_layer_norm) X(ne)    \
-                      X(neg) X(permute) X(pow) X(relu) X(relu_) X(reshape)     \
-                          X(rsqrt) X(select) X(sigmoid) X(slice) X(softmax)    \
-                              X(sqrt) X(squeeze) X(sub) X(sub_) X(sum) X(t)    \
-                                  X(tanh) X(transpose) X(unsqueeze) X(view)    \
-                                      X(where) X(zero_)
+  X(add_)                                                                      \
+  X(addmm) X(amax) X(bmm) X(cat) X(clone) X(contiguous) X(copy_) X(div)        \
+      X(div_) X(dropout) X(dropout_) X(embedding) X(eq) X(exp) X(expand)       \
+          X(fill_) X(flatten) X(ge) X(gelu) X(gt) X(layer_norm) X(le)          \
+              X(linear) X(log) X(log_softmax) X(lt) X(matmul) X(mean) X(mm)    \
+                  X(mul) X(mul_) X(narrow) X(native_layer_norm) X(ne) X(neg)   \
+                      X(permute) X(pow) X(relu) X(relu_) X(reshape) X(rsqrt)   \
+                          X(select) X(sigmoid) X(slice) X(softmax) X(sqrt)     \
+                              X(squeeze) X(sub) X(sub_) X(sum) X(t) X(tanh)    \
+                                  X(transpose) X(unflatten) X(unsqueeze)       \
+                                      X(view) X(where) X(zero_)
 
 /// Convolution, pooling, batch norm (and its backward passes), losses:
 /// lib/Runtime/CPU/Conv.cpp, Norm.cpp, Loss.cpp.
 #define TRACEIR_CPU_KERNELS_NN(X)                                              \
   X(adaptive_avg_pool2d)                                                       \
   X(batch_norm)                                                                \
-  X(batch_norm_double_backward) X(conv2d) X(cross_entropy) X(max_pool2d)       \
-      X(native_batch_norm) X(native_batch_norm_backward) X(nll_loss)
+  X(batch_norm_double_backward)                                                \
+  X(conv2d) X(cross_entropy) X(max_pool2d) X(native_batch_norm)                \
+      X(native_batch_norm_backward) X(nll_loss)
 
 /// Recurrent layers: lib/Runtime/CPU/RNN.cpp.
 #define TRACEIR_CPU_KERNELS_RNN(X) X(lstm)
@@ -71,8 +73,9 @@ int64_t wrapDim(int64_t dim, int64_t rank);
 #define TRACEIR_DEVICE_NEUTRAL_KERNELS(X)                                      \
   X(contiguous)                                                                \
   X(expand)                                                                    \
-  X(flatten) X(narrow) X(permute) X(reshape) X(select) X(slice) X(squeeze)     \
-      X(t) X(transpose) X(unsqueeze) X(view)
+  X(flatten)                                                                   \
+  X(narrow) X(permute) X(reshape) X(select) X(slice) X(squeeze) X(t)           \
+      X(transpose) X(unflatten) X(unsqueeze) X(view)
 
 #define TRACEIR_CPU_KERNELS(X)                                                 \
   TRACEIR_CPU_KERNELS_CORE(X)                                                  \

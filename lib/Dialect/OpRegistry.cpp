@@ -442,6 +442,75 @@ INFER(inferAddmm) {
   return c.push(r, x.getElementType());
 }
 
+/// scaled_dot_product_attention(query, key, value, attn_mask=None,
+/// dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False): query
+/// [..., L, E], key [..., S, E], value [..., S, Ev] -> [..., L, Ev]; the
+/// batch dims broadcast, the mask (bool, or the query's dtype) broadcasts to
+/// [..., L, S]. enable_gqa is accepted when the heads already match (the
+/// runtime rejects it; see NNArgs.h).
+INFER(inferAttention) {
+  CALL;
+  TensorType q = c.tensor(0, "query"), k = c.tensor(1, "key"),
+             v = c.tensor(2, "value"), m;
+  if (!q || !k || !v || !c.optTensor(3, "attn_mask", m))
+    return false;
+  Type elt = q.getElementType();
+  if (k.getElementType() != elt || v.getElementType() != elt)
+    return c.err("query, key and value must have the same dtype, got ", elt,
+                 ", ", k.getElementType(), " and ", v.getElementType());
+  if (!isFloatLike(elt))
+    return c.err("query, key and value must be floating point, got ", elt);
+  if (m && !m.getElementType().isInteger(1) && m.getElementType() != elt)
+    return c.err("attn_mask must be bool or have the query's dtype ", elt,
+                 ", got ", m.getElementType());
+  if (!a.isNoneOrAbsent(4) && !getNumber(a.scalar(4)))
+    return c.err("argument #4 (dropout_p) must be a number");
+  if (auto p = getNumber(a.scalar(4)); p && !(*p >= 0 && *p <= 1))
+    return c.err("dropout_p must be in [0, 1], got ", *p);
+  bool causal, gqa;
+  if (!c.boolArg(5, "is_causal", causal, false) ||
+      !c.boolArg(7, "enable_gqa", gqa, false))
+    return false;
+  if (!a.isNoneOrAbsent(6) && !getNumber(a.scalar(6)))
+    return c.err("argument #6 (scale) must be a number or None");
+  if (causal && m)
+    return c.err("an explicit attn_mask must not be set when is_causal=True");
+  if (!q.hasRank() || !k.hasRank() || !v.hasRank())
+    return c.pushUnranked(elt);
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
+  if (qs.size() < 2 || ks.size() < 2 || vs.size() < 2)
+    return c.err("query, key and value must have rank >= 2, got ", shapeStr(qs),
+                 ", ", shapeStr(ks), " and ", shapeStr(vs));
+  auto differ = [](int64_t x, int64_t y) {
+    return x != kDyn && y != kDyn && x != y;
+  };
+  if (differ(qs.back(), ks.back()))
+    return c.err("query ", shapeStr(qs), " and key ", shapeStr(ks),
+                 " must have the same embedding size (last dim)");
+  if (differ(ks[ks.size() - 2], vs[vs.size() - 2]))
+    return c.err("key ", shapeStr(ks), " and value ", shapeStr(vs),
+                 " must have the same sequence length (dim -2)");
+  Shape batch(qs.begin(), qs.end() - 2);
+  if (!broadcastInto(batch, ks.drop_back(2), c.err) ||
+      !broadcastInto(batch, vs.drop_back(2), c.err))
+    return false;
+  int64_t L = qs[qs.size() - 2], S = ks[ks.size() - 2];
+  if (m && m.hasRank()) {
+    Shape scores = batch;
+    scores.append({L, S});
+    Shape chk = scores;
+    if (!broadcastInto(chk, m.getShape(), c.err))
+      return false;
+    if (failed(verifyCompatibleShape(chk, scores)))
+      return c.err("attn_mask ", shapeStr(m.getShape()),
+                   " does not broadcast to the attention scores ",
+                   shapeStr(scores));
+  }
+  Shape r = batch;
+  r.append({L, vs.back()});
+  return c.push(r, elt);
+}
+
 //===--- Reductions and normalizations ----------------------------------===//
 
 /// What a reduction does to the dtype: amax keeps it, mean needs a float,
@@ -1358,6 +1427,11 @@ int aliasDropout(const PyArgs &a, unsigned) {
   return identity ? a.operandIndex(0) : -1;
 }
 bool never(const PyArgs &) { return false; }
+/// scaled_dot_product_attention draws random numbers when dropout_p > 0.
+bool attentionRandom(const PyArgs &a) {
+  auto p = getNumber(a.scalar(4));
+  return p && *p > 0;
+}
 bool always(const PyArgs &) { return true; }
 bool dropoutRandom(const PyArgs &a) {
   auto train = getBool(a.scalar(2));
@@ -1492,6 +1566,11 @@ const OpInfo kOps[] = {
     INPLACE("relu_", "self", inferSameAsFirst),
     VIEW_OR_COPY("reshape", "self, shape", inferView),
     PURE("rsqrt", "self", (inferElementwise<1, EltRule::Float>)),
+    OpInfo{"scaled_dot_product_attention",
+           "query, key, value, attn_mask=None, dropout_p=0.0, "
+           "is_causal=False, scale=None, enable_gqa=False",
+           inferAttention, aliasNone, never, attentionRandom, "fresh",
+           "dropout_p > 0: random"},
     VIEW("select", "self, dim, index", inferSelect),
     PURE("sigmoid", "self", (inferElementwise<1, EltRule::Float>)),
     VIEW("slice", "self, dim=0, start=None, end=None, step=1", inferSlice),

@@ -97,6 +97,12 @@ TEST_F(InferTest, ViewsAndShapes) {
             t({4, 3, 2}));
   EXPECT_EQ(infer("select", "tss", {t({2, 3})}, {i(0), i(1)})[0], t({3}));
   EXPECT_EQ(infer("flatten", "ts", {t({2, 3, 4})}, {i(1)})[0], t({2, 12}));
+  EXPECT_EQ(infer("unflatten", "tss", {t({2, 12})}, {i(-1), tuple({3, -1})})[0],
+            t({2, 3, 4}));
+  // scaled_dot_product_attention: batch dims broadcast, [..., L, Ev].
+  EXPECT_EQ(infer("scaled_dot_product_attention", "ttt",
+                  {t({1, 3, 4, 8}), t({2, 1, 6, 8}), t({6, 5})}, {})[0],
+            t({2, 3, 4, 5}));
   EXPECT_EQ(
       infer("slice", "tssss", {t({10, 3})}, {i(0), i(2), i(100), i(3)})[0],
       t({3, 3}));

@@ -442,6 +442,75 @@ INFER(inferAddmm) {
   return c.push(r, x.getElementType());
 }
 
+/// scaled_dot_product_attention(query, key, value, attn_mask=None,
+/// dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False): query
+/// [..., L, E], key [..., S, E], value [..., S, Ev] -> [..., L, Ev]; the
+/// batch dims broadcast, the mask (bool, or the query's dtype) broadcasts to
+/// [..., L, S]. enable_gqa is accepted when the heads already match (the
+/// runtime rejects it; see NNArgs.h).
+INFER(inferAttention) {
+  CALL;
+  TensorType q = c.tensor(0, "query"), k = c.tensor(1, "key"),
+             v = c.tensor(2, "value"), m;
+  if (!q || !k || !v || !c.optTensor(3, "attn_mask", m))
+    return false;
+  Type elt = q.getElementType();
+  if (k.getElementType() != elt || v.getElementType() != elt)
+    return c.err("query, key and value must have the same dtype, got ", elt,
+                 ", ", k.getElementType(), " and ", v.getElementType());
+  if (!isFloatLike(elt))
+    return c.err("query, key and value must be floating point, got ", elt);
+  if (m && !m.getElementType().isInteger(1) && m.getElementType() != elt)
+    return c.err("attn_mask must be bool or have the query's dtype ", elt,
+                 ", got ", m.getElementType());
+  if (!a.isNoneOrAbsent(4) && !getNumber(a.scalar(4)))
+    return c.err("argument #4 (dropout_p) must be a number");
+  if (auto p = getNumber(a.scalar(4)); p && !(*p >= 0 && *p <= 1))
+    return c.err("dropout_p must be in [0, 1], got ", *p);
+  bool causal, gqa;
+  if (!c.boolArg(5, "is_causal", causal, false) ||
+      !c.boolArg(7, "enable_gqa", gqa, false))
+    return false;
+  if (!a.isNoneOrAbsent(6) && !getNumber(a.scalar(6)))
+    return c.err("argument #6 (scale) must be a number or None");
+  if (causal && m)
+    return c.err("an explicit attn_mask must not be set when is_causal=True");
+  if (!q.hasRank() || !k.hasRank() || !v.hasRank())
+    return c.pushUnranked(elt);
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
+  if (qs.size() < 2 || ks.size() < 2 || vs.size() < 2)
+    return c.err("query, key and value must have rank >= 2, got ", shapeStr(qs),
+                 ", ", shapeStr(ks), " and ", shapeStr(vs));
+  auto differ = [](int64_t x, int64_t y) {
+    return x != kDyn && y != kDyn && x != y;
+  };
+  if (differ(qs.back(), ks.back()))
+    return c.err("query ", shapeStr(qs), " and key ", shapeStr(ks),
+                 " must have the same embedding size (last dim)");
+  if (differ(ks[ks.size() - 2], vs[vs.size() - 2]))
+    return c.err("key ", shapeStr(ks), " and value ", shapeStr(vs),
+                 " must have the same sequence length (dim -2)");
+  Shape batch(qs.begin(), qs.end() - 2);
+  if (!broadcastInto(batch, ks.drop_back(2), c.err) ||
+      !broadcastInto(batch, vs.drop_back(2), c.err))
+    return false;
+  int64_t L = qs[qs.size() - 2], S = ks[ks.size() - 2];
+  if (m && m.hasRank()) {
+    Shape scores = batch;
+    scores.append({L, S});
+    Shape chk = scores;
+    if (!broadcastInto(chk, m.getShape(), c.err))
+      return false;
+    if (failed(verifyCompatibleShape(chk, scores)))
+      return c.err("attn_mask ", shapeStr(m.getShape()),
+                   " does not broadcast to the attention scores ",
+                   shapeStr(scores));
+  }
+  Shape r = batch;
+  r.append({L, vs.back()});
+  return c.push(r, elt);
+}
+
 //===--- Reductions and normalizations ----------------------------------===//
 
 /// What a reduction does to the dtype: amax keeps it, mean needs a float,
@@ -779,6 +848,68 @@ INFER(inferFlatten) { // flatten(self, start_dim=0, end_dim=-1)
     Shape r(s.begin(), s.begin() + st);
     r.push_back(n);
     r.append(s.begin() + en + 1, s.end());
+    return c.push(r, elt);
+  });
+}
+
+/// unflatten(self, dim, sizes): splits dim into `sizes` (one may be -1),
+/// always a view (PyTorch calls view). Messages follow PyTorch's.
+INFER(inferUnflatten) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d;
+    SmallVector<int64_t> sizes;
+    if (!c.intArg(1, "dim", d) || !c.intList(2, "sizes", sizes))
+      return false;
+    int64_t rank = s.size();
+    if (rank == 0)
+      return c.err("unflatten: cannot unflatten a 0-dim tensor");
+    if (d < -rank || d >= rank)
+      return c.err("Dimension out of range (expected to be in range of [",
+                   -rank, ", ", rank - 1, "], but got ", d, ")");
+    if (d < 0)
+      d += rank;
+    if (sizes.empty())
+      return c.err("unflatten: sizes must be non-empty");
+    int64_t known = 1, inferIdx = -1;
+    for (auto [i, n] : llvm::enumerate(sizes)) {
+      if (n == -1) {
+        if (inferIdx >= 0)
+          return c.err("unflatten: only one dimension can be inferred, got ",
+                       shapeStr(sizes));
+        inferIdx = i;
+      } else if (n < 0) {
+        return c.err("unflatten: invalid shape dimension ", n, " in ",
+                     shapeStr(sizes));
+      } else if (llvm::MulOverflow(known, n, known)) {
+        return c.err("unflatten: sizes ", shapeStr(sizes),
+                     " have more than 2^63 elements");
+      }
+    }
+    int64_t have = s[d];
+    auto mismatch = [&] {
+      return c.err("unflatten: Provided sizes ", shapeStr(sizes),
+                   " don't multiply up to the size of dim ", d, " (", have,
+                   ") in the input tensor");
+    };
+    if (have == kDyn) {
+      if (inferIdx >= 0)
+        sizes[inferIdx] = kDyn;
+    } else if (inferIdx >= 0) {
+      if (known == 0 && have == 0)
+        return c.err("unflatten: cannot reshape a dim of 0 elements into ",
+                     shapeStr(sizes),
+                     " because the unspecified dimension size -1 can be any "
+                     "value and is ambiguous");
+      if (known == 0 || have % known)
+        return mismatch();
+      sizes[inferIdx] = have / known;
+    } else if (known != have) {
+      return mismatch();
+    }
+    Shape r(s.begin(), s.begin() + d);
+    r.append(sizes.begin(), sizes.end());
+    r.append(s.begin() + d + 1, s.end());
     return c.push(r, elt);
   });
 }
@@ -1296,6 +1427,11 @@ int aliasDropout(const PyArgs &a, unsigned) {
   return identity ? a.operandIndex(0) : -1;
 }
 bool never(const PyArgs &) { return false; }
+/// scaled_dot_product_attention draws random numbers when dropout_p > 0.
+bool attentionRandom(const PyArgs &a) {
+  auto p = getNumber(a.scalar(4));
+  return p && *p > 0;
+}
 bool always(const PyArgs &) { return true; }
 bool dropoutRandom(const PyArgs &a) {
   auto train = getBool(a.scalar(2));
@@ -1430,6 +1566,11 @@ const OpInfo kOps[] = {
     INPLACE("relu_", "self", inferSameAsFirst),
     VIEW_OR_COPY("reshape", "self, shape", inferView),
     PURE("rsqrt", "self", (inferElementwise<1, EltRule::Float>)),
+    OpInfo{"scaled_dot_product_attention",
+           "query, key, value, attn_mask=None, dropout_p=0.0, "
+           "is_causal=False, scale=None, enable_gqa=False",
+           inferAttention, aliasNone, never, attentionRandom, "fresh",
+           "dropout_p > 0: random"},
     VIEW("select", "self, dim, index", inferSelect),
     PURE("sigmoid", "self", (inferElementwise<1, EltRule::Float>)),
     VIEW("slice", "self, dim=0, start=None, end=None, step=1", inferSlice),
@@ -1443,6 +1584,7 @@ const OpInfo kOps[] = {
     VIEW("t", "self", inferT),
     PURE("tanh", "self", (inferElementwise<1, EltRule::Float>)),
     VIEW("transpose", "self, dim0, dim1", inferTranspose),
+    VIEW("unflatten", "self, dim, sizes", inferUnflatten),
     VIEW("unsqueeze", "self, dim", inferUnsqueeze),
     VIEW("view", "self, shape", inferView),
     PURE("where", "condition, self, other", inferWhere),

@@ -3,6 +3,7 @@
 #include "TraceIR/Runtime/NNArgs.h"
 #include "TraceIR/Runtime/Elementwise.h"
 
+#include <cmath>
 #include <string>
 
 using namespace traceir;
@@ -235,6 +236,100 @@ void traceir::failEmbeddingIndex(KernelContext &ctx, int64_t index,
                                  int64_t rows) {
   ctx.fail("index " + llvm::Twine(index) + " is out of range for " +
            llvm::Twine(rows) + " embeddings");
+}
+
+int64_t AttentionArgs::batchOffset(const AttentionOperand &o, int64_t b) const {
+  int64_t off = o.offset;
+  for (int64_t d = static_cast<int64_t>(batchShape.size()) - 1; d >= 0; --d) {
+    off += (b % batchShape[d]) * o.batchStrides[d];
+    b /= batchShape[d];
+  }
+  return off;
+}
+
+bool AttentionArgs::evenlySpaced(const AttentionOperand &o,
+                                 int64_t &stride) const {
+  stride = B > 1 ? batchOffset(o, 1) - o.offset : 0;
+  for (int64_t b = 2; b < B; ++b)
+    if (batchOffset(o, b) != o.offset + b * stride)
+      return false;
+  return true;
+}
+
+/// Lays `t` out as batches over `batch` and a [rows, cols] matrix; missing
+/// and size-1 dims broadcast (stride 0).
+static void attentionOperand(const Tensor &t, llvm::ArrayRef<int64_t> batch,
+                             AttentionOperand &o) {
+  int64_t full = static_cast<int64_t>(batch.size()) + 2;
+  o.t = &t;
+  o.offset = t.offset;
+  auto strideAt = [&](int64_t d) -> int64_t { // d indexes the padded dims
+    int64_t td = d - (full - t.rank());
+    return td < 0 || t.shape[td] == 1 ? 0 : t.strides[td];
+  };
+  o.batchStrides.clear();
+  for (int64_t d = 0; d < full - 2; ++d)
+    o.batchStrides.push_back(strideAt(d));
+  o.rs = strideAt(full - 2);
+  o.cs = strideAt(full - 1);
+}
+
+bool traceir::attentionArgs(KernelContext &ctx, AttentionArgs &a) {
+  auto fail = [&](const llvm::Twine &msg) {
+    ctx.fail(msg);
+    return false;
+  };
+  const Tensor &q = ctx.tensor(0), &k = ctx.tensor(1), &v = ctx.tensor(2);
+  if (!isFloatingDType(q.dtype) || k.dtype != q.dtype || v.dtype != q.dtype)
+    return fail(llvm::Twine("query, key and value must have one floating "
+                            "dtype, got ") +
+                dtypeName(q.dtype) + ", " + dtypeName(k.dtype) + " and " +
+                dtypeName(v.dtype));
+  if (q.rank() < 2 || k.rank() < 2 || v.rank() < 2)
+    return fail("query, key and value must have rank >= 2");
+  a.L = q.shape[q.rank() - 2];
+  a.E = q.shape[q.rank() - 1];
+  a.S = k.shape[k.rank() - 2];
+  a.Ev = v.shape[v.rank() - 1];
+  if (k.shape[k.rank() - 1] != a.E || v.shape[v.rank() - 2] != a.S)
+    return fail("key must be [..., S, E] and value [..., S, Ev] for query "
+                "[..., L, E]");
+  double p = ctx.isNone(4) ? 0.0 : ctx.scalar(4).number();
+  if (p != 0)
+    return fail("dropout_p = " + llvm::Twine(std::to_string(p)) +
+                " is not supported (only 0: export in eval mode)");
+  if (boolArg(ctx, 7, false))
+    return fail("enable_gqa=True is not supported");
+  a.causal = boolArg(ctx, 5, false);
+  a.hasMask = ctx.isTensor(3);
+  if (a.causal && a.hasMask)
+    return fail("an explicit attn_mask must not be set when is_causal=True");
+  a.scale = ctx.isNone(6) ? 1.0 / std::sqrt(static_cast<double>(a.E))
+                          : ctx.scalar(6).number();
+  // The broadcast batch dims: the result's leading dims.
+  const Shape &out = ctx.resultShape(0);
+  a.batchShape.assign(out.begin(), out.end() - 2);
+  a.B = 1;
+  for (int64_t d : a.batchShape)
+    a.B *= d;
+  for (const Tensor *t : {&q, &k, &v})
+    if (t->rank() - 2 > static_cast<int64_t>(a.batchShape.size()))
+      return fail("query, key and value batch dims must broadcast to the "
+                  "result's");
+  attentionOperand(q, a.batchShape, a.q);
+  attentionOperand(k, a.batchShape, a.k);
+  attentionOperand(v, a.batchShape, a.v);
+  if (a.hasMask) {
+    const Tensor &m = ctx.tensor(3);
+    a.maskIsBool = m.dtype == DType::Bool;
+    if (!a.maskIsBool && m.dtype != q.dtype)
+      return fail(llvm::Twine("attn_mask must be bool or ") +
+                  dtypeName(q.dtype) + ", got " + dtypeName(m.dtype));
+    if (m.rank() > static_cast<int64_t>(out.size()))
+      return fail("attn_mask has more dims than the attention scores");
+    attentionOperand(m, a.batchShape, a.mask);
+  }
+  return true;
 }
 
 /// Every weight must have the shape nn.LSTM gives it (the registry only

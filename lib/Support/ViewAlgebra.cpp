@@ -78,7 +78,8 @@ std::optional<Dims> traceir::views::viewStrides(const Layout &t,
 namespace {
 enum class ViewKind {
   None,
-  View,       // view, reshape, flatten: restride to the result shape
+  View,       // view, reshape, flatten, unflatten: restride to the result
+              // shape (unflatten splits one dim, so it always views)
   Contiguous, // the input itself when contiguous
   Identity,   // in-place ops and eval dropout: the input itself
   Transpose,
@@ -97,6 +98,7 @@ ViewKind kindOf(llvm::StringRef op) {
       .Case("view", ViewKind::View)
       .Case("reshape", ViewKind::View)
       .Case("flatten", ViewKind::View)
+      .Case("unflatten", ViewKind::View)
       .Case("contiguous", ViewKind::Contiguous)
       .Case("transpose", ViewKind::Transpose)
       .Case("t", ViewKind::T)
@@ -119,10 +121,10 @@ bool traceir::views::isViewOrCopyOp(llvm::StringRef op) {
   return op == "reshape" || op == "flatten" || op == "contiguous";
 }
 
-std::optional<Layout> traceir::views::applyView(llvm::StringRef op,
-                                                const Layout &in,
-                                                const ViewArgs &args,
-                                                llvm::ArrayRef<int64_t> resultShape) {
+std::optional<Layout>
+traceir::views::applyView(llvm::StringRef op, const Layout &in,
+                          const ViewArgs &args,
+                          llvm::ArrayRef<int64_t> resultShape) {
   int64_t rank = in.shape.size();
   Layout out = in;
   auto arg = [&](size_t i, int64_t dflt) {

@@ -181,3 +181,92 @@ trace.graph @loss_weight(%x: tensor<4x3xf32>, %t: tensor<4xi64>, %w: tensor<5xf3
   %0 = pyop "nll_loss"(%x, %t, %w) : (tensor<4x3xf32>, tensor<4xi64>, tensor<5xf32>) -> tensor<f32>
   ret
 }
+
+// -----
+
+trace.graph @unflatten_sizes(%x: tensor<2x6x4xf32>) -> () {
+  // expected-error @+1 {{"unflatten": unflatten: Provided sizes [4, 2] don't multiply up to the size of dim 1 (6) in the input tensor}}
+  %0 = pyop "unflatten"(%x, 1, [4, 2]) : (tensor<2x6x4xf32>) -> tensor<2x4x2x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @unflatten_dim(%x: tensor<2x6x4xf32>) -> () {
+  // expected-error @+1 {{"unflatten": Dimension out of range (expected to be in range of [-3, 2], but got 3)}}
+  %0 = pyop "unflatten"(%x, 3, [2, 2]) : (tensor<2x6x4xf32>) -> tensor<2x6x2x2xf32>
+  ret
+}
+
+// -----
+
+trace.graph @unflatten_two_inferred(%x: tensor<2x6x4xf32>) -> () {
+  // expected-error @+1 {{"unflatten": unflatten: only one dimension can be inferred, got [-1, -1]}}
+  %0 = pyop "unflatten"(%x, 1, [-1, -1]) : (tensor<2x6x4xf32>) -> tensor<2x6x1x4xf32>
+  ret
+}
+
+// -----
+
+// A valid unflatten: -1 is inferred, dynamic dims stay open.
+trace.graph @unflatten_valid(%x: tensor<2x6x4xf32>, %d: tensor<?x6xf32>) -> () {
+  %0 = pyop "unflatten"(%x, -2, [-1, 3]) : (tensor<2x6x4xf32>) -> tensor<2x2x3x4xf32>
+  %1 = pyop "unflatten"(%d, 0, [2, -1]) : (tensor<?x6xf32>) -> tensor<2x?x6xf32>
+  ret
+}
+
+// -----
+
+trace.graph @sdpa_embedding(%q: tensor<2x3x4xf32>, %k: tensor<2x5x3xf32>, %v: tensor<2x5x4xf32>) -> () {
+  // expected-error @+1 {{"scaled_dot_product_attention": query [2, 3, 4] and key [2, 5, 3] must have the same embedding size (last dim)}}
+  %0 = pyop "scaled_dot_product_attention"(%q, %k, %v) : (tensor<2x3x4xf32>, tensor<2x5x3xf32>, tensor<2x5x4xf32>) -> tensor<2x3x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @sdpa_sequence(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<2x6x4xf32>) -> () {
+  // expected-error @+1 {{"scaled_dot_product_attention": key [2, 5, 4] and value [2, 6, 4] must have the same sequence length (dim -2)}}
+  %0 = pyop "scaled_dot_product_attention"(%q, %k, %v) : (tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x6x4xf32>) -> tensor<2x3x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @sdpa_rank(%q: tensor<4xf32>, %k: tensor<5x4xf32>) -> () {
+  // expected-error @+1 {{"scaled_dot_product_attention": query, key and value must have rank >= 2, got [4], [5, 4] and [5, 4]}}
+  %0 = pyop "scaled_dot_product_attention"(%q, %k, %k) : (tensor<4xf32>, tensor<5x4xf32>, tensor<5x4xf32>) -> tensor<4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @sdpa_mask_dtype(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %m: tensor<3x5xi64>) -> () {
+  // expected-error @+1 {{"scaled_dot_product_attention": attn_mask must be bool or have the query's dtype f32, got i64}}
+  %0 = pyop "scaled_dot_product_attention"(%q, %k, %k, %m) : (tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x4xf32>, tensor<3x5xi64>) -> tensor<3x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @sdpa_mask_shape(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %m: tensor<2x3x5xi1>) -> () {
+  // expected-error @+1 {{"scaled_dot_product_attention": attn_mask [2, 3, 5] does not broadcast to the attention scores [3, 5]}}
+  %0 = pyop "scaled_dot_product_attention"(%q, %k, %k, %m) : (tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x4xf32>, tensor<2x3x5xi1>) -> tensor<3x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @sdpa_mask_causal(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %m: tensor<3x5xi1>) -> () {
+  // expected-error @+1 {{"scaled_dot_product_attention": an explicit attn_mask must not be set when is_causal=True}}
+  %0 = pyop "scaled_dot_product_attention"(%q, %k, %k, %m, 0.0, True) : (tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x4xf32>, tensor<3x5xi1>) -> tensor<3x4xf32>
+  ret
+}
+
+// -----
+
+// Valid: batch dims broadcast, Ev != E, a broadcast float mask.
+trace.graph @sdpa_valid(%q: tensor<1x3x4x8xf32>, %k: tensor<2x1x6x8xf32>, %v: tensor<3x6x5xf32>, %m: tensor<6xf32>) -> () {
+  %0 = pyop "scaled_dot_product_attention"(%q, %k, %v, %m, 0.0, False, 0.5) : (tensor<1x3x4x8xf32>, tensor<2x1x6x8xf32>, tensor<3x6x5xf32>, tensor<6xf32>) -> tensor<2x3x4x5xf32>
+  ret
+}

@@ -107,6 +107,85 @@ def test_transformer_encoder_layer():
     assert peaks[True] > 0
 
 
+def transformer_layer_export_graph(B, S, E, H, F):
+    """TransformerEncoderLayer (batch_first, eval) as torch.export records it
+    (torch 2.x, `ep.graph`): sequence-first internally, the packed in_proj
+    split with unflatten/select, heads split by view + transpose, and one
+    scaled_dot_product_attention on the strided [B, H, S, D] views."""
+    D = E // H
+    sf, bh = t(S, B, E), t(S, B * H, D)
+    return f"""
+trace.graph @encoder_layer_export(
+    %in_w: {t(3 * E, E)} {{trace.param = "self_attn.in_proj_weight"}}, %in_b: {t(3 * E)} {{trace.param = "self_attn.in_proj_bias"}},
+    %out_w: {t(E, E)} {{trace.param = "self_attn.out_proj.weight"}}, %out_b: {t(E)} {{trace.param = "self_attn.out_proj.bias"}},
+    %l1_w: {t(F, E)} {{trace.param = "linear1.weight"}}, %l1_b: {t(F)} {{trace.param = "linear1.bias"}},
+    %l2_w: {t(E, F)} {{trace.param = "linear2.weight"}}, %l2_b: {t(E)} {{trace.param = "linear2.bias"}},
+    %n1_w: {t(E)} {{trace.param = "norm1.weight"}}, %n1_b: {t(E)} {{trace.param = "norm1.bias"}},
+    %n2_w: {t(E)} {{trace.param = "norm2.weight"}}, %n2_b: {t(E)} {{trace.param = "norm2.bias"}},
+    %src: {t(B, S, E)} {{trace.input = "src"}}) -> {t(B, S, E)} {{
+  %transpose = pyop "transpose"(%src, 1, 0) : ({t(B, S, E)}) -> {sf}
+  %linear = pyop "linear"(%transpose, %in_w, %in_b) : ({sf}, {t(3 * E, E)}, {t(3 * E)}) -> {t(S, B, 3 * E)}
+  %unflatten = pyop "unflatten"(%linear, -1, [3, {E}]) : ({t(S, B, 3 * E)}) -> {t(S, B, 3, E)}
+  %unsqueeze = pyop "unsqueeze"(%unflatten, 0) : ({t(S, B, 3, E)}) -> {t(1, S, B, 3, E)}
+  %transpose_1 = pyop "transpose"(%unsqueeze, 0, -2) : ({t(1, S, B, 3, E)}) -> {t(3, S, B, 1, E)}
+  %squeeze = pyop "squeeze"(%transpose_1, -2) : ({t(3, S, B, 1, E)}) -> {t(3, S, B, E)}
+  %contiguous = pyop "contiguous"(%squeeze) : ({t(3, S, B, E)}) -> {t(3, S, B, E)}
+  %select = pyop "select"(%contiguous, 0, 0) : ({t(3, S, B, E)}) -> {sf}
+  %select_1 = pyop "select"(%contiguous, 0, 1) : ({t(3, S, B, E)}) -> {sf}
+  %select_2 = pyop "select"(%contiguous, 0, 2) : ({t(3, S, B, E)}) -> {sf}
+  %view = pyop "view"(%select, [{S}, {B * H}, {D}]) : ({sf}) -> {bh}
+  %transpose_2 = pyop "transpose"(%view, 0, 1) : ({bh}) -> {t(B * H, S, D)}
+  %view_1 = pyop "view"(%select_1, [{S}, {B * H}, {D}]) : ({sf}) -> {bh}
+  %transpose_3 = pyop "transpose"(%view_1, 0, 1) : ({bh}) -> {t(B * H, S, D)}
+  %view_2 = pyop "view"(%select_2, [{S}, {B * H}, {D}]) : ({sf}) -> {bh}
+  %transpose_4 = pyop "transpose"(%view_2, 0, 1) : ({bh}) -> {t(B * H, S, D)}
+  %view_3 = pyop "view"(%transpose_2, [{B}, {H}, {S}, {D}]) : ({t(B * H, S, D)}) -> {t(B, H, S, D)}
+  %view_4 = pyop "view"(%transpose_3, [{B}, {H}, {S}, {D}]) : ({t(B * H, S, D)}) -> {t(B, H, S, D)}
+  %view_5 = pyop "view"(%transpose_4, [{B}, {H}, {S}, {D}]) : ({t(B * H, S, D)}) -> {t(B, H, S, D)}
+  %sdpa = pyop "scaled_dot_product_attention"(%view_3, %view_4, %view_5) : ({t(B, H, S, D)}, {t(B, H, S, D)}, {t(B, H, S, D)}) -> {t(B, H, S, D)}
+  %permute = pyop "permute"(%sdpa, [2, 0, 1, 3]) : ({t(B, H, S, D)}) -> {t(S, B, H, D)}
+  %reshape = pyop "reshape"(%permute, [{S * B}, {E}]) : ({t(S, B, H, D)}) -> {t(S * B, E)}
+  %linear_1 = pyop "linear"(%reshape, %out_w, %out_b) : ({t(S * B, E)}, {t(E, E)}, {t(E)}) -> {t(S * B, E)}
+  %view_6 = pyop "view"(%linear_1, [{S}, {B}, {E}]) : ({t(S * B, E)}) -> {sf}
+  %transpose_5 = pyop "transpose"(%view_6, 1, 0) : ({sf}) -> {t(B, S, E)}
+  %dropout = pyop "dropout"(%transpose_5, 0.1, False) : ({t(B, S, E)}) -> {t(B, S, E)}
+  %add = pyop "add"(%src, %dropout) : ({t(B, S, E)}, {t(B, S, E)}) -> {t(B, S, E)}
+  %layer_norm = pyop "layer_norm"(%add, [{E}], %n1_w, %n1_b, 1.0e-05, False) : ({t(B, S, E)}, {t(E)}, {t(E)}) -> {t(B, S, E)}
+  %linear_2 = pyop "linear"(%layer_norm, %l1_w, %l1_b) : ({t(B, S, E)}, {t(F, E)}, {t(F)}) -> {t(B, S, F)}
+  %relu = pyop "relu"(%linear_2) : ({t(B, S, F)}) -> {t(B, S, F)}
+  %dropout_1 = pyop "dropout"(%relu, 0.1, False) : ({t(B, S, F)}) -> {t(B, S, F)}
+  %linear_3 = pyop "linear"(%dropout_1, %l2_w, %l2_b) : ({t(B, S, F)}, {t(E, F)}, {t(E)}) -> {t(B, S, E)}
+  %dropout_2 = pyop "dropout"(%linear_3, 0.1, False) : ({t(B, S, E)}) -> {t(B, S, E)}
+  %add_1 = pyop "add"(%layer_norm, %dropout_2) : ({t(B, S, E)}, {t(B, S, E)}) -> {t(B, S, E)}
+  %layer_norm_1 = pyop "layer_norm"(%add_1, [{E}], %n2_w, %n2_b, 1.0e-05, False) : ({t(B, S, E)}, {t(E)}, {t(E)}) -> {t(B, S, E)}
+  ret %layer_norm_1 : {t(B, S, E)}
+}}
+"""
+
+
+def test_transformer_encoder_layer_as_exported():
+    B, S, E, H, F = 2, 7, 32, 4, 64
+    layer = torch.nn.TransformerEncoderLayer(E, H, F, dropout=0.1, batch_first=True).eval()
+    x = torch.randn(B, S, E)
+    with torch.no_grad():
+        want = layer(x)
+    check_graph(transformer_layer_export_graph(B, S, E, H, F), {"src": x},
+                dict(layer.state_dict()), [want])
+
+
+def test_transformer_export_graph_matches_torch_export():
+    # The hand-written graph above is the op sequence torch.export records.
+    B, S, E, H, F = 2, 7, 32, 4, 64
+    layer = torch.nn.TransformerEncoderLayer(E, H, F, dropout=0.1, batch_first=True).eval()
+    ep = torch.export.export(layer, (torch.randn(B, S, E),))
+    exported = [n.target.__name__.split(".")[0] for n in ep.graph.nodes
+                if n.op == "call_function"]
+    text = transformer_layer_export_graph(B, S, E, H, F)
+    written = [line.split('pyop "')[1].split('"')[0] for line in text.splitlines()
+               if 'pyop "' in line]
+    assert written == exported
+
+
 class SmallCNN(torch.nn.Module):
     def __init__(self):
         super().__init__()

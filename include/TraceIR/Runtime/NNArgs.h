@@ -123,6 +123,39 @@ bool dropoutArgs(KernelContext &ctx, double &p, bool &train);
 /// Fails an embedding call on an out-of-range row index.
 void failEmbeddingIndex(KernelContext &ctx, int64_t index, int64_t rows);
 
+//===--- scaled_dot_product_attention -------------------------------------===//
+
+/// Where one operand's matrices lie: batch b (flat index over the broadcast
+/// batch dims) starts at offset + sum(index_d * batchStrides[d]) elements
+/// (stride 0 on a broadcast dim); rows and columns step by rs and cs.
+struct AttentionOperand {
+  const Tensor *t = nullptr;
+  llvm::SmallVector<int64_t, 6> batchStrides;
+  int64_t offset = 0, rs = 0, cs = 0;
+};
+
+/// scaled_dot_product_attention(query, key, value, attn_mask=None,
+/// dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False), read and
+/// checked: query [..., L, E], key [..., S, E], value [..., S, Ev] of one
+/// floating dtype, batch dims broadcasting to `batchShape` (B batches); an
+/// optional bool or query-dtype mask broadcasting to [..., L, S].
+/// dropout_p must be 0 and enable_gqa False: the runtime implements neither.
+struct AttentionArgs {
+  int64_t B = 1, L = 0, S = 0, E = 0, Ev = 0;
+  double scale = 1;
+  bool causal = false;
+  bool hasMask = false, maskIsBool = false;
+  llvm::SmallVector<int64_t, 6> batchShape;
+  AttentionOperand q, k, v, mask;
+
+  /// The element offset of batch `b`'s matrix of `o`.
+  int64_t batchOffset(const AttentionOperand &o, int64_t b) const;
+  /// Whether `o`'s batches are evenly spaced (offset + b * stride), as a
+  /// strided-batched gemm needs; `stride` is then that spacing.
+  bool evenlySpaced(const AttentionOperand &o, int64_t &stride) const;
+};
+bool attentionArgs(KernelContext &ctx, AttentionArgs &a);
+
 //===--- lstm -------------------------------------------------------------===//
 
 /// The scalar arguments that follow the weights.

@@ -39,12 +39,12 @@ bool asBlas(const char *base, int64_t rows, int64_t cols, int64_t rs,
   return false;
 }
 
-/// C[M,N] = alpha * A[M,K] @ B[K,N] + beta * C, f32 or f64, for one matrix
-/// of each (strided views allowed: gathered if BLAS cannot take them).
-void gemm(KernelContext &ctx, DType dtype, const char *a, int64_t ars,
-          int64_t acs, const char *b, int64_t brs, int64_t bcs, char *c,
-          int64_t ldc, int64_t M, int64_t N, int64_t K, double alpha,
-          double beta) {
+} // namespace
+
+void cpu::gemm(KernelContext &ctx, DType dtype, const char *a, int64_t ars,
+               int64_t acs, const char *b, int64_t brs, int64_t bcs, char *c,
+               int64_t ldc, int64_t M, int64_t N, int64_t K, double alpha,
+               double beta) {
   size_t es = dtypeSize(dtype);
   auto prepare = [&](const char *p, int64_t rows, int64_t cols, int64_t rs,
                      int64_t cs, Mat &m) {
@@ -78,6 +78,7 @@ void gemm(KernelContext &ctx, DType dtype, const char *a, int64_t ars,
                 reinterpret_cast<double *>(c), ldc);
 }
 
+namespace {
 /// out = x @ y with torch.matmul's rules; `out` is fresh and contiguous.
 /// 1-D operands are treated as a row (x) or a column (y) and the batch dims
 /// broadcast.

@@ -50,6 +50,7 @@ void viewKernel(KernelContext &ctx, llvm::StringRef op) {
 TRACEIR_VIEW_KERNEL(view)
 TRACEIR_VIEW_KERNEL(reshape)
 TRACEIR_VIEW_KERNEL(flatten)
+TRACEIR_VIEW_KERNEL(unflatten)
 TRACEIR_VIEW_KERNEL(contiguous)
 TRACEIR_VIEW_KERNEL(transpose)
 TRACEIR_VIEW_KERNEL(t)

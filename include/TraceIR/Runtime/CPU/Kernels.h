@@ -34,6 +34,13 @@ const void *gatherAs(KernelContext &ctx, const Tensor &t, DType dtype);
 inline const double *gatherF64(KernelContext &ctx, const Tensor &t) {
   return static_cast<const double *>(gatherAs(ctx, t, DType::F64));
 }
+/// C[M,N] = alpha * A[M,K] @ B[K,N] + beta * C (row-major, ldc) through
+/// BLAS, f32 or f64, for one matrix of each; A and B strided (row and column
+/// strides in elements), gathered into scratch when BLAS cannot take them.
+void gemm(KernelContext &ctx, DType dtype, const char *a, int64_t ars,
+          int64_t acs, const char *b, int64_t brs, int64_t bcs, char *c,
+          int64_t ldc, int64_t M, int64_t N, int64_t K, double alpha,
+          double beta);
 /// Normalizes a possibly negative dim.
 int64_t wrapDim(int64_t dim, int64_t rank);
 
@@ -44,24 +51,29 @@ int64_t wrapDim(int64_t dim, int64_t rank);
 #define TRACEIR_CPU_KERNELS_CORE(X)                                            \
   X(abs)                                                                       \
   X(add)                                                                       \
-  X(add_) X(addmm) X(amax) X(bmm) X(cat) X(clone) X(contiguous) X(copy_)       \
-      X(div) X(div_) X(dropout) X(dropout_) X(embedding) X(eq) X(exp)          \
-          X(expand) X(fill_) X(flatten) X(ge) X(gelu) X(gt) X(layer_norm)      \
-              X(le) X(linear) X(log) X(log_softmax) X(lt) X(matmul) X(mean)    \
-                  X(mm) X(mul) X(mul_) X(narrow) X(native_layer_norm) X(ne)    \
-                      X(neg) X(permute) X(pow) X(relu) X(relu_) X(reshape)     \
-                          X(rsqrt) X(select) X(sigmoid) X(slice) X(softmax)    \
-                              X(sqrt) X(squeeze) X(sub) X(sub_) X(sum) X(t)    \
-                                  X(tanh) X(transpose) X(unsqueeze) X(view)    \
-                                      X(where) X(zero_)
+  X(add_)                                                                      \
+  X(addmm)                                                                     \
+  X(amax) X(bmm) X(cat) X(clone) X(contiguous) X(copy_) X(div) X(div_)         \
+      X(dropout) X(dropout_) X(embedding) X(eq) X(exp) X(expand) X(fill_)      \
+          X(flatten) X(ge) X(gelu) X(gt) X(layer_norm) X(le) X(linear) X(log)  \
+              X(log_softmax) X(lt) X(matmul) X(mean) X(mm) X(mul) X(mul_)      \
+                  X(narrow) X(native_layer_norm) X(ne) X(neg) X(permute)       \
+                      X(pow) X(relu) X(relu_) X(reshape) X(rsqrt) X(select)    \
+                          X(sigmoid) X(slice) X(softmax) X(sqrt) X(squeeze)    \
+                              X(sub) X(sub_) X(sum) X(t) X(tanh) X(transpose)  \
+                                  X(unflatten) X(unsqueeze) X(view) X(where)   \
+                                      X(zero_)
 
-/// Convolution, pooling, batch norm (and its backward passes), losses:
-/// lib/Runtime/CPU/Conv.cpp, Norm.cpp, Loss.cpp.
+/// Convolution, pooling, batch norm (and its backward passes), losses,
+/// attention: lib/Runtime/CPU/Conv.cpp, Norm.cpp, Loss.cpp, Attention.cpp.
 #define TRACEIR_CPU_KERNELS_NN(X)                                              \
   X(adaptive_avg_pool2d)                                                       \
   X(batch_norm)                                                                \
-  X(batch_norm_double_backward) X(conv2d) X(cross_entropy) X(max_pool2d)       \
-      X(native_batch_norm) X(native_batch_norm_backward) X(nll_loss)
+  X(batch_norm_double_backward)                                                \
+  X(conv2d)                                                                    \
+  X(cross_entropy) X(max_pool2d) X(native_batch_norm)                          \
+      X(native_batch_norm_backward) X(nll_loss)                                \
+          X(scaled_dot_product_attention)
 
 /// Recurrent layers: lib/Runtime/CPU/RNN.cpp.
 #define TRACEIR_CPU_KERNELS_RNN(X) X(lstm)
@@ -71,8 +83,10 @@ int64_t wrapDim(int64_t dim, int64_t rank);
 #define TRACEIR_DEVICE_NEUTRAL_KERNELS(X)                                      \
   X(contiguous)                                                                \
   X(expand)                                                                    \
-  X(flatten) X(narrow) X(permute) X(reshape) X(select) X(slice) X(squeeze)     \
-      X(t) X(transpose) X(unsqueeze) X(view)
+  X(flatten)                                                                   \
+  X(narrow)                                                                    \
+  X(permute) X(reshape) X(select) X(slice) X(squeeze) X(t) X(transpose)        \
+      X(unflatten) X(unsqueeze) X(view)
 
 #define TRACEIR_CPU_KERNELS(X)                                                 \
   TRACEIR_CPU_KERNELS_CORE(X)                                                  \

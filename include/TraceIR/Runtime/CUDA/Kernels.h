@@ -32,15 +32,17 @@ TRACEIR_CUDA_LINALG_KERNELS(TRACEIR_CUDA_DECLARE)
 /// (Reductions.cpp/.cu, NN.cpp/.cu).
 #define TRACEIR_CUDA_REDUCE_KERNELS(X)                                         \
   X(amax)                                                                      \
-  X(cat) X(dropout) X(dropout_) X(embedding) X(layer_norm) X(log_softmax)      \
-      X(mean) X(native_layer_norm) X(softmax) X(sum)
-/// Convolution, pooling, batch norm and its backward passes, losses
-/// (Conv.cpp/.cu, Norm.cpp/.cu, Loss.cpp/.cu).
+  X(cat)                                                                       \
+  X(dropout) X(dropout_) X(embedding) X(layer_norm) X(log_softmax) X(mean)     \
+      X(native_layer_norm) X(softmax) X(sum)
+/// Convolution, pooling, batch norm and its backward passes, losses,
+/// attention (Conv.cpp/.cu, Norm.cpp/.cu, Loss.cpp/.cu, Attention.cpp/.cu).
 #define TRACEIR_CUDA_NN_KERNELS(X)                                             \
   X(adaptive_avg_pool2d)                                                       \
-  X(batch_norm) X(batch_norm_double_backward) X(conv2d) X(cross_entropy)       \
-      X(max_pool2d) X(native_batch_norm) X(native_batch_norm_backward)         \
-          X(nll_loss)
+  X(batch_norm)                                                                \
+  X(batch_norm_double_backward) X(conv2d) X(cross_entropy) X(max_pool2d)       \
+      X(native_batch_norm) X(native_batch_norm_backward) X(nll_loss)           \
+          X(scaled_dot_product_attention)
 /// Recurrent layers (RNN.cpp/.cu).
 #define TRACEIR_CUDA_RNN_KERNELS(X) X(lstm)
 

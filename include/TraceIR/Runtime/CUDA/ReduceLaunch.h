@@ -146,9 +146,31 @@ const char *launchEmbeddingCUDA(const EmbeddingLaunch &launch,
                                 int64_t &badPosition, int64_t &badIndex);
 const char *launchDropoutCUDA(const DropoutLaunch &launch);
 
+//===--- Attention.cu -----------------------------------------------------===//
+
+/// scaled_dot_product_attention's masked softmax: scores [B, L, S]
+/// (contiguous, f32 or f64, already scaled) to probabilities [B, L, S]
+/// (contiguous, the query's dtype). Batch b's mask row i is at maskOffset +
+/// offset(b over batchShape, maskBatchStrides) + i * maskRs, step maskCs.
+struct AttentionSoftmaxLaunch {
+  const char *scores = nullptr;
+  int32_t scoreDtype = F32;
+  char *probs = nullptr;
+  int32_t probDtype = F32;
+  int64_t B = 0, L = 0, S = 0;
+  bool causal = false;
+  const char *mask = nullptr; ///< the mask's storage start, or null
+  int32_t maskDtype = Bool;
+  int32_t batchRank = 0;
+  int64_t batchShape[kRdMaxRank] = {}, maskBatchStrides[kRdMaxRank] = {};
+  int64_t maskOffset = 0, maskRs = 0, maskCs = 0;
+};
+
+const char *launchAttentionSoftmaxCUDA(const AttentionSoftmaxLaunch &launch);
+
 } // namespace traceir
 
-//===--- Device helpers shared by Reductions.cu and NN.cu -----------------===//
+//===--- Device helpers shared by Reductions.cu, NN.cu, Attention.cu -----===//
 
 #ifdef __CUDACC__
 #include <cuda_runtime.h>

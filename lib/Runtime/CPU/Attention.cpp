@@ -1,0 +1,113 @@
+//===- Attention.cpp - scaled_dot_product_attention on the CPU ------------===//
+//
+// PyTorch's math backend, one batch matrix at a time: scores = scale * Q @
+// K^T through BLAS (the gemm of Linalg.cpp, which takes the strided views
+// TransformerEncoderLayer produces without copying), then mask, causal mask
+// and a softmax that subtracts the row's max (in double), then P @ V into the
+// result. A row that is masked out entirely gives zeros, as PyTorch does
+// (its _safe_softmax), not NaN. Arguments are read by attentionArgs
+// (NNArgs.h), shared with the CUDA kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Runtime/NNArgs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+using namespace traceir;
+using namespace traceir::cpu;
+
+namespace {
+/// Masks one row of scores (in place, as doubles in `row`) and turns it into
+/// probabilities stored as T at `p`.
+template <typename T>
+void softmaxRow(const AttentionArgs &a, int64_t b, int64_t i, const T *scores,
+                std::vector<double> &row, T *p) {
+  const double ninf = -std::numeric_limits<double>::infinity();
+  int64_t mbase = a.hasMask ? a.batchOffset(a.mask, b) + i * a.mask.rs : 0;
+  const char *mdata =
+      a.hasMask ? static_cast<const char *>(a.mask.t->storage->data) : nullptr;
+  size_t mes = a.hasMask ? dtypeSize(a.mask.t->dtype) : 0;
+  double mx = ninf;
+  for (int64_t j = 0; j < a.S; ++j) {
+    double x = scores[j];
+    if (a.causal && j > i)
+      x = ninf;
+    else if (a.hasMask) {
+      const char *mp = mdata + (mbase + j * a.mask.cs) * mes;
+      if (a.maskIsBool)
+        x = loadInt(mp, DType::Bool) ? x : ninf;
+      else
+        x += loadDouble(mp, a.mask.t->dtype);
+    }
+    row[j] = x;
+    mx = std::max(mx, x);
+  }
+  if (mx == ninf) { // nothing to attend to: zeros, as PyTorch
+    for (int64_t j = 0; j < a.S; ++j)
+      p[j] = T(0);
+    return;
+  }
+  double sum = 0;
+  for (int64_t j = 0; j < a.S; ++j)
+    sum += row[j] = std::exp(row[j] - mx);
+  for (int64_t j = 0; j < a.S; ++j)
+    p[j] = static_cast<T>(row[j] / sum);
+}
+
+template <typename T>
+void attention(KernelContext &ctx, const AttentionArgs &a) {
+  DType dtype = a.q.t->dtype;
+  size_t es = sizeof(T);
+  Tensor &out = ctx.result(0);
+  if (a.B == 0 || a.L == 0 || a.Ev == 0)
+    return;
+  // Scores and then probabilities of one batch matrix, reused.
+  T *scores = static_cast<T *>(ctx.scratch(a.L * a.S * es + 1));
+  if (!scores)
+    return;
+  std::vector<double> row(a.S);
+  // batchOffset counts from the storage's start (it includes the tensor's
+  // own offset).
+  auto base = [](const AttentionOperand &o) {
+    return static_cast<const char *>(o.t->storage->data);
+  };
+  const char *qd = base(a.q), *kd = base(a.k), *vd = base(a.v);
+  for (int64_t b = 0; b < a.B && !ctx.failed(); ++b) {
+    const char *qb = qd + a.batchOffset(a.q, b) * es;
+    const char *kb = kd + a.batchOffset(a.k, b) * es;
+    const char *vb = vd + a.batchOffset(a.v, b) * es;
+    char *ob = out.bytes() + b * a.L * a.Ev * es;
+    // scores[L, S] = scale * Q[L, E] @ K^T[E, S]
+    gemm(ctx, dtype, qb, a.q.rs, a.q.cs, kb, a.k.cs, a.k.rs,
+         reinterpret_cast<char *>(scores), a.S, a.L, a.S, a.E, a.scale, 0.0);
+    if (ctx.failed())
+      return;
+    for (int64_t i = 0; i < a.L; ++i)
+      softmaxRow<T>(a, b, i, scores + i * a.S, row, scores + i * a.S);
+    // out[L, Ev] = P[L, S] @ V[S, Ev]
+    gemm(ctx, dtype, reinterpret_cast<const char *>(scores), a.S, 1, vb, a.v.rs,
+         a.v.cs, ob, a.Ev, a.L, a.Ev, a.S, 1.0, 0.0);
+  }
+}
+} // namespace
+
+void cpu::scaled_dot_product_attention(KernelContext &ctx) {
+  AttentionArgs a;
+  if (!attentionArgs(ctx, a))
+    return;
+  switch (a.q.t->dtype) {
+  case DType::F32:
+    return attention<float>(ctx, a);
+  case DType::F64:
+    return attention<double>(ctx, a);
+  default:
+    return ctx.fail(llvm::Twine("scaled_dot_product_attention on the CPU "
+                                "supports f32 and f64, got ") +
+                    dtypeName(a.q.t->dtype));
+  }
+}

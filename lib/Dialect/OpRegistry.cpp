@@ -1413,6 +1413,255 @@ template <bool AllowProbabilities> INFER(inferLoss) {
   return c.push({}, x.getElementType());
 }
 
+//===--- Backward ops of the joint training graph -------------------------===//
+
+/// A ScalarType argument as the exporters print it ("torch.float32"; the
+/// bare name works too); None gives a null type.
+bool dtypeArg(Call &c, unsigned i, const char *what, Type &t) {
+  t = {};
+  if (c.a.isNoneOrAbsent(i))
+    return true;
+  auto s = dyn_cast_or_null<StringAttr>(c.a.scalar(i));
+  StringRef name = s ? s.getValue() : StringRef();
+  name.consume_front("torch.");
+  MLIRContext *ctx = c.ctx;
+  t = llvm::StringSwitch<Type>(name)
+          .Cases({"float32", "float"}, Float32Type::get(ctx))
+          .Cases({"float64", "double"}, Float64Type::get(ctx))
+          .Cases({"float16", "half"}, Float16Type::get(ctx))
+          .Case("bfloat16", BFloat16Type::get(ctx))
+          .Cases({"int64", "long"}, IntegerType::get(ctx, 64))
+          .Cases({"int32", "int"}, IntegerType::get(ctx, 32))
+          .Cases({"int16", "short"}, IntegerType::get(ctx, 16))
+          .Case("int8", IntegerType::get(ctx, 8))
+          .Case("uint8", IntegerType::get(ctx, 8, IntegerType::Unsigned))
+          .Case("bool", IntegerType::get(ctx, 1))
+          .Default(Type());
+  if (!t)
+    return c.err("argument #", i, " (", what,
+                 ") must be None or a dtype such as \"torch.float32\"");
+  return true;
+}
+
+/// _log_softmax(self, dim, half_to_float): half_to_float (CUDA's f16 in,
+/// f32 out) is only defined for an f16 input.
+INFER(inferLogSoftmaxInternal) {
+  CALL;
+  TensorType x = c.tensor(0, "self");
+  if (!x)
+    return false;
+  Type elt = x.getElementType();
+  if (!isFloatLike(elt))
+    return c.err("_log_softmax is not implemented for ", elt,
+                 " (it needs a floating input)");
+  bool halfToFloat;
+  if (!c.boolArg(2, "half_to_float", halfToFloat, false))
+    return false;
+  if (halfToFloat && !elt.isF16())
+    return c.err("conversion is supported for Half type only, got ", elt);
+  Type res = halfToFloat ? c.f32() : elt;
+  return onRanked(c, "self", [&](Shape &s, Type) {
+    int64_t d;
+    if (!c.intArg(1, "dim", d) || !c.dim(d, s.size(), "dim"))
+      return false;
+    return c.push(s, res);
+  });
+}
+
+/// _log_softmax_backward_data(grad_output, output, dim, input_dtype): the
+/// result has input_dtype, which differs from the gradient's only for
+/// half_to_float (an f32 gradient of an f16 input).
+INFER(inferLogSoftmaxBackward) {
+  CALL;
+  TensorType g = c.tensor(0, "grad_output"), o = c.tensor(1, "output");
+  if (!g || !o)
+    return false;
+  Type elt = g.getElementType(), in;
+  if (!isFloatLike(elt))
+    return c.err("_log_softmax_backward_data is not implemented for ", elt,
+                 " (it needs a floating gradient)");
+  if (o.getElementType() != elt)
+    return c.err("expected scalar type ", elt, " but found ",
+                 o.getElementType(), " (output)");
+  if (!dtypeArg(c, 3, "input_dtype", in))
+    return false;
+  if (!in)
+    return c.err("argument #3 (input_dtype) must be a dtype");
+  if (in != elt && !(elt.isF32() && in.isF16()))
+    return c.err("expected input and grad types to match, or input to be "
+                 "f16 and grad to be f32, got input_dtype ",
+                 in, " and grad ", elt);
+  if (g.hasRank() && o.hasRank() &&
+      failed(verifyCompatibleShape(g.getShape(), o.getShape())))
+    return c.err("grad_output ", shapeStr(g.getShape()), " and output ",
+                 shapeStr(o.getShape()), " must have the same shape");
+  return onRanked(c, "grad_output", [&](Shape &s, Type) {
+    int64_t d;
+    if (!c.intArg(2, "dim", d) || !c.dim(d, s.size(), "dim"))
+      return false;
+    return c.push(s, in);
+  });
+}
+
+/// threshold_backward(grad_output, self, threshold): grad where self >
+/// threshold, else 0; broadcasts and promotes like a binary op.
+INFER(inferThresholdBackward) {
+  CALL;
+  if (!c.a.isTensor(0) || !c.a.isTensor(1))
+    return c.err("grad_output and self must be tensors");
+  if (!getNumber(a.scalar(2)))
+    return c.err("argument #2 (threshold) must be a number");
+  if (!elementwise(c, 2, EltRule::Promote))
+    return false;
+  Type elt = cast<TensorType>(out.back()).getElementType();
+  if (elt.isInteger(1) || category(elt) == 3) {
+    out.pop_back();
+    return c.err("threshold_backward is not implemented for ", elt);
+  }
+  return true;
+}
+
+/// ones_like(self, dtype=None, layout=None, device=None, pin_memory=None,
+/// memory_format=None): self's shape; the layout must be strided and the
+/// memory format preserve/contiguous (results are always contiguous).
+INFER(inferOnesLike) {
+  CALL;
+  TensorType x = c.tensor(0, "self");
+  Type elt;
+  if (!x || !dtypeArg(c, 1, "dtype", elt))
+    return false;
+  auto str = [&](unsigned i) {
+    auto s = dyn_cast_or_null<StringAttr>(a.scalar(i));
+    return s ? s.getValue() : StringRef();
+  };
+  if (!a.isNoneOrAbsent(2) && str(2) != "torch.strided" && str(2) != "strided")
+    return c.err("layout must be None or torch.strided");
+  for (unsigned i : {3u, 4u})
+    if (!a.isNoneOrAbsent(i) && !isa<StringAttr, BoolAttr>(a.scalar(i)))
+      return c.err("argument #", i, i == 3 ? " (device)" : " (pin_memory)",
+                   " must be None, a string or a bool");
+  StringRef mf = str(5);
+  mf.consume_front("torch.");
+  if (!a.isNoneOrAbsent(5) && mf != "preserve_format" &&
+      mf != "contiguous_format")
+    return c.err("memory_format must be None, torch.preserve_format or "
+                 "torch.contiguous_format");
+  if (!elt)
+    elt = x.getElementType();
+  return x.hasRank() ? c.push(x.getShape(), elt) : c.pushUnranked(elt);
+}
+
+/// nll_loss_forward / nll_loss_backward's common checks: self [N, C] or
+/// [C] floating, target [N] or [] of i64 or ui8 class indices, weight [C] of
+/// self's dtype. `first` is self's index; reduction follows the weight.
+bool nllLossHead(Call &c, unsigned first, TensorType &x, TensorType &t,
+                 int64_t &reduction) {
+  TensorType w;
+  x = c.tensor(first, "self");
+  t = c.tensor(first + 1, "target");
+  if (!x || !t || !c.optTensor(first + 2, "weight", w) ||
+      !c.intArg(first + 3, "reduction", reduction))
+    return false;
+  if (reduction < 0 || reduction > 2)
+    return c.err("reduction must be 0 (none), 1 (mean) or 2 (sum), got ",
+                 reduction);
+  int64_t ignore;
+  if (!c.intArg(first + 4, "ignore_index", ignore))
+    return false;
+  Type elt = x.getElementType();
+  if (!isFloatLike(elt))
+    return c.err("nll_loss is not implemented for ", elt,
+                 " (it needs a floating input)");
+  Type te = t.getElementType();
+  if (!te.isInteger(64) && !te.isUnsignedInteger(8))
+    return c.err("expected target dtype to be Long or Byte, but got ", te);
+  if (w && w.getElementType() != elt)
+    return c.err("expected scalar type ", elt, " but found ",
+                 w.getElementType(), " (weight)");
+  if (!x.hasRank())
+    return true;
+  if (x.getRank() < 1 || x.getRank() > 2)
+    return c.err("input tensor should be 1D or 2D, got ",
+                 shapeStr(x.getShape()));
+  if (t.hasRank() && t.getRank() > 1)
+    return c.err("0D or 1D target tensor expected, multi-target not "
+                 "supported, got ",
+                 shapeStr(t.getShape()));
+  int64_t n = x.getRank() == 2 ? x.getDimSize(0) : 1;
+  int64_t tn = t.hasRank() && t.getRank() == 1 ? t.getDimSize(0) : 1;
+  if (t.hasRank() && n != kDyn && tn != kDyn &&
+      (n != tn || (x.getRank() == 2) != (t.getRank() == 1)))
+    return c.err("size mismatch (got input: ", shapeStr(x.getShape()),
+                 ", target: ", shapeStr(t.getShape()), ")");
+  int64_t classes = x.getDimSize(x.getRank() - 1);
+  if (w && w.hasRank() &&
+      (w.getRank() != 1 ||
+       failed(verifyCompatibleShape(w.getShape(), {classes}))))
+    return c.err("weight tensor should be defined either for all ", classes,
+                 " classes or no classes but got weight tensor of shape: ",
+                 shapeStr(w.getShape()));
+  return true;
+}
+
+/// A tensor of one element, which has at most one dim.
+bool singleElement(TensorType t) {
+  return !t.hasRank() ||
+         (t.getRank() <= 1 && (t.getRank() == 0 || t.getDimSize(0) == 1 ||
+                               t.getDimSize(0) == kDyn));
+}
+
+/// nll_loss_forward(self, target, weight, reduction, ignore_index) ->
+/// (output, total_weight): output is [N] for reduction 0 on a batch, else
+/// a scalar; total_weight is the summed weight of the counted targets.
+INFER(inferNllLossForward) {
+  CALL;
+  TensorType x, t;
+  int64_t reduction;
+  if (!nllLossHead(c, 0, x, t, reduction))
+    return false;
+  Type elt = x.getElementType();
+  if (!x.hasRank())
+    c.pushUnranked(elt);
+  else if (reduction == 0 && x.getRank() == 2)
+    c.push({x.getDimSize(0)}, elt);
+  else
+    c.push({}, elt);
+  return c.push({}, elt);
+}
+
+/// nll_loss_backward(grad_output, self, target, weight, reduction,
+/// ignore_index, total_weight): the gradient with respect to self.
+INFER(inferNllLossBackward) {
+  CALL;
+  TensorType g = c.tensor(0, "grad_output"), x, t, tw;
+  int64_t reduction;
+  if (!g || !nllLossHead(c, 1, x, t, reduction))
+    return false;
+  if (!(tw = c.tensor(6, "total_weight")))
+    return false;
+  Type elt = x.getElementType();
+  for (auto [v, what] : {std::pair{g, "grad_output"}, {tw, "total_weight"}})
+    if (v.getElementType() != elt)
+      return c.err("expected scalar type ", elt, " but found ",
+                   v.getElementType(), " (", what, ")");
+  if (!singleElement(tw))
+    return c.err("expected total_weight to be a single element tensor, got: ",
+                 shapeStr(tw.getShape()));
+  if (x.hasRank() && g.hasRank()) {
+    if (reduction == 0 && x.getRank() == 2) {
+      int64_t n = x.getDimSize(0);
+      if (g.getRank() != 1 || failed(verifyCompatibleShape(g.getShape(), {n})))
+        return c.err("Expected a tensor of dimension 1 and tensor.size[0] == ",
+                     n, " but got: ", shapeStr(g.getShape()));
+    } else if (!singleElement(g)) {
+      return c.err("Expected a single element grad_output tensor, but got: ",
+                   shapeStr(g.getShape()));
+    }
+  }
+  out.push_back(x);
+  return true;
+}
+
 //===--- Aliasing and effect rules ----------------------------------------===//
 
 int aliasNone(const PyArgs &, unsigned) { return -1; }
@@ -1471,11 +1720,15 @@ bool lstmRandom(const PyArgs &a) {
 
 // Sorted by name (checked once at first lookup).
 const OpInfo kOps[] = {
+    PURE("_log_softmax", "self, dim, half_to_float", inferLogSoftmaxInternal),
+    PURE("_log_softmax_backward_data", "grad_output, output, dim, input_dtype",
+         inferLogSoftmaxBackward),
     PURE("abs", "self", inferSameAsFirst),
     PURE("adaptive_avg_pool2d", "input, output_size", inferAdaptiveAvgPool2d),
     PURE("add", "self, other, alpha=1", inferElementwise<2>),
     INPLACE("add_", "self, other, alpha=1", inferSameAsFirst),
     PURE("addmm", "self, mat1, mat2, beta=1, alpha=1", inferAddmm),
+    VIEW("alias", "self", inferSameAsFirst),
     PURE("amax", "self, dim=(), keepdim=False", inferReduce<ReduceDtype::Same>),
     OpInfo{"batch_norm",
            "input, weight, bias, running_mean, running_var, training, "
@@ -1560,6 +1813,16 @@ const OpInfo kOps[] = {
     PURE("nll_loss",
          "self, target, weight=None, reduction=1, ignore_index=-100",
          inferLoss<false>),
+    PURE("nll_loss_backward",
+         "grad_output, self, target, weight, reduction, ignore_index, "
+         "total_weight",
+         inferNllLossBackward),
+    PURE("nll_loss_forward", "self, target, weight, reduction, ignore_index",
+         inferNllLossForward),
+    PURE("ones_like",
+         "self, dtype=None, layout=None, device=None, pin_memory=None, "
+         "memory_format=None",
+         inferOnesLike),
     VIEW("permute", "self, dims", inferPermute),
     PURE("pow", "self, exponent", inferElementwise<2>),
     PURE("relu", "self", inferSameAsFirst),
@@ -1583,6 +1846,8 @@ const OpInfo kOps[] = {
          inferReduce<ReduceDtype::Sum>),
     VIEW("t", "self", inferT),
     PURE("tanh", "self", (inferElementwise<1, EltRule::Float>)),
+    PURE("threshold_backward", "grad_output, self, threshold",
+         inferThresholdBackward),
     VIEW("transpose", "self, dim0, dim1", inferTranspose),
     VIEW("unflatten", "self, dim, sizes", inferUnflatten),
     VIEW("unsqueeze", "self, dim", inferUnsqueeze),

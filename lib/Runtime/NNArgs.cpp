@@ -3,6 +3,7 @@
 #include "TraceIR/Runtime/NNArgs.h"
 #include "TraceIR/Runtime/Elementwise.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -151,14 +152,14 @@ bool traceir::batchNormStatsArgs(KernelContext &ctx, bool training,
   return false;
 }
 
-bool traceir::lossArgs(KernelContext &ctx, LossArgs &a) {
-  const Tensor &x = ctx.tensor(0);
+bool traceir::lossArgs(KernelContext &ctx, LossArgs &a, unsigned first) {
+  const Tensor &x = ctx.tensor(first);
   if (!isFloatingDType(x.dtype)) {
     ctx.fail(llvm::Twine("the input must be floating, got ") +
              dtypeName(x.dtype));
     return false;
   }
-  if (!reductionArg(ctx, 3, a.reduction))
+  if (!reductionArg(ctx, first + 3, a.reduction))
     return false;
   bool flat = x.rank() == 1;
   a.N = flat ? 1 : x.shape[0];
@@ -166,8 +167,8 @@ bool traceir::lossArgs(KernelContext &ctx, LossArgs &a) {
   a.S = 1;
   for (int64_t d = 2; d < x.rank(); ++d)
     a.S *= x.shape[d];
-  if (ctx.isTensor(2)) {
-    const Tensor &wt = ctx.tensor(2);
+  if (ctx.isTensor(first + 2)) {
+    const Tensor &wt = ctx.tensor(first + 2);
     if (wt.rank() != 1 || wt.shape[0] != a.C) {
       ctx.fail("weight tensor should be defined either for all " +
                llvm::Twine(a.C) +
@@ -200,8 +201,62 @@ bool traceir::classIndexTarget(KernelContext &ctx, const Tensor &target) {
   return false;
 }
 
-int64_t traceir::ignoreIndexArg(KernelContext &ctx) {
-  return ctx.isNone(4) ? -100 : ctx.scalar(4).i;
+int64_t traceir::ignoreIndexArg(KernelContext &ctx, unsigned i) {
+  return ctx.isNone(i) ? -100 : ctx.scalar(i).i;
+}
+
+bool traceir::nllLossBackwardArgs(KernelContext &ctx, LossArgs &a) {
+  if (!lossArgs(ctx, a, 1) || !classIndexTarget(ctx, ctx.tensor(2)))
+    return false;
+  const Tensor &g = ctx.tensor(0), &x = ctx.tensor(1), &tw = ctx.tensor(6);
+  for (const Tensor *t : {&g, &tw})
+    if (t->dtype != x.dtype) {
+      ctx.fail(llvm::Twine("expected scalar type ") + dtypeName(x.dtype) +
+               " but found " + dtypeName(t->dtype));
+      return false;
+    }
+  if (tw.numel() != 1) {
+    ctx.fail("expected total_weight to be a single element tensor, got: " +
+             shapeToString(tw.shape) + " (" + llvm::Twine(tw.numel()) +
+             " elements)");
+    return false;
+  }
+  // reduction none keeps one gradient per position, else one in all.
+  if (a.reduction == Reduction::None && x.rank() == 2) {
+    if (g.rank() != 1 || g.shape[0] != a.N) {
+      ctx.fail("Expected a tensor of dimension 1 and tensor.size[0] == " +
+               llvm::Twine(a.N) + " but got: " + shapeToString(g.shape));
+      return false;
+    }
+  } else if (g.rank() > 1 || g.numel() != 1) {
+    ctx.fail("Expected a single element grad_output tensor, but got: " +
+             shapeToString(g.shape));
+    return false;
+  }
+  return true;
+}
+
+bool traceir::logSoftmaxBackwardArgs(KernelContext &ctx, int64_t &dim) {
+  const Tensor &g = ctx.tensor(0), &o = ctx.tensor(1);
+  if (!isFloatingDType(g.dtype) || o.dtype != g.dtype) {
+    ctx.fail(llvm::Twine("_log_softmax_backward_data needs floating "
+                         "grad_output and output of one dtype, got ") +
+             dtypeName(g.dtype) + " and " + dtypeName(o.dtype));
+    return false;
+  }
+  if (g.shape != o.shape) {
+    ctx.fail("grad_output " + shapeToString(g.shape) + " and output " +
+             shapeToString(o.shape) + " must have the same shape");
+    return false;
+  }
+  int64_t rank = std::max<int64_t>(g.rank(), 1), d = ctx.scalar(2).i;
+  if (d < -rank || d >= rank) {
+    ctx.fail("dim " + llvm::Twine(d) + " is out of range for rank " +
+             llvm::Twine(g.rank()));
+    return false;
+  }
+  dim = d < 0 ? d + rank : d;
+  return true;
 }
 
 bool traceir::layerNormArgs(KernelContext &ctx, LayerNormArgs &a) {

@@ -109,6 +109,7 @@ ViewKind kindOf(llvm::StringRef op) {
       .Case("select", ViewKind::Select)
       .Case("slice", ViewKind::Slice)
       .Case("narrow", ViewKind::Narrow)
+      .Case("alias", ViewKind::Identity)
       .Default(ViewKind::None);
 }
 } // namespace

@@ -52,6 +52,9 @@ enum class EwOp : int32_t {
   GeluTanh,
   Copy, ///< out = in[1] (copy_, fill_) or in[0] (clone, strided copies)
   Zero,
+  /// threshold_backward: in[0] (the gradient) where in[1] > in[2], else 0
+  ThresholdBackward,
+  One, ///< ones_like
 };
 
 constexpr int kEwMaxRank = 8;
@@ -328,6 +331,10 @@ TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
     return v[L.operandIndex];
   case EwOp::Zero:
     return 0.0;
+  case EwOp::ThresholdBackward:
+    return v[1] <= v[2] ? 0.0 : v[0]; // a NaN input passes the gradient
+  case EwOp::One:
+    return 1.0;
   }
   return 0.0;
 }
@@ -387,6 +394,10 @@ TRACEIR_HD inline int64_t ewApplyInt(const EwLaunch &L, const int64_t *v,
     return v[L.operandIndex];
   case EwOp::Zero:
     return 0;
+  case EwOp::ThresholdBackward:
+    return v[1] <= v[2] ? 0 : v[0];
+  case EwOp::One:
+    return 1;
   default: { // float-only functions of an integer: through double
     double d[kEwMaxOperands] = {double(v[0]), double(v[1]), double(v[2])};
     return static_cast<int64_t>(ewApply(L, d));

@@ -22,7 +22,7 @@ namespace traceir {
   X(add) X(add_) X(clone) X(copy_) X(div) X(div_) X(eq) X(exp) X(fill_) X(ge)  \
       X(gelu) X(gt) X(le) X(log) X(lt) X(mul) X(mul_) X(ne) X(neg) X(pow)      \
           X(relu) X(relu_) X(rsqrt) X(sigmoid) X(sqrt) X(sub) X(sub_) X(tanh)  \
-              X(where) X(zero_)
+              X(where) X(zero_) X(ones_like) X(threshold_backward)
 
 /// Fills `L` for `op` over arguments [0, n) into `out`. Fails the call (and
 /// returns false) when the rank is beyond what a launch holds.
@@ -121,6 +121,13 @@ template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
   static void copy_(KernelContext &c) { run(c, EwOp::Copy, 2, self(c)); }
   static void fill_(KernelContext &c) { run(c, EwOp::Copy, 2, self(c)); }
   static void zero_(KernelContext &c) { run(c, EwOp::Zero, 0, self(c)); }
+  // ones_like's dtype, layout and memory format only decide the result's
+  // type, which arrives preallocated.
+  static void ones_like(KernelContext &c) { run(c, EwOp::One, 0, c.result(0)); }
+  // threshold_backward(grad_output, self, threshold).
+  static void threshold_backward(KernelContext &c) {
+    run(c, EwOp::ThresholdBackward, 3, c.result(0));
+  }
 };
 
 } // namespace traceir

@@ -93,19 +93,30 @@ bool batchNormStatsArgs(KernelContext &ctx, bool training, unsigned saveMean,
 /// nll_loss / cross_entropy(self, target, weight, reduction, ignore_index,
 /// label_smoothing): a floating input [N, C, d1, ...] or [C] whose
 /// positions p = (n, s) are N * S, S = prod(d1, ...), and an optional
-/// weight of C elements.
+/// weight of C elements. `first` is self's index (nll_loss_backward's
+/// arguments start with grad_output).
 struct LossArgs {
   Reduction reduction;
   int64_t N, C, S;
 };
-bool lossArgs(KernelContext &ctx, LossArgs &a);
+bool lossArgs(KernelContext &ctx, LossArgs &a, unsigned first = 0);
+/// nll_loss_backward(grad_output, self, target, weight, reduction,
+/// ignore_index, total_weight): lossArgs from argument 1, then PyTorch's
+/// checks of grad_output's and total_weight's shapes and dtypes.
+bool nllLossBackwardArgs(KernelContext &ctx, LossArgs &a);
 /// cross_entropy's label_smoothing in [0, 1] (0 for nll_loss).
 bool labelSmoothingArg(KernelContext &ctx, bool crossEntropy,
                        double &smoothing);
 /// A target of class indices must hold integers.
 bool classIndexTarget(KernelContext &ctx, const Tensor &target);
-/// ignore_index (-100 when None).
-int64_t ignoreIndexArg(KernelContext &ctx);
+/// ignore_index, argument `i` (-100 when None).
+int64_t ignoreIndexArg(KernelContext &ctx, unsigned i = 4);
+
+//===--- log_softmax backward ---------------------------------------------===//
+
+/// _log_softmax_backward_data(grad_output, output, dim, input_dtype):
+/// floating grad_output and output of one shape; `dim` is wrapped.
+bool logSoftmaxBackwardArgs(KernelContext &ctx, int64_t &dim);
 
 //===--- layer_norm, dropout, embedding -----------------------------------===//
 

@@ -14,6 +14,7 @@
 #include "TraceIR/Runtime/NNArgs.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 using namespace traceir;
@@ -136,6 +137,14 @@ void lossImpl(KernelContext &ctx, bool crossEntropy) {
     storeDouble(out.bytes(), out.dtype, total / denominator);
     break;
   }
+  // nll_loss_forward's total_weight: the mean's divisor. PyTorch leaves it
+  // 0 for a batch with reduction none; an unbatched input is its one
+  // target's weight whatever the reduction.
+  if (ctx.numResults() > 1) {
+    Tensor &tw = ctx.result(1);
+    bool batchNone = reduction == Reduction::None && x.rank() == 2;
+    storeDouble(tw.bytes(), tw.dtype, batchNone ? 0.0 : denominator);
+  }
 }
 } // namespace
 
@@ -147,3 +156,43 @@ void cpu::nll_loss(KernelContext &ctx) { lossImpl(ctx, false); }
 /// label_smoothing=0.0): log_softmax over the class dim, then nll_loss (for
 /// class indices) or the probability-weighted sum (for a float target).
 void cpu::cross_entropy(KernelContext &ctx) { lossImpl(ctx, true); }
+
+/// nll_loss_forward(self, target, weight, reduction, ignore_index) ->
+/// (output, total_weight): nll_loss plus the summed weight of the counted
+/// targets.
+void cpu::nll_loss_forward(KernelContext &ctx) { lossImpl(ctx, false); }
+
+/// nll_loss_backward(grad_output, self, target, weight, reduction,
+/// ignore_index, total_weight): -weight[t] * grad (over total_weight for
+/// the mean) at each counted position's target class, zero elsewhere.
+void cpu::nll_loss_backward(KernelContext &ctx) {
+  LossArgs a;
+  if (!nllLossBackwardArgs(ctx, a))
+    return;
+  const Tensor &target = ctx.tensor(2);
+  Tensor &out = ctx.result(0);
+  int64_t C = a.C, S = a.S, P = a.N * S;
+  const double *g = gatherF64(ctx, ctx.tensor(0));
+  const double *tw = gatherF64(ctx, ctx.tensor(6));
+  const int64_t *t = gather<int64_t>(ctx, target, DType::I64);
+  const double *w = ctx.isTensor(3)
+                        ? gather<double>(ctx, ctx.tensor(3), DType::F64)
+                        : nullptr;
+  if (!g || !tw || !t || (ctx.isTensor(3) && !w))
+    return;
+  int64_t ignore = ignoreIndexArg(ctx, 5);
+  size_t os = dtypeSize(out.dtype);
+  std::memset(out.bytes(), 0, out.nbytes());
+  for (int64_t p = 0; p < P; ++p) {
+    int64_t k = t[p];
+    if (k == ignore)
+      continue;
+    if (k < 0 || k >= C)
+      return ctx.fail("Target " + llvm::Twine(k) + " is out of bounds.");
+    double grad = a.reduction == Reduction::None ? g[p] : g[0];
+    if (a.reduction == Reduction::Mean)
+      grad /= tw[0];
+    storeDouble(out.bytes() + ((p / S * C + k) * S + p % S) * os, out.dtype,
+                -(w ? w[k] : 1.0) * grad);
+  }
+}

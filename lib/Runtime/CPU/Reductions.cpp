@@ -1,6 +1,7 @@
 //===- Reductions.cpp - sum, mean, amax, softmax, log_softmax -------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Runtime/NNArgs.h"
 
 #include <cmath>
 #include <limits>
@@ -154,3 +155,52 @@ void cpu::mean(KernelContext &ctx) { reduce(ctx, Reduce::Mean); }
 void cpu::amax(KernelContext &ctx) { reduce(ctx, Reduce::Max); }
 void cpu::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
 void cpu::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
+/// _log_softmax(self, dim, half_to_float): the result's preallocated dtype
+/// (f32 for half_to_float) is all that differs from log_softmax.
+void cpu::_log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
+
+/// _log_softmax_backward_data(grad_output, output, dim, input_dtype):
+/// grad - exp(output) * sum(grad) along dim, in f64.
+void cpu::_log_softmax_backward_data(KernelContext &ctx) {
+  const Tensor &g = ctx.tensor(0), &o = ctx.tensor(1);
+  Tensor &res = ctx.result(0);
+  int64_t dim;
+  if (!logSoftmaxBackwardArgs(ctx, dim))
+    return;
+  llvm::SmallVector<bool> reduced(g.rank(), false);
+  if (g.rank() > 0)
+    reduced[dim] = true;
+  // Every tensor has g's shape, so the groups come in the same order; only
+  // their bases and the stride along dim differ.
+  std::vector<int64_t> oBase, rBase;
+  auto bases = [&](const Tensor &t, std::vector<int64_t> &b) {
+    forEachGroup(t, reduced,
+                 [&](int64_t, int64_t off, const std::vector<int64_t> &) {
+                   b.push_back(off);
+                 });
+  };
+  bases(o, oBase);
+  bases(res, rBase);
+  int64_t oStride = g.rank() > 0 ? o.strides[dim] : 1;
+  int64_t rStride = g.rank() > 0 ? res.strides[dim] : 1;
+  const char *gb = static_cast<const char *>(g.storage->data);
+  const char *ob = static_cast<const char *>(o.storage->data);
+  char *rb = static_cast<char *>(res.storage->data);
+  size_t gs = dtypeSize(g.dtype), os = dtypeSize(o.dtype),
+         rs = dtypeSize(res.dtype);
+  std::vector<double> vals;
+  forEachGroup(g, reduced,
+               [&](int64_t k, int64_t off, const std::vector<int64_t> &group) {
+                 vals.resize(group.size());
+                 double sum = 0;
+                 for (size_t i = 0; i < group.size(); ++i)
+                   sum += vals[i] =
+                       loadDouble(gb + (off + group[i]) * gs, g.dtype);
+                 for (size_t i = 0; i < group.size(); ++i) {
+                   double y =
+                       loadDouble(ob + (oBase[k] + i * oStride) * os, o.dtype);
+                   storeDouble(rb + (rBase[k] + i * rStride) * rs, res.dtype,
+                               vals[i] - std::exp(y) * sum);
+                 }
+               });
+}

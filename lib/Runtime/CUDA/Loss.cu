@@ -78,6 +78,9 @@ __global__ void lossPositionsKernel(LossLaunch L) {
       L.den[p] = wk;
       if (L.reduction == 0)
         ewStoreDouble(L.out + p * os, L.outDtype, l);
+      // Set with reduction none only for an unbatched input (P == 1).
+      if (L.reduction == 0 && L.totalWeight)
+        ewStoreDouble(L.totalWeight, L.outDtype, wk);
     }
   }
 }
@@ -95,8 +98,31 @@ __global__ void lossReduceKernel(LossLaunch L) {
   }
   total = nnBlockSum(total, sh);
   den = L.probs.data ? L.probDenominator : nnBlockSum(den, sh);
-  if (threadIdx.x == 0)
+  if (threadIdx.x == 0) {
     ewStoreDouble(L.out, L.outDtype, L.reduction == 2 ? total : total / den);
+    if (L.totalWeight)
+      ewStoreDouble(L.totalWeight, L.outDtype, den);
+  }
+}
+
+/// One thread per position; each writes at most its own target's element.
+__global__ void nllLossBackwardKernel(NllBackwardLaunch L) {
+  int64_t P = L.N * L.S, C = L.C, S = L.S;
+  for (int64_t p = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+       p < P; p += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t k = L.indices[p];
+    if (k == L.ignore)
+      continue;
+    if (k < 0 || k >= C) {
+      atomicMin(L.badPosition, static_cast<unsigned long long>(p));
+      continue;
+    }
+    double grad = L.reduction == 0 ? L.g[p] : L.g[0];
+    if (L.reduction == 1)
+      grad /= L.tw[0];
+    nnStore(L.out, L.outDtype, (p / S * C + k) * S + p % S,
+            -(L.w ? L.w[k] : 1.0) * grad);
+  }
 }
 } // namespace
 
@@ -106,5 +132,12 @@ cudaError_t cuda::launchLoss(const LossLaunch &L) {
     lossPositionsKernel<<<nnBlocks(P, 1), kNNThreads>>>(L);
   if (L.reduction != 0)
     lossReduceKernel<<<1, kNNThreads>>>(L);
+  return cudaGetLastError();
+}
+
+cudaError_t cuda::launchNllLossBackward(const NllBackwardLaunch &L) {
+  int64_t P = L.N * L.S;
+  if (P > 0)
+    nllLossBackwardKernel<<<nnBlocks(P, kNNThreads), kNNThreads>>>(L);
   return cudaGetLastError();
 }

@@ -7,6 +7,7 @@
 
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/CUDA/ReduceLaunch.h"
+#include "TraceIR/Runtime/NNArgs.h"
 
 using namespace traceir;
 
@@ -111,3 +112,30 @@ void cuda::mean(KernelContext &ctx) { reduce(ctx, RdKind::Mean, "mean"); }
 void cuda::amax(KernelContext &ctx) { reduce(ctx, RdKind::Max, "amax"); }
 void cuda::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
 void cuda::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
+/// The result's preallocated dtype (f32 for half_to_float) is all that
+/// differs from log_softmax.
+void cuda::_log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
+
+/// grad - exp(output) * sum(grad) along dim, as CPU/Reductions.cpp.
+void cuda::_log_softmax_backward_data(KernelContext &ctx) {
+  const Tensor &g = ctx.tensor(0), &o = ctx.tensor(1);
+  Tensor &res = ctx.result(0);
+  int64_t dim;
+  if (!logSoftmaxBackwardArgs(ctx, dim))
+    return;
+  llvm::SmallVector<bool> reduced(g.rank(), false);
+  if (g.rank() > 0)
+    reduced[dim] = true;
+  SoftmaxLaunch L;
+  if (!splitGroups(o, reduced, L.in) || !splitGroups(res, reduced, L.out) ||
+      !splitGroups(g, reduced, L.grad))
+    return failRank(ctx, g);
+  L.data = static_cast<const char *>(o.storage->data);
+  L.inDtype = static_cast<int32_t>(o.dtype);
+  L.outData = static_cast<char *>(res.storage->data);
+  L.outDtype = static_cast<int32_t>(res.dtype);
+  L.gradData = static_cast<const char *>(g.storage->data);
+  L.gradDtype = static_cast<int32_t>(g.dtype);
+  if (const char *err = launchLogSoftmaxBackwardCUDA(L))
+    failLaunch(ctx, "_log_softmax_backward_data", err);
+}

@@ -133,6 +133,32 @@ __global__ void softmaxKernel(SoftmaxLaunch L) {
     }
   }
 }
+
+/// _log_softmax_backward_data: one block per row, two passes (the sum of
+/// the gradient, then grad - exp(output) * sum).
+__global__ void logSoftmaxBackwardKernel(SoftmaxLaunch L) {
+  __shared__ double sh[kMaxThreads];
+  int es = ewSize(L.inDtype), gs = ewSize(L.gradDtype), os = ewSize(L.outDtype);
+  int64_t t = threadIdx.x, B = blockDim.x, n = L.in.numRed;
+  for (int64_t k = blockIdx.x; k < L.in.numKept; k += gridDim.x) {
+    int64_t ib = rdKeptOffset(L.in, k), gb = rdKeptOffset(L.grad, k),
+            ob = rdKeptOffset(L.out, k);
+    auto grad = [&](int64_t r) {
+      return ewLoadDouble(L.gradData + (gb + rdRedOffset(L.grad, r)) * gs,
+                          L.gradDtype);
+    };
+    double sum = 0;
+    for (int64_t r = t; r < n; r += B)
+      sum += grad(r);
+    sum = blockReduce<double>(sum, sh, SumD());
+    for (int64_t r = t; r < n; r += B) {
+      double y =
+          ewLoadDouble(L.data + (ib + rdRedOffset(L.in, r)) * es, L.inDtype);
+      ewStoreDouble(L.outData + (ob + rdRedOffset(L.out, r)) * os, L.outDtype,
+                    grad(r) - exp(y) * sum);
+    }
+  }
+}
 } // namespace
 
 const char *traceir::launchReduceCUDA(const ReduceLaunch &launch) {
@@ -158,5 +184,15 @@ const char *traceir::launchSoftmaxCUDA(const SoftmaxLaunch &launch) {
       launch.in.numKept < kMaxBlocks ? launch.in.numKept : kMaxBlocks;
   softmaxKernel<<<static_cast<unsigned>(blocks),
                   threadsFor(launch.in.numRed)>>>(launch);
+  return lastError();
+}
+
+const char *traceir::launchLogSoftmaxBackwardCUDA(const SoftmaxLaunch &launch) {
+  if (launch.in.numKept == 0 || launch.in.numRed == 0)
+    return nullptr;
+  int64_t blocks =
+      launch.in.numKept < kMaxBlocks ? launch.in.numKept : kMaxBlocks;
+  logSoftmaxBackwardKernel<<<static_cast<unsigned>(blocks),
+                             threadsFor(launch.in.numRed)>>>(launch);
   return lastError();
 }

@@ -75,6 +75,15 @@ int64_t wrapDim(int64_t dim, int64_t rank);
       X(native_batch_norm_backward) X(nll_loss)                                \
           X(scaled_dot_product_attention)
 
+/// The ops a joint forward+backward graph (aot_autograd) adds: alias
+/// (Views.cpp), ones_like and threshold_backward (Elementwise.cpp), the
+/// log_softmax pair (Reductions.cpp) and the nll_loss pair (Loss.cpp).
+#define TRACEIR_CPU_KERNELS_BACKWARD(X)                                        \
+  X(_log_softmax)                                                              \
+  X(_log_softmax_backward_data)                                                \
+  X(alias)                                                                     \
+  X(nll_loss_backward) X(nll_loss_forward) X(ones_like) X(threshold_backward)
+
 /// Recurrent layers: lib/Runtime/CPU/RNN.cpp.
 #define TRACEIR_CPU_KERNELS_RNN(X) X(lstm)
 
@@ -83,6 +92,7 @@ int64_t wrapDim(int64_t dim, int64_t rank);
 #define TRACEIR_DEVICE_NEUTRAL_KERNELS(X)                                      \
   X(contiguous)                                                                \
   X(expand)                                                                    \
+  X(alias)                                                                     \
   X(flatten)                                                                   \
   X(narrow)                                                                    \
   X(permute) X(reshape) X(select) X(slice) X(squeeze) X(t) X(transpose)        \
@@ -90,7 +100,8 @@ int64_t wrapDim(int64_t dim, int64_t rank);
 
 #define TRACEIR_CPU_KERNELS(X)                                                 \
   TRACEIR_CPU_KERNELS_CORE(X)                                                  \
-  TRACEIR_CPU_KERNELS_NN(X) TRACEIR_CPU_KERNELS_RNN(X)
+  TRACEIR_CPU_KERNELS_NN(X) TRACEIR_CPU_KERNELS_RNN(X)                         \
+      TRACEIR_CPU_KERNELS_BACKWARD(X)
 
 #define TRACEIR_DECLARE_KERNEL(NAME) void NAME(KernelContext &ctx);
 TRACEIR_CPU_KERNELS(TRACEIR_DECLARE_KERNEL)

@@ -45,11 +45,18 @@ TRACEIR_CUDA_LINALG_KERNELS(TRACEIR_CUDA_DECLARE)
           X(scaled_dot_product_attention)
 /// Recurrent layers (RNN.cpp/.cu).
 #define TRACEIR_CUDA_RNN_KERNELS(X) X(lstm)
+/// The log_softmax and nll_loss pairs of a joint forward+backward graph
+/// (Reductions.cpp/.cu, Loss.cpp/.cu); its other new ops are elementwise or
+/// views.
+#define TRACEIR_CUDA_BACKWARD_KERNELS(X)                                       \
+  X(_log_softmax)                                                              \
+  X(_log_softmax_backward_data) X(nll_loss_backward) X(nll_loss_forward)
 
 #define TRACEIR_CUDA_DECLARE(NAME) void NAME(KernelContext &ctx);
 TRACEIR_CUDA_REDUCE_KERNELS(TRACEIR_CUDA_DECLARE)
 TRACEIR_CUDA_NN_KERNELS(TRACEIR_CUDA_DECLARE)
 TRACEIR_CUDA_RNN_KERNELS(TRACEIR_CUDA_DECLARE)
+TRACEIR_CUDA_BACKWARD_KERNELS(TRACEIR_CUDA_DECLARE)
 #undef TRACEIR_CUDA_DECLARE
 
 } // namespace traceir::cuda

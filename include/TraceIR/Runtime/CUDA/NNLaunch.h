@@ -168,8 +168,28 @@ struct LossLaunch {
   unsigned long long *badPosition = nullptr;
   char *out = nullptr;
   int32_t outDtype = F32;
+  /// nll_loss_forward's total_weight (the mean's divisor), of outDtype;
+  /// null for nll_loss and cross_entropy, and for a batch with reduction
+  /// none (the host zero-fills it).
+  char *totalWeight = nullptr;
 };
 cudaError_t launchLoss(const LossLaunch &launch);
+
+/// nll_loss_backward over [N, C] or [C] (S = 1) seen as LossLaunch's
+/// positions: out (contiguous, zero-filled by the host) gets -w[k] * grad at
+/// each counted position's class k; grad is g[p] for reduction 0, else
+/// g[0] (over tw[0] for the mean). `g`, `tw` and `w` are contiguous f64.
+struct NllBackwardLaunch {
+  const double *g = nullptr, *tw = nullptr, *w = nullptr;
+  const int64_t *indices = nullptr;
+  int64_t N = 0, C = 0, S = 1;
+  int64_t ignore = -100;
+  int32_t reduction = 1;
+  unsigned long long *badPosition = nullptr;
+  char *out = nullptr;
+  int32_t outDtype = F32;
+};
+cudaError_t launchNllLossBackward(const NllBackwardLaunch &launch);
 
 //===--- Device helpers shared by the .cu files ---------------------------===//
 

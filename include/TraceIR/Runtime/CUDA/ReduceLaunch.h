@@ -74,6 +74,8 @@ struct ReduceLaunch {
 };
 
 /// softmax/log_softmax: `in` and `out` split around the same dim.
+/// _log_softmax_backward_data: `in` is the forward's output and `grad` the
+/// incoming gradient, split the same way.
 struct SoftmaxLaunch {
   RdGroups in, out;
   const char *data = nullptr;
@@ -81,11 +83,15 @@ struct SoftmaxLaunch {
   char *outData = nullptr;
   int32_t outDtype = F32;
   bool log = false;
+  RdGroups grad;
+  const char *gradData = nullptr;
+  int32_t gradDtype = F32;
 };
 
 /// Each returns null on success, else the CUDA error's text.
 const char *launchReduceCUDA(const ReduceLaunch &launch);
 const char *launchSoftmaxCUDA(const SoftmaxLaunch &launch);
+const char *launchLogSoftmaxBackwardCUDA(const SoftmaxLaunch &launch);
 
 //===--- NN.cu ------------------------------------------------------------===//
 

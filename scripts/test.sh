@@ -81,6 +81,23 @@ if [[ "${TRACEIR_SKIP_SANITIZERS:-0}" != 1 ]]; then
   fi
 fi
 
+# `pip install .` (scikit-build-core) must give a working package: build
+# the wheel offline with the test environment's build requirements, install
+# it into a scratch directory and run a graph through it.
+if [[ "${TRACEIR_SKIP_PIP:-0}" != 1 ]]; then
+  echo "== pip install . (wheel build with scikit-build-core)"
+  PIPDIR="$(mktemp -d)"
+  if (cd "$ROOT" && "$VENV/bin/pip" wheel . --no-build-isolation --no-deps -q -w "$PIPDIR/wheel" &&
+    "$VENV/bin/pip" install -q --no-deps --target "$PIPDIR/site" "$PIPDIR"/wheel/traceir-*.whl &&
+    cd "$PIPDIR" && PYTHONPATH="$PIPDIR/site" "$VENV/bin/python" "$ROOT/test/python/pip_smoke.py"); then
+    passed=$((passed + 1))
+  else
+    echo "FAILED: pip install ."
+    failed=$((failed + 1))
+  fi
+  rm -rf "$PIPDIR"
+fi
+
 echo
 echo "tests: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

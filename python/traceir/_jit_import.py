@@ -28,6 +28,30 @@ REWRITES = {"_convolution": _convolution_as_conv2d}
 FOLDED = {"aten::size", "aten::Int", "prim::NumToTensor", "aten::ScalarImplicit"}
 
 
+def _is_ssa(v):
+    if isinstance(v, (list, tuple)):
+        return any(_is_ssa(x) for x in v)
+    return isinstance(v, str) and v.startswith("%")
+
+
+def _run(node, values, fold):
+    """Calls the node's ATen overload on example values (kwarg-only
+    arguments by name). With `fold`, Python numbers stand for the 0-d
+    tensors of size arithmetic."""
+    schema = torch._C.parse_schema(node.schema())
+    name = schema.name.split("::", 1)[1]
+    fn = getattr(getattr(torch.ops.aten, name), schema.overload_name or "default")
+    args, kwargs = [], {}
+    for spec, v in zip(schema.arguments, values):
+        if fold and isinstance(v, (int, float)) and str(spec.type).startswith("Tensor"):
+            v = torch.tensor(v)
+        if spec.kwarg_only:
+            kwargs[spec.name] = v
+        else:
+            args.append(v)
+    return fn(*args, **kwargs)
+
+
 def _location(node):
     frames = re.findall(r"^(.*)\((\d+)\): \w+$", node.sourceRange(), re.M)
     user = [f for f in frames if not f[0].startswith(TORCH_DIR)]
@@ -105,11 +129,21 @@ def import_traced(model, args, kwargs):
             else:
                 res = int(vals[0])
             env[outs[0].unique()] = (res, res)
+        elif kind.startswith("aten::") and not any(_is_ssa(get(i)[0]) for i in node.inputs()):
+            # Size arithmetic (head_dim = embed_dim // num_heads): static
+            # shapes make it a constant.
+            res = _run(node, [get(i)[1] for i in node.inputs()], fold=True)
+            if isinstance(res, torch.Tensor) and res.dim() == 0:
+                res = res.item()
+            if isinstance(res, torch.Tensor):
+                env[outs[0].unique()] = (w.constant("const", res), res)
+            else:
+                env[outs[0].unique()] = (res, res)
         elif kind.startswith("aten::"):
             op = kind.split("::", 1)[1]
             ins = [get(i) for i in node.inputs()]
             example = [i[1] for i in ins]
-            results = getattr(torch.ops.aten, op)(*example)
+            results = _run(node, example, fold=False)
             results = list(results) if isinstance(results, (tuple, list)) else [results]
             call_args = [i[0] for i in ins]
             rewrite = REWRITES.get(op)

@@ -120,6 +120,45 @@ def test_word_lm_lstm(word_lm, method):
     check_report(exe)
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_transformer_encoder_layer(method):
+    torch.manual_seed(2)
+    layer = torch.nn.TransformerEncoderLayer(32, 4, 64, dropout=0.1, batch_first=True).eval()
+    x = torch.randn(2, 7, 32)
+    m, exe = compiled(layer, (x,), method=method)
+    assert 'pyop "scaled_dot_product_attention"' in str(m)
+    with torch.no_grad():
+        torch.testing.assert_close(exe(x), layer(x), rtol=1e-4, atol=1e-5)
+    check_report(exe)
+
+
+class TrainStep(torch.nn.Module):
+    """An MLP's training step: the loss first, as aot_autograd wants it."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(8, 16)
+        self.fc2 = torch.nn.Linear(16, 4)
+
+    def forward(self, x, y):
+        return (torch.nn.functional.cross_entropy(self.fc2(torch.relu(self.fc1(x))), y),)
+
+
+def test_training_step_backward_graph():
+    torch.manual_seed(3)
+    model, x, y = TrainStep(), torch.randn(6, 8), torch.tensor([1, 3, 0, 2, 1, 3])
+    m, exe = compiled(model, (x, y), method="joint")
+    assert 'pyop "threshold_backward"' in str(m) and 'pyop "nll_loss_backward"' in str(m)
+    loss, *grads = exe(x, y)
+    want = model(x, y)[0]
+    want.backward()
+    torch.testing.assert_close(loss, want.detach(), rtol=1e-5, atol=1e-6)
+    assert len(grads) == 4
+    for g, p in zip(grads, model.parameters()):
+        torch.testing.assert_close(g, p.grad, rtol=1e-5, atol=1e-6)
+    check_report(exe)
+
+
 def test_text_round_trips():
     m = traceir.from_torch(MLP().eval(), (torch.randn(2, 8),)).run_passes("free-dead-tensors")
     again = traceir.Module.parse(str(m))

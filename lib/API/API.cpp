@@ -199,21 +199,10 @@ Executable::create(const std::string &text, const std::string &graphName,
   auto module = s.parse(text, sourceName);
   if (!module)
     return {nullptr, s.error("cannot parse " + sourceName)};
-  mlir::trace::GraphOp graph;
-  unsigned count = 0;
-  module->walk([&](mlir::trace::GraphOp g) {
-    ++count;
-    if (graphName.empty() || g.getSymName() == graphName)
-      graph = g;
-  });
+  auto graph = findGraph(*module, graphName, sourceName);
   if (!graph)
-    return {nullptr, graphName.empty() ? "no trace.graph in " + sourceName
-                                       : "no trace.graph @" + graphName +
-                                             " in " + sourceName};
-  if (graphName.empty() && count > 1)
-    return {nullptr, std::to_string(count) + " graphs in " + sourceName +
-                         "; choose one by name"};
-  auto built = buildExecutable(graph, *device);
+    return {nullptr, llvm::toString(graph.takeError())};
+  auto built = buildExecutable(*graph, *device);
   if (!built)
     return {nullptr, llvm::toString(built.takeError())};
   std::unique_ptr<Executable> exe(new Executable());

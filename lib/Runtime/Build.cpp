@@ -308,3 +308,21 @@ traceir::buildExecutable(GraphOp graph, Device device) {
   exe->report.predictionIsLowerBound = liveness.isLowerBound();
   return exe;
 }
+
+llvm::Expected<GraphOp> traceir::findGraph(ModuleOp module, StringRef name,
+                                           StringRef where) {
+  GraphOp graph;
+  unsigned count = 0;
+  module->walk([&](GraphOp g) {
+    ++count;
+    if (name.empty() || g.getSymName() == name)
+      graph = g;
+  });
+  if (!graph)
+    return makeError(name.empty() ? "no trace.graph in " + where
+                                  : "no trace.graph @" + name + " in " + where);
+  if (name.empty() && count > 1)
+    return makeError(llvm::Twine(count) + " graphs in " + where +
+                     "; choose one by name (trace-run --graph)");
+  return graph;
+}

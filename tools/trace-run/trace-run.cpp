@@ -90,22 +90,11 @@ int main(int argc, char **argv) {
                                             mlir::ParserConfig(&context));
   if (!module)
     return 1;
-  mlir::trace::GraphOp graph;
-  unsigned count = 0;
-  module->walk([&](mlir::trace::GraphOp g) {
-    ++count;
-    if (graphName.empty() || g.getSymName() == graphName)
-      graph = g;
-  });
+  auto graph = traceir::findGraph(*module, graphName, inputFile);
   if (!graph)
-    return fail(graphName.empty()
-                    ? Twine("no trace.graph in ") + inputFile
-                    : "no trace.graph @" + graphName + " in " + inputFile);
-  if (graphName.empty() && count > 1)
-    return fail(Twine(count) + " graphs in " + inputFile +
-                "; choose one with --graph");
+    return fail(toString(graph.takeError()));
 
-  auto exe = traceir::buildExecutable(graph, *device);
+  auto exe = traceir::buildExecutable(*graph, *device);
   if (!exe)
     return fail(toString(exe.takeError()));
 

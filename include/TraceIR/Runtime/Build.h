@@ -10,6 +10,8 @@
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Runtime/Executable.h"
 
+#include "mlir/IR/BuiltinOps.h"
+
 namespace traceir {
 
 /// Lowers `graph` for `device`: binds a kernel to every op (an op without a
@@ -18,6 +20,11 @@ namespace traceir {
 /// predicted peak from StorageLiveness.
 llvm::Expected<std::unique_ptr<Executable>>
 buildExecutable(mlir::trace::GraphOp graph, Device device);
+
+/// The trace.graph named `name` in `module`, or its only graph when `name`
+/// is empty; errors say which (`where` names the module, e.g. its file).
+llvm::Expected<mlir::trace::GraphOp>
+findGraph(mlir::ModuleOp module, llvm::StringRef name, llvm::StringRef where);
 
 } // namespace traceir
 

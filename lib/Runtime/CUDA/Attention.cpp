@@ -88,19 +88,6 @@ bool prepare(KernelContext &ctx, const AttentionArgs &a,
   return true;
 }
 
-cudaDataType_t cudaType(DType dtype) {
-  switch (dtype) {
-  case DType::F64:
-    return CUDA_R_64F;
-  case DType::F16:
-    return CUDA_R_16F;
-  case DType::BF16:
-    return CUDA_R_16BF;
-  default:
-    return CUDA_R_32F;
-  }
-}
-
 /// C[b] (row-major [M, N], contiguous, batch stride M * N, type cType) =
 /// alpha * A[b] @ B[b] for every batch: as Linalg.cpp, the column-major
 /// C^T = B^T @ A^T with the operands swapped.
@@ -117,11 +104,12 @@ bool gemmBatched(cublasHandle_t h, DType abType, const BatchedOperand &A,
   cublasStatus_t st = cublasGemmStridedBatchedEx(
       h, B.trans ? CUBLAS_OP_T : CUBLAS_OP_N,
       A.trans ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(N),
-      static_cast<int>(M), static_cast<int>(K), al, B.data, cudaType(abType),
-      static_cast<int>(B.ld), B.batchStride, A.data, cudaType(abType),
-      static_cast<int>(A.ld), A.batchStride, be, C, cudaType(cType),
-      static_cast<int>(N), M * N, static_cast<int>(batches),
-      f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      static_cast<int>(M), static_cast<int>(K), al, B.data,
+      cuda::dataType(abType), static_cast<int>(B.ld), B.batchStride, A.data,
+      cuda::dataType(abType), static_cast<int>(A.ld), A.batchStride, be, C,
+      cuda::dataType(cType), static_cast<int>(N), M * N,
+      static_cast<int>(batches), f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
+      CUBLAS_GEMM_DEFAULT);
   return st == CUBLAS_STATUS_SUCCESS;
 }
 } // namespace

@@ -37,19 +37,6 @@ bool describe(const char *base, int64_t rows, int64_t cols, int64_t rs,
   return false;
 }
 
-cudaDataType_t cudaType(DType dtype) {
-  switch (dtype) {
-  case DType::F64:
-    return CUDA_R_64F;
-  case DType::F16:
-    return CUDA_R_16F;
-  case DType::BF16:
-    return CUDA_R_16BF;
-  default:
-    return CUDA_R_32F;
-  }
-}
-
 /// C[M,N] (row-major, ldc) = A[M,K] @ B[K,N] for one matrix of each.
 bool gemm(KernelContext &ctx, DType dtype, const Tensor &scratchOwner,
           const char *a, int64_t ars, int64_t acs, const char *b, int64_t brs,
@@ -102,10 +89,10 @@ bool gemm(KernelContext &ctx, DType dtype, const Tensor &scratchOwner,
                      reinterpret_cast<const float *>(A.data), A.ld, &beta32,
                      reinterpret_cast<float *>(c), ldc);
   else
-    st = cublasGemmEx(h, opB, opA, N, M, K, &alpha32, B.data, cudaType(dtype),
-                      B.ld, A.data, cudaType(dtype), A.ld, &beta32, c,
-                      cudaType(dtype), ldc, CUBLAS_COMPUTE_32F,
-                      CUBLAS_GEMM_DEFAULT);
+    st = cublasGemmEx(
+        h, opB, opA, N, M, K, &alpha32, B.data, cuda::dataType(dtype), B.ld,
+        A.data, cuda::dataType(dtype), A.ld, &beta32, c, cuda::dataType(dtype),
+        ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   return st == CUBLAS_STATUS_SUCCESS;
 }
 

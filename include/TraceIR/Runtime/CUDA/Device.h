@@ -10,6 +10,8 @@
 #ifndef TRACEIR_RUNTIME_CUDA_DEVICE_H
 #define TRACEIR_RUNTIME_CUDA_DEVICE_H
 
+#include "TraceIR/Runtime/Tensor.h"
+
 #include <cublas_v2.h>
 
 #include <memory>
@@ -21,6 +23,20 @@ namespace cuda {
 /// The cuBLAS handle of CUDA device `device`, created on first use (with
 /// the current device restored afterwards); null if cuBLAS cannot start.
 cublasHandle_t cublasHandle(int device);
+
+/// cuBLAS's name for a floating-point dtype (f32 for anything else).
+inline cudaDataType_t dataType(DType dtype) {
+  switch (dtype) {
+  case DType::F64:
+    return CUDA_R_64F;
+  case DType::F16:
+    return CUDA_R_16F;
+  case DType::BF16:
+    return CUDA_R_16BF;
+  default:
+    return CUDA_R_32F;
+  }
+}
 
 /// The profiler's timer on CUDA device `index` (Timer.cpp): cudaEvents on
 /// the default stream, where the runtime's kernels run.

@@ -64,7 +64,7 @@ int64_t wrapDim(int64_t dim, int64_t rank);
       X(native_batch_norm) X(native_batch_norm_backward) X(nll_loss)
 
 /// Recurrent layers: lib/Runtime/CPU/RNN.cpp.
-#define TRACEIR_CPU_KERNELS_RNN(X) X(lstm)
+#define TRACEIR_CPU_KERNELS_RNN(X) X(gru) X(lstm)
 
 /// Views only compute shapes and strides (copies go through the device's
 /// allocator), so every device uses these same kernels.

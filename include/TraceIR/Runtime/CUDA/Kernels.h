@@ -42,7 +42,7 @@ TRACEIR_CUDA_LINALG_KERNELS(TRACEIR_CUDA_DECLARE)
       X(max_pool2d) X(native_batch_norm) X(native_batch_norm_backward)         \
           X(nll_loss)
 /// Recurrent layers (RNN.cpp/.cu).
-#define TRACEIR_CUDA_RNN_KERNELS(X) X(lstm)
+#define TRACEIR_CUDA_RNN_KERNELS(X) X(gru) X(lstm)
 
 #define TRACEIR_CUDA_DECLARE(NAME) void NAME(KernelContext &ctx);
 TRACEIR_CUDA_REDUCE_KERNELS(TRACEIR_CUDA_DECLARE)

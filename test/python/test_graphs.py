@@ -217,10 +217,11 @@ trace.graph @word_lm_gru(%enc: {t(V, E)} {{trace.param = "encoder.weight"}}, {wp
 """
 
 
-def test_word_lm_gru_eval():
-    # The PyTorch examples' word language model with rnn_type="GRU"
-    # (Embedding 10000 x 200, 2-layer GRU(200, 200, dropout=0.2), Linear
-    # 200 -> 10000), in eval mode, on 35 x 20 tokens.
+def word_lm_gru_case():
+    """The PyTorch examples' word language model with rnn_type="GRU"
+    (Embedding 10000 x 200, 2-layer GRU(200, 200, dropout=0.2), Linear
+    200 -> 10000), in eval mode, on 35 x 20 tokens: (graph text, inputs,
+    params, PyTorch's outputs)."""
     T, B, V, E, H = 35, 20, 10000, 200, 200
     torch.manual_seed(0)
     model = RNNModel(V, E, H, 2, 0.2, rnn_type="GRU").eval()
@@ -230,5 +231,10 @@ def test_word_lm_gru_eval():
     with torch.no_grad():
         logits, hn = model(tokens, h0)
     params = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    check_graph(word_lm_gru_graph(T, B, V, E, H), {"tokens": tokens, "hidden": h0},
-                params, [logits, hn])
+    return (word_lm_gru_graph(T, B, V, E, H), {"tokens": tokens, "hidden": h0},
+            params, [logits, hn])
+
+
+def test_word_lm_gru_eval():
+    text, inputs, params, expected = word_lm_gru_case()
+    check_graph(text, inputs, params, expected)

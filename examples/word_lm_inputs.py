@@ -16,11 +16,13 @@ from safetensors.torch import save_file
 
 
 class RNNModel(torch.nn.Module):
-    def __init__(self, ntoken=10000, ninp=200, nhid=200, nlayers=2, dropout=0.2):
+    # rnn_type as in the PyTorch example: "LSTM" (the trace's) or "GRU".
+    def __init__(self, ntoken=10000, ninp=200, nhid=200, nlayers=2, dropout=0.2,
+                 rnn_type="LSTM"):
         super().__init__()
         self.drop = torch.nn.Dropout(dropout)
         self.encoder = torch.nn.Embedding(ntoken, ninp)
-        self.rnn = torch.nn.LSTM(ninp, nhid, nlayers, dropout=dropout)
+        self.rnn = getattr(torch.nn, rnn_type)(ninp, nhid, nlayers, dropout=dropout)
         self.decoder = torch.nn.Linear(nhid, ntoken)
 
     def forward(self, tokens, hidden):

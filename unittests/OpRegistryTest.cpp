@@ -141,4 +141,31 @@ TEST_F(InferTest, Layers) {
   EXPECT_EQ(lstm[1], t({2, 20, 200}));
 }
 
+TEST_F(InferTest, Gru) {
+  // The word language model's 2-layer GRU(200, 200, dropout=0.2): 3 gates,
+  // one state, two results; random only when training.
+  SmallVector<Type> types = {t({35, 20, 200}), t({2, 20, 200})};
+  for (int l = 0; l < 2; ++l)
+    types.append({t({600, 200}), t({600, 200}), t({600}), t({600})});
+  auto scalars = [&](bool train) {
+    return SmallVector<Attribute>{b.getBoolAttr(true),    i(2),
+                                  b.getF64FloatAttr(0.2), b.getBoolAttr(train),
+                                  b.getBoolAttr(false),   b.getBoolAttr(false)};
+  };
+  auto gru = infer("gru", "ttttttttttssssss", types, scalars(false));
+  ASSERT_EQ(gru.size(), 2u);
+  EXPECT_EQ(gru[0], t({35, 20, 200}));
+  EXPECT_EQ(gru[1], t({2, 20, 200}));
+  const OpInfo *info = lookupOp("gru");
+  ASSERT_NE(info, nullptr);
+  auto evalArgs = scalars(false), trainArgs = scalars(true);
+  EXPECT_FALSE(info->random(PyArgs("ttttttttttssssss", types, evalArgs)));
+  EXPECT_TRUE(info->random(PyArgs("ttttttttttssssss", types, trainArgs)));
+  // lstm's [4H, in] weights do not fit a GRU.
+  std::string error;
+  types[2] = t({800, 200});
+  infer("gru", "ttttttttttssssss", types, evalArgs, &error);
+  EXPECT_EQ(error, "w_ih of layer 0 must be [600, 200], got [800, 200]");
+}
+
 } // namespace

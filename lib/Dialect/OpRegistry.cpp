@@ -1267,15 +1267,18 @@ INFER(inferAdaptiveAvgPool2d) { // adaptive_avg_pool2d(input, output_size)
 }
 
 /// lstm(input, h0, c0, weights..., has_biases, num_layers, dropout, train,
-/// bidirectional, batch_first) -> (output, h_n, c_n). Per layer and
-/// direction the weights are w_ih, w_hh[, b_ih, b_hh].
-INFER(inferLstm) {
+/// bidirectional, batch_first) -> (output, h_n, c_n) when Lstm, else
+/// gru(input, h0, weights..., ...) -> (output, h_n). Per layer and direction
+/// the weights are w_ih, w_hh[, b_ih, b_hh].
+template <bool Lstm> INFER(inferRnn) {
   CALL;
   unsigned nt = 0;
   while (a.isTensor(nt))
     ++nt;
-  TensorType x = c.tensor(0, "input"), h0 = c.tensor(1, "h0"),
-             c0 = c.tensor(2, "c0");
+  // The states (h0, and c0 for lstm) follow the input; the weights them.
+  unsigned states = Lstm ? 2 : 1;
+  TensorType x = c.tensor(0, "input"), h0 = c.tensor(1, "h0");
+  TensorType c0 = Lstm ? c.tensor(2, "c0") : h0;
   if (!x || !h0 || !c0)
     return false;
   bool hasBiases, train, bidir, batchFirst;
@@ -1294,13 +1297,15 @@ INFER(inferLstm) {
   int64_t dirs = bidir ? 2 : 1, perLayer = hasBiases ? 4 : 2;
   if (layers <= 0)
     return c.err("num_layers must be positive, got ", layers);
-  if ((int64_t)nt - 3 != layers * dirs * perLayer)
+  if ((int64_t)nt - 1 - states != layers * dirs * perLayer)
     return c.err("expects ", layers * dirs * perLayer,
-                 " weight tensors for num_layers=", layers, ", got ", nt - 3);
+                 " weight tensors for num_layers=", layers, ", got ",
+                 nt - 1 - states);
+  const char *tensors = Lstm ? "input, h0 and c0" : "input and h0";
   if (!x.hasRank() || !h0.hasRank() || !c0.hasRank())
-    return c.err("input, h0 and c0 must be ranked");
+    return c.err(tensors, " must be ranked");
   if (x.getRank() != 3 || h0.getRank() != 3 || c0.getRank() != 3)
-    return c.err("input, h0 and c0 must have rank 3");
+    return c.err(tensors, " must have rank 3");
   int64_t hidden = h0.getDimSize(2);
   int64_t seq = x.getDimSize(batchFirst ? 1 : 0),
           batch = x.getDimSize(batchFirst ? 0 : 1);
@@ -1311,9 +1316,10 @@ INFER(inferLstm) {
       (batch != kDyn && h0.getDimSize(1) != kDyn && h0.getDimSize(1) != batch))
     return c.err("h0 must be [", layers * dirs, ", ", batch, ", H], got ",
                  shapeStr(h0.getShape()));
-  // Every weight, per layer and direction, in nn.LSTM's _flat_weights
-  // order: w_ih [4H, in], w_hh [4H, H], b_ih [4H], b_hh [4H], where `in` is
-  // the input size for layer 0 and D*H above it.
+  // Every weight, per layer and direction, in nn.LSTM's (nn.GRU's)
+  // _flat_weights order: w_ih [GH, in], w_hh [GH, H], b_ih [GH], b_hh [GH],
+  // G = 4 (3) gates, where `in` is the input size for layer 0 and D*H above
+  // it.
   Type elt = x.getElementType();
   int64_t inSize = x.getDimSize(2);
   static const char *names[] = {"w_ih", "w_hh", "b_ih", "b_hh"};
@@ -1321,14 +1327,14 @@ INFER(inferLstm) {
     int64_t in = l == 0 ? inSize : (hidden == kDyn ? kDyn : dirs * hidden);
     for (int64_t dir = 0; dir < dirs; ++dir) {
       for (int64_t k = 0; k < perLayer; ++k) {
-        unsigned arg = 3 + (l * dirs + dir) * perLayer + k;
+        unsigned arg = 1 + states + (l * dirs + dir) * perLayer + k;
         auto w = cast<TensorType>(a.type(arg));
         if (w.getElementType() != elt)
           return c.err(names[k], " of layer ", l, " is ", w.getElementType(),
                        " but the input is ", elt);
         if (!w.hasRank())
           continue;
-        int64_t gates = hidden == kDyn ? kDyn : 4 * hidden;
+        int64_t gates = hidden == kDyn ? kDyn : (Lstm ? 4 : 3) * hidden;
         Shape want = k == 0   ? Shape{gates, in}
                      : k == 1 ? Shape{gates, hidden}
                               : Shape{gates};
@@ -1344,7 +1350,8 @@ INFER(inferLstm) {
       batchFirst ? Shape{batch, seq, features} : Shape{seq, batch, features};
   c.push(o, elt);
   c.push(h0.getShape(), elt);
-  c.push(c0.getShape(), elt);
+  if (Lstm)
+    c.push(c0.getShape(), elt);
   return true;
 }
 
@@ -1693,13 +1700,14 @@ bool batchNormMutates(const PyArgs &a) {
   auto training = getBool(a.scalar(5));
   return training && *training && a.isTensor(3) && a.isTensor(4);
 }
-bool lstmRandom(const PyArgs &a) {
+/// lstm and gru: training dropout between layers.
+bool rnnRandom(const PyArgs &a) {
   unsigned nt = 0;
   while (a.isTensor(nt))
     ++nt;
   auto layers = getInt(a.scalar(nt + 1));
   auto p = getNumber(a.scalar(nt + 2));
-  // An absent `train` is False, as inferLstm reads it.
+  // An absent `train` is False, as inferRnn reads it.
   auto train = getBool(a.scalar(nt + 3));
   return train && *train && (!p || *p > 0) && (!layers || *layers > 1);
 }
@@ -1770,6 +1778,11 @@ const OpInfo kOps[] = {
     PURE("ge", "self, other", (inferElementwise<2, EltRule::Bool>)),
     PURE("gelu", "self, approximate='none'",
          (inferElementwise<1, EltRule::Float>)),
+    OpInfo{"gru",
+           "input, h0, weights..., has_biases, num_layers, dropout, train, "
+           "bidirectional, batch_first",
+           inferRnn<false>, aliasNone, never, rnnRandom, "fresh",
+           "train, dropout > 0 and num_layers > 1: random"},
     PURE("gt", "self, other", (inferElementwise<2, EltRule::Bool>)),
     PURE("layer_norm",
          "input, normalized_shape, weight=None, bias=None, eps=1e-05, "
@@ -1782,7 +1795,7 @@ const OpInfo kOps[] = {
     OpInfo{"lstm",
            "input, h0, c0, weights..., has_biases, num_layers, dropout, "
            "train, bidirectional, batch_first",
-           inferLstm, aliasNone, never, lstmRandom, "fresh",
+           inferRnn<true>, aliasNone, never, rnnRandom, "fresh",
            "train, dropout > 0 and num_layers > 1: random"},
     PURE("lt", "self, other", (inferElementwise<2, EltRule::Bool>)),
     PURE("matmul", "self, other", inferMatmul),

@@ -387,19 +387,19 @@ bool traceir::attentionArgs(KernelContext &ctx, AttentionArgs &a) {
   return true;
 }
 
-/// Every weight must have the shape nn.LSTM gives it (the registry only
-/// checks layer 0's w_ih).
-static bool lstmWeightShapes(KernelContext &ctx, const LstmConfig &cfg) {
+/// Every weight must have the shape nn.LSTM / nn.GRU gives it (the registry
+/// only checks what static shapes tell it).
+static bool rnnWeightShapes(KernelContext &ctx, const RnnConfig &cfg) {
   const Tensor &x = ctx.tensor(0), &h0 = ctx.tensor(1);
   int64_t dirs = cfg.bidirectional ? 2 : 1, layers = cfg.layers;
   int64_t inputSize = x.shape[2], hidden = h0.shape[2];
-  int64_t gatesSize = 4 * hidden, features = dirs * hidden;
-  unsigned perLayer = cfg.hasBiases ? 4 : 2;
+  int64_t gatesSize = rnnGates(cfg.cell) * hidden, features = dirs * hidden;
+  unsigned perLayer = cfg.hasBiases ? 4 : 2, first = 1 + rnnStates(cfg.cell);
   static const char *const names[] = {"w_ih", "w_hh", "b_ih", "b_hh"};
   for (int64_t l = 0; l < layers; ++l)
     for (int64_t d = 0; d < dirs; ++d)
       for (unsigned k = 0; k < perLayer; ++k) {
-        const Tensor &w = ctx.tensor(3 + (l * dirs + d) * perLayer + k);
+        const Tensor &w = ctx.tensor(first + (l * dirs + d) * perLayer + k);
         Shape want;
         if (k == 0)
           want = {gatesSize, l == 0 ? inputSize : features};
@@ -408,23 +408,29 @@ static bool lstmWeightShapes(KernelContext &ctx, const LstmConfig &cfg) {
         else
           want = {gatesSize};
         if (w.shape != want) {
-          ctx.fail(llvm::Twine("lstm: ") + names[k] + " of layer " +
-                   llvm::Twine(l) + (d ? " (reverse)" : "") + " must be " +
-                   shapeToString(want) + ", got " + shapeToString(w.shape));
+          ctx.fail(llvm::Twine(rnnName(cfg.cell)) + ": " + names[k] +
+                   " of layer " + llvm::Twine(l) + (d ? " (reverse)" : "") +
+                   " must be " + shapeToString(want) + ", got " +
+                   shapeToString(w.shape));
           return false;
         }
       }
   return true;
 }
 
-bool traceir::lstmArgs(KernelContext &ctx, LstmConfig &cfg) {
+bool traceir::rnnArgs(KernelContext &ctx, RnnCell cell, RnnConfig &cfg) {
+  cfg.cell = cell;
   while (ctx.isTensor(cfg.numTensors))
     ++cfg.numTensors;
-  unsigned nt = cfg.numTensors;
-  if (nt < 3) {
-    ctx.fail("lstm expects input, h0 and c0 tensors");
+  unsigned nt = cfg.numTensors, states = rnnStates(cell);
+  llvm::StringRef name = rnnName(cell);
+  llvm::StringRef stateNames = cell == RnnCell::Lstm ? "h0 and c0" : "h0";
+  auto fail = [&](const llvm::Twine &message) {
+    ctx.fail(message);
     return false;
-  }
+  };
+  if (nt < 1 + states)
+    return fail(name + " expects input and " + stateNames + " tensors");
   auto boolAt = [&](unsigned i, bool dflt) {
     return ctx.isNone(i) ? dflt : ctx.scalar(i).number() != 0;
   };
@@ -435,44 +441,47 @@ bool traceir::lstmArgs(KernelContext &ctx, LstmConfig &cfg) {
   cfg.bidirectional = boolAt(nt + 4, false);
   cfg.batchFirst = boolAt(nt + 5, false);
 
-  const Tensor &x = ctx.tensor(0), &h0 = ctx.tensor(1), &c0 = ctx.tensor(2);
-  auto fail = [&](const llvm::Twine &message) {
-    ctx.fail(message);
-    return false;
-  };
+  const Tensor &x = ctx.tensor(0);
   if (cfg.layers <= 0)
-    return fail("lstm: num_layers must be positive, got " +
+    return fail(name + ": num_layers must be positive, got " +
                 llvm::Twine(cfg.layers));
   if (cfg.dropout < 0 || cfg.dropout > 1)
-    return fail("lstm: dropout must be in [0, 1], got " +
+    return fail(name + ": dropout must be in [0, 1], got " +
                 llvm::Twine(std::to_string(cfg.dropout)));
   int64_t dirs = cfg.bidirectional ? 2 : 1;
   int64_t perLayer = cfg.hasBiases ? 4 : 2;
-  if (int64_t(nt) - 3 != cfg.layers * dirs * perLayer)
-    return fail("lstm: expects " + llvm::Twine(cfg.layers * dirs * perLayer) +
-                " weight tensors, got " + llvm::Twine(nt - 3));
+  if (int64_t(nt) - 1 - states != cfg.layers * dirs * perLayer)
+    return fail(name + ": expects " +
+                llvm::Twine(cfg.layers * dirs * perLayer) +
+                " weight tensors, got " + llvm::Twine(nt - 1 - states));
   if (x.dtype != DType::F32 && x.dtype != DType::F64)
-    return fail(llvm::Twine("lstm supports f32 and f64, got ") +
-                dtypeName(x.dtype));
+    return fail(name + " supports f32 and f64, got " + dtypeName(x.dtype));
   for (unsigned i = 1; i < nt; ++i)
     if (ctx.tensor(i).dtype != x.dtype)
-      return fail(llvm::Twine("lstm: argument #") + llvm::Twine(i) + " is " +
+      return fail(name + ": argument #" + llvm::Twine(i) + " is " +
                   dtypeName(ctx.tensor(i).dtype) + " but the input is " +
                   dtypeName(x.dtype));
-  if (x.rank() != 3 || h0.rank() != 3 || c0.rank() != 3)
-    return fail("lstm: input, h0 and c0 must have rank 3");
+  for (unsigned i = 0; i <= states; ++i)
+    if (ctx.tensor(i).rank() != 3)
+      return fail(name + ": input and " + stateNames + " must have rank 3");
+  const Tensor &h0 = ctx.tensor(1);
   int64_t batch = x.shape[cfg.batchFirst ? 0 : 1];
   Shape state = {cfg.layers * dirs, batch, h0.shape[2]};
-  if (h0.shape != state || c0.shape != state)
-    return fail("lstm: h0 and c0 must be " + shapeToString(state) + ", got " +
-                shapeToString(h0.shape) + " and " + shapeToString(c0.shape));
+  for (unsigned i = 1; i <= states; ++i)
+    if (ctx.tensor(i).shape != state)
+      return fail(name + ": " + (i == 1 ? "h0" : "c0") + " must be " +
+                  shapeToString(state) + ", got " +
+                  shapeToString(ctx.tensor(i).shape));
   int64_t seq = x.shape[cfg.batchFirst ? 1 : 0];
   int64_t features = dirs * h0.shape[2];
   Shape output = cfg.batchFirst ? Shape{batch, seq, features}
                                 : Shape{seq, batch, features};
-  if (ctx.numResults() != 3 || ctx.result(0).shape != output ||
-      ctx.result(1).shape != state || ctx.result(2).shape != state)
-    return fail("lstm: results must be " + shapeToString(output) + ", " +
-                shapeToString(state) + " and " + shapeToString(state));
-  return lstmWeightShapes(ctx, cfg);
+  bool resultsOk =
+      ctx.numResults() == 1 + states && ctx.result(0).shape == output;
+  for (unsigned i = 1; resultsOk && i <= states; ++i)
+    resultsOk = ctx.result(i).shape == state;
+  if (!resultsOk)
+    return fail(name + ": results must be " + shapeToString(output) + " and " +
+                llvm::Twine(states) + " x " + shapeToString(state));
+  return rnnWeightShapes(ctx, cfg);
 }

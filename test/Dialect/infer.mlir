@@ -26,6 +26,10 @@ trace.graph @valid(%f: tensor<4xf32>, %d0: tensor<f64>, %b: tensor<4xi1>, %i: te
   %10:3 = pyop "lstm"(%xs, %h, %h, %wi, %wi, %wi, %wi, False, 1, 0.0, False, True, False)
       : (tensor<5x2x3xf32>, tensor<2x2x?xf32>, tensor<2x2x?xf32>, tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x3xf32>)
       -> (tensor<5x2x?xf32>, tensor<2x2x?xf32>, tensor<2x2x?xf32>)
+  // A bidirectional GRU with an unknown hidden size: no c0, two results.
+  %13:2 = pyop "gru"(%xs, %h, %wi, %wi, %wi, %wi, False, 1, 0.0, False, True, False)
+      : (tensor<5x2x3xf32>, tensor<2x2x?xf32>, tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x3xf32>)
+      -> (tensor<5x2x?xf32>, tensor<2x2x?xf32>)
   // cross_entropy with class indices over an image, and with probabilities.
   %11 = pyop "cross_entropy"(%img, %t, None, 0) : (tensor<2x3x4x4xf32>, tensor<2x4x4xi64>) -> tensor<2x4x4xf32>
   %12 = pyop "cross_entropy"(%img, %p) : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) -> tensor<f32>
@@ -143,6 +147,27 @@ trace.graph @lstm_layer1_weight(%x: tensor<6x3x5xf32>, %h: tensor<2x3x4xf32>, %w
   %o:3 = pyop "lstm"(%x, %h, %h, %w0, %u, %w1, %u, False, 2, 0.0, False, False, False)
       : (tensor<6x3x5xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<16x5xf32>, tensor<16x4xf32>, tensor<16x7xf32>, tensor<16x4xf32>)
       -> (tensor<6x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>)
+  ret
+}
+
+// -----
+
+trace.graph @gru_gates(%x: tensor<6x3x5xf32>, %h: tensor<1x3x4xf32>, %w0: tensor<16x5xf32>, %u: tensor<16x4xf32>) -> () {
+  // A GRU has 3 gates: lstm's [4H, in] weights do not fit.
+  // expected-error @+1 {{"gru": w_ih of layer 0 must be [12, 5], got [16, 5]}}
+  %o:2 = pyop "gru"(%x, %h, %w0, %u, False, 1, 0.0, False, False, False)
+      : (tensor<6x3x5xf32>, tensor<1x3x4xf32>, tensor<16x5xf32>, tensor<16x4xf32>)
+      -> (tensor<6x3x4xf32>, tensor<1x3x4xf32>)
+  ret
+}
+
+// -----
+
+trace.graph @gru_weight_count(%x: tensor<6x3x5xf32>, %h: tensor<1x3x4xf32>, %w0: tensor<12x5xf32>, %u: tensor<12x4xf32>) -> () {
+  // expected-error @+1 {{"gru": expects 4 weight tensors for num_layers=1, got 2}}
+  %o:2 = pyop "gru"(%x, %h, %w0, %u, True, 1, 0.0, False, False, False)
+      : (tensor<6x3x5xf32>, tensor<1x3x4xf32>, tensor<12x5xf32>, tensor<12x4xf32>)
+      -> (tensor<6x3x4xf32>, tensor<1x3x4xf32>)
   ret
 }
 

@@ -159,6 +159,22 @@ def test_training_step_backward_graph():
     check_report(exe)
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_word_lm_gru(method):
+    torch.manual_seed(4)
+    model = RNNModel(rnn_type="GRU").eval()
+    tokens = torch.randint(0, 10000, (35, 20))
+    hidden = 0.5 * torch.randn(2, 20, 200)
+    m, exe = compiled(model, (tokens, hidden), method=method)
+    assert 'pyop "gru"' in str(m)
+    out, h = exe(tokens, hidden)
+    with torch.no_grad():
+        wout, wh = model(tokens, hidden)
+    torch.testing.assert_close(out, wout, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(h, wh, rtol=1e-4, atol=1e-5)
+    check_report(exe)
+
+
 def test_text_round_trips():
     m = traceir.from_torch(MLP().eval(), (torch.randn(2, 8),)).run_passes("free-dead-tensors")
     again = traceir.Module.parse(str(m))

@@ -1,6 +1,6 @@
-"""The CUDA lstm kernel (lib/Runtime/CUDA/RNN.cpp, RNN.cu) against
-torch.nn.LSTM, and the bundled word language model (examples/word_lm.trace)
-run on cuda. Skipped, with one line saying why, where trace-run finds no
+"""The CUDA lstm and gru kernels (lib/Runtime/CUDA/RNN.cpp, RNN.cu) against
+torch.nn.LSTM and torch.nn.GRU, and the word language models (the bundled
+examples/word_lm.trace, and test_graphs.py's GRU variant) run on cuda. Skipped, with one line saying why, where trace-run finds no
 CUDA device; scripts/gpu-check.sh runs it on a GPU.
 
 Inter-layer dropout in training draws its masks on the device (Philox, seeded
@@ -18,6 +18,10 @@ import torch
 
 from traceir_testing import (BIN, ROOT, RunError, Sliced, Transposed, check_op,
                              cuda_status, op_graph, run_graph)
+
+# test_rnn.py's helpers cover both cells (lstm's own below predate them).
+from test_rnn import inputs_for as rnn_inputs, make_rnn, rnn_args  # noqa: E402
+from test_rnn import reference as rnn_reference  # noqa: E402
 
 AVAILABLE, REASON = cuda_status()
 if not AVAILABLE:
@@ -63,8 +67,8 @@ def check_lstm(args, expected, dtype):
     check_op("lstm", args, expected, device="cuda", **TOL[dtype])
 
 
-def run_lstm(args, expected, seed=0):
-    text, inputs = op_graph("lstm", args, expected)
+def run_lstm(args, expected, seed=0, op="lstm"):
+    text, inputs = op_graph(op, args, expected)
     outputs, report = run_graph(text, inputs, device="cuda", seed=seed)
     dev = report["devices"][0]
     assert dev["device"] == "cuda:0"
@@ -77,13 +81,14 @@ def run_lstm(args, expected, seed=0):
 @pytest.mark.parametrize("bidirectional", [False, True], ids=["uni", "bi"])
 @pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
 @pytest.mark.parametrize("layers", [1, 2])
-def test_cuda_lstm_matches_torch(layers, bias, bidirectional, batch_first, dtype):
-    # input_size != hidden, so layer 1's w_ih ([4H, D*H]) differs from layer
-    # 0's ([4H, input_size]).
-    m = make_lstm(5, 4, layers, bias=bias, bidirectional=bidirectional,
-                  batch_first=batch_first, dtype=dtype).eval()
-    x, h0, c0 = inputs_for(m, seq=6, batch=3, dtype=dtype)
-    check_lstm(lstm_args(m, x, h0, c0), reference(m, x, h0, c0), dtype)
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_cuda_rnn_matches_torch(cell, layers, bias, bidirectional, batch_first, dtype):
+    # input_size != hidden, so layer 1's w_ih ([GH, D*H]) differs from layer
+    # 0's ([GH, input_size]).
+    m = make_rnn(5, 4, layers, bias=bias, bidirectional=bidirectional,
+                 batch_first=batch_first, dtype=dtype, cell=cell).eval()
+    xs = rnn_inputs(m, seq=6, batch=3, dtype=dtype)
+    check_op(cell, rnn_args(m, *xs), rnn_reference(m, *xs), device="cuda", **TOL[dtype])
 
 
 def test_cuda_lstm_three_layers_bidirectional_batch_first():
@@ -323,3 +328,58 @@ def test_cuda_word_lm_training_trace_is_seeded(word_lm):
     with torch.no_grad():
         logits, _ = model(inputs["tokens"], (inputs["hidden.0"], inputs["hidden.1"]))
     assert not torch.allclose(a[0], logits, rtol=1e-4, atol=1e-5)
+
+
+#===--- gru ---------------------------------------------------------------===#
+
+
+def run_gru(args, expected, seed=0):
+    return run_lstm(args, expected, seed, op="gru")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+def test_cuda_gru_larger_non_contiguous(dtype):
+    # Sizes past one block of the gate kernel; the input transposed in
+    # storage, h0 strided and layer 1's weights transposed.
+    m = make_rnn(40, 96, 2, bidirectional=True, batch_first=True, dtype=dtype,
+                 cell="gru").eval()
+    xs = rnn_inputs(m, seq=25, batch=12, dtype=dtype)
+    args = rnn_args(m, *xs)
+    args[0] = Transposed(xs[0])
+    args[1] = Sliced(xs[1])
+    for i in range(2 + 8, 2 + 8 + 2):
+        args[i] = Transposed(args[i])
+    tol = dict(rtol=1e-3, atol=1e-4) if dtype == torch.float32 else TOL[dtype]
+    check_op("gru", args, rnn_reference(m, *xs), device="cuda", **tol)
+
+
+def test_cuda_gru_training_dropout():
+    # Seeded on the device; p = 0 is eval, p = 1 is PyTorch's training run.
+    m = make_rnn(5, 4, 3, dropout=0.5, cell="gru")
+    xs = rnn_inputs(m, seq=6, batch=3, dtype=torch.float32)
+    evald = rnn_reference(m.eval(), *xs)
+    args = rnn_args(m, *xs, train=True)
+    a, b, c = (run_gru(args, evald, seed=s) for s in (7, 7, 8))
+    for u, v in zip(a, b):
+        assert torch.equal(u, v)
+    assert not torch.equal(a[0], c[0])
+    torch.testing.assert_close(a[1][0], evald[1][0], **TOL[torch.float32])
+    assert not torch.allclose(a[1][1:], evald[1][1:])
+    for u, v in zip(run_gru(rnn_args(m, *xs, train=True, dropout=0.0), evald), evald):
+        torch.testing.assert_close(u, v, **TOL[torch.float32])
+    m1 = make_rnn(5, 4, 2, bidirectional=True, dropout=1.0, dtype=torch.float64, cell="gru")
+    xs1 = rnn_inputs(m1, seq=6, batch=3, dtype=torch.float64)
+    want = rnn_reference(m1.train(), *xs1)
+    for u, v in zip(run_gru(rnn_args(m1, *xs1, train=True), want, seed=1), want):
+        torch.testing.assert_close(u, v, **TOL[torch.float64])
+
+
+def test_cuda_word_lm_gru_eval():
+    from test_graphs import word_lm_gru_case
+    text, inputs, params, want = word_lm_gru_case()
+    outs, report = run_graph(text, inputs, params, device="cuda")
+    dev = report["devices"][0]
+    assert dev["device"] == "cuda:0"
+    assert dev["peak_bytes"] == dev["predicted_peak_bytes"], report
+    for got, w in zip(outs, want):
+        torch.testing.assert_close(got, w, rtol=1e-3, atol=1e-4)

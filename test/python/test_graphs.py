@@ -1,12 +1,19 @@
-"""Whole graphs end to end against PyTorch eager: an MLP and a transformer
-encoder layer (nn.TransformerEncoderLayer, eval mode), written as TraceIR by
-hand the way the tracer records them, with parameters bound by their
+"""Whole graphs end to end against PyTorch eager: an MLP, a transformer
+encoder layer (nn.TransformerEncoderLayer, eval mode), a CNN with batch norm
+and the word language model with a GRU, written as TraceIR by hand the way
+the tracer (or torch.export) records them, with parameters bound by their
 state_dict names. Each runs with frees (checked) and without, and the
 measured peak equals the prediction in both cases; freeing lowers it.
 """
+import os
+import sys
+
 import torch
 
-from traceir_testing import run_graph
+from traceir_testing import ROOT, run_graph
+
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+from word_lm_inputs import RNNModel  # noqa: E402  (the examples' word LM)
 
 torch.manual_seed(0)
 
@@ -255,3 +262,58 @@ def test_cnn_batchnorm_train():
         want = model(x)
     expected = [want, model.bn1.running_mean, model.bn1.running_var]
     check_graph(cnn_graph(4, training=True), {"x": x}, params, expected)
+
+
+def word_lm_gru_graph(T, B, V, E, H):
+    """torch.export.export(RNNModel(rnn_type="GRU").eval(), (tokens, h0))'s
+    graph: embedding, dropout, gru.input (its weight list flattened in
+    place), dropout, view, linear, view; dropout's train flag is False."""
+    f, i64 = "f32", "i64"
+    weights = []
+    for l in range(2):
+        weights += [(f"rnn.weight_ih_l{l}", (3 * H, E if l == 0 else H)),
+                    (f"rnn.weight_hh_l{l}", (3 * H, H)),
+                    (f"rnn.bias_ih_l{l}", (3 * H,)), (f"rnn.bias_hh_l{l}", (3 * H,))]
+    wparams = ", ".join(f"%w{k}: {t(*shape)} {{trace.param = \"{name}\"}}"
+                        for k, (name, shape) in enumerate(weights))
+    wargs = ", ".join(f"%w{k}" for k in range(len(weights)))
+    wtypes = ", ".join(t(*shape) for _, shape in weights)
+    return f"""
+trace.graph @word_lm_gru(%enc: {t(V, E)} {{trace.param = "encoder.weight"}}, {wparams},
+    %dec_w: {t(V, H)} {{trace.param = "decoder.weight"}}, %dec_b: {t(V)} {{trace.param = "decoder.bias"}},
+    %tokens: {t(T, B, dtype=i64)} {{trace.input = "tokens"}}, %hidden: {t(2, B, H)} {{trace.input = "hidden"}})
+    -> ({t(T, B, V)}, {t(2, B, H)}) {{
+  %emb = pyop "embedding"(%enc, %tokens) : ({t(V, E)}, {t(T, B, dtype=i64)}) -> {t(T, B, E)}
+  %drop = pyop "dropout"(%emb, 0.2, False) : ({t(T, B, E)}) -> {t(T, B, E)}
+  %gru:2 = pyop "gru"(%drop, %hidden, {wargs}, True, 2, 0.2, False, False, False)
+      : ({t(T, B, E)}, {t(2, B, H)}, {wtypes}) -> ({t(T, B, H)}, {t(2, B, H)})
+  %drop1 = pyop "dropout"(%gru#0, 0.2, False) : ({t(T, B, H)}) -> {t(T, B, H)}
+  %flat = pyop "view"(%drop1, (-1, {H})) : ({t(T, B, H)}) -> {t(T * B, H)}
+  %lin = pyop "linear"(%flat, %dec_w, %dec_b) : ({t(T * B, H)}, {t(V, H)}, {t(V)}) -> {t(T * B, V)}
+  %out = pyop "view"(%lin, ({T}, {B}, -1)) : ({t(T * B, V)}) -> {t(T, B, V)}
+  ret %out, %gru#1 : {t(T, B, V)}, {t(2, B, H)}
+}}
+"""
+
+
+def word_lm_gru_case():
+    """The PyTorch examples' word language model with rnn_type="GRU"
+    (Embedding 10000 x 200, 2-layer GRU(200, 200, dropout=0.2), Linear
+    200 -> 10000), in eval mode, on 35 x 20 tokens: (graph text, inputs,
+    params, PyTorch's outputs)."""
+    T, B, V, E, H = 35, 20, 10000, 200, 200
+    torch.manual_seed(0)
+    model = RNNModel(V, E, H, 2, 0.2, rnn_type="GRU").eval()
+    g = torch.Generator().manual_seed(1)
+    tokens = torch.randint(0, V, (T, B), generator=g)
+    h0 = 0.5 * torch.randn(2, B, H, generator=g)
+    with torch.no_grad():
+        logits, hn = model(tokens, h0)
+    params = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    return (word_lm_gru_graph(T, B, V, E, H), {"tokens": tokens, "hidden": h0},
+            params, [logits, hn])
+
+
+def test_word_lm_gru_eval():
+    text, inputs, params, expected = word_lm_gru_case()
+    check_graph(text, inputs, params, expected)

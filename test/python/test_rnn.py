@@ -1,8 +1,9 @@
-"""The CPU lstm kernel against torch.nn.LSTM.
+"""The CPU lstm and gru kernels against torch.nn.LSTM and torch.nn.GRU.
 
-The PyOp is lstm(input, h0, c0, weights..., has_biases, num_layers, dropout,
-train, bidirectional, batch_first) -> (output, h_n, c_n), ATen's lstm.input
-with the weights in nn.LSTM's _flat_weights order.
+The PyOps are lstm(input, h0, c0, weights..., has_biases, num_layers,
+dropout, train, bidirectional, batch_first) -> (output, h_n, c_n), ATen's
+lstm.input, and gru(input, h0, weights..., ...) -> (output, h_n), ATen's
+gru.input, with the weights in the modules' _flat_weights order.
 """
 import pytest
 import torch
@@ -12,36 +13,53 @@ from traceir_testing import RunError, Sliced, Transposed, check_op, op_graph, ru
 TOL = {torch.float32: dict(rtol=1e-4, atol=1e-5),
        torch.float64: dict(rtol=1e-10, atol=1e-12)}
 
+CELLS = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU}
 
-def make_lstm(input_size, hidden, layers, bias=True, bidirectional=False,
-              batch_first=False, dropout=0.0, dtype=torch.float32, seed=0):
+
+def make_rnn(input_size, hidden, layers, bias=True, bidirectional=False,
+             batch_first=False, dropout=0.0, dtype=torch.float32, seed=0, cell="lstm"):
     torch.manual_seed(seed)
-    return torch.nn.LSTM(input_size, hidden, layers, bias=bias,
-                         bidirectional=bidirectional, batch_first=batch_first,
-                         dropout=dropout).to(dtype)
+    return CELLS[cell](input_size, hidden, layers, bias=bias,
+                       bidirectional=bidirectional, batch_first=batch_first,
+                       dropout=dropout).to(dtype)
+
+
+def make_lstm(*args, **kwargs):
+    return make_rnn(*args, cell="lstm", **kwargs)
+
+
+def op_name(m):
+    return "lstm" if isinstance(m, torch.nn.LSTM) else "gru"
 
 
 def inputs_for(m, seq, batch, dtype, seed=1):
+    """x, h0 and (for an LSTM) c0."""
     g = torch.Generator().manual_seed(seed)
     dirs = 2 if m.bidirectional else 1
     shape = (batch, seq, m.input_size) if m.batch_first else (seq, batch, m.input_size)
     x = torch.randn(shape, generator=g, dtype=dtype)
-    h0 = torch.randn(m.num_layers * dirs, batch, m.hidden_size, generator=g, dtype=dtype)
-    c0 = torch.randn(m.num_layers * dirs, batch, m.hidden_size, generator=g, dtype=dtype)
-    return x, h0, c0
+    states = [torch.randn(m.num_layers * dirs, batch, m.hidden_size, generator=g, dtype=dtype)
+              for _ in range(2 if op_name(m) == "lstm" else 1)]
+    return (x, *states)
 
 
-def lstm_args(m, x, h0, c0, train=False, dropout=None):
+def rnn_args(m, x, *states, train=False, dropout=None):
     """The PyOp's argument list for module `m` (its weights, copied)."""
     weights = [w.detach().clone() for w in m._flat_weights]
     p = m.dropout if dropout is None else dropout
-    return [x, h0, c0, *weights, m.bias, m.num_layers, float(p), train,
+    return [x, *states, *weights, m.bias, m.num_layers, float(p), train,
             m.bidirectional, m.batch_first]
 
 
-def reference(m, x, h0, c0):
+lstm_args = rnn_args
+
+
+def reference(m, x, *states):
     with torch.no_grad():
-        out, (hn, cn) = m(x, (h0, c0))
+        if op_name(m) == "gru":
+            out, hn = m(x, states[0])
+            return [out, hn]
+        out, (hn, cn) = m(x, tuple(states))
     return [out, hn, cn]
 
 
@@ -50,69 +68,86 @@ def reference(m, x, h0, c0):
 @pytest.mark.parametrize("bidirectional", [False, True], ids=["uni", "bi"])
 @pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
 @pytest.mark.parametrize("layers", [1, 2])
-def test_lstm_matches_torch(layers, bias, bidirectional, batch_first, dtype):
-    # input_size != hidden, so layer 1's w_ih ([4H, D*H]) differs from layer
-    # 0's ([4H, input_size]).
-    m = make_lstm(5, 4, layers, bias=bias, bidirectional=bidirectional,
-                  batch_first=batch_first, dtype=dtype).eval()
-    x, h0, c0 = inputs_for(m, seq=6, batch=3, dtype=dtype)
-    check_op("lstm", lstm_args(m, x, h0, c0), reference(m, x, h0, c0), **TOL[dtype])
+@pytest.mark.parametrize("cell", CELLS)
+def test_rnn_matches_torch(cell, layers, bias, bidirectional, batch_first, dtype):
+    # input_size != hidden, so layer 1's w_ih ([GH, D*H]) differs from layer
+    # 0's ([GH, input_size]).
+    m = make_rnn(5, 4, layers, bias=bias, bidirectional=bidirectional,
+                 batch_first=batch_first, dtype=dtype, cell=cell).eval()
+    xs = inputs_for(m, seq=6, batch=3, dtype=dtype)
+    check_op(cell, rnn_args(m, *xs), reference(m, *xs), **TOL[dtype])
 
 
-def test_lstm_three_layers_bidirectional_batch_first():
-    m = make_lstm(7, 6, 3, bidirectional=True, batch_first=True).eval()
-    x, h0, c0 = inputs_for(m, seq=9, batch=2, dtype=torch.float32)
-    check_op("lstm", lstm_args(m, x, h0, c0), reference(m, x, h0, c0),
-             **TOL[torch.float32])
+@pytest.mark.parametrize("cell", CELLS)
+def test_rnn_three_layers_bidirectional_batch_first(cell):
+    m = make_rnn(7, 6, 3, bidirectional=True, batch_first=True, cell=cell).eval()
+    xs = inputs_for(m, seq=9, batch=2, dtype=torch.float32)
+    check_op(cell, rnn_args(m, *xs), reference(m, *xs), **TOL[torch.float32])
 
 
-def test_lstm_single_step_and_single_batch():
-    m = make_lstm(3, 2, 2, bidirectional=True, dtype=torch.float64).eval()
-    x, h0, c0 = inputs_for(m, seq=1, batch=1, dtype=torch.float64)
-    check_op("lstm", lstm_args(m, x, h0, c0), reference(m, x, h0, c0),
-             **TOL[torch.float64])
+@pytest.mark.parametrize("cell", CELLS)
+def test_rnn_single_step_and_single_batch(cell):
+    m = make_rnn(3, 2, 2, bidirectional=True, dtype=torch.float64, cell=cell).eval()
+    xs = inputs_for(m, seq=1, batch=1, dtype=torch.float64)
+    check_op(cell, rnn_args(m, *xs), reference(m, *xs), **TOL[torch.float64])
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_rnn_empty_sequence_returns_initial_states(cell):
+    m = make_rnn(3, 2, 2, bidirectional=True, cell=cell).eval()
+    xs = inputs_for(m, seq=0, batch=2, dtype=torch.float32)
+    check_op(cell, rnn_args(m, *xs), [torch.zeros(0, 2, 4), *xs[1:]])
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
-def test_lstm_non_contiguous_arguments(dtype):
+@pytest.mark.parametrize("cell", CELLS)
+def test_rnn_non_contiguous_arguments(cell, dtype):
     # The input transposed in storage (batch_first, so its last two dims
-    # are [seq, features]), h0 and c0 strided in dim 0, and layer 1's
+    # are [seq, features]), the states strided in dim 0, and layer 1's
     # weights transposed in storage.
-    m = make_lstm(5, 4, 2, bidirectional=True, batch_first=True, dtype=dtype).eval()
-    x, h0, c0 = inputs_for(m, seq=6, batch=3, dtype=dtype)
-    args = lstm_args(m, x, h0, c0)
-    args[0] = Transposed(x)
-    args[1] = Sliced(h0)
-    args[2] = Sliced(c0)
-    for i in range(3 + 8, 3 + 8 + 2):  # layer 1 forward: w_ih, w_hh
+    m = make_rnn(5, 4, 2, bidirectional=True, batch_first=True, dtype=dtype,
+                 cell=cell).eval()
+    xs = inputs_for(m, seq=6, batch=3, dtype=dtype)
+    args = rnn_args(m, *xs)
+    args[0] = Transposed(xs[0])
+    for i in range(1, len(xs)):
+        args[i] = Sliced(xs[i])
+    first = len(xs) + 8  # layer 1 forward: w_ih, w_hh
+    for i in range(first, first + 2):
         args[i] = Transposed(args[i])
-    check_op("lstm", args, reference(m, x, h0, c0), **TOL[dtype])
+    check_op(cell, args, reference(m, *xs), **TOL[dtype])
 
 
-def test_lstm_eval_ignores_dropout():
-    # dropout > 0 but train=False: exactly nn.LSTM in eval mode.
-    m = make_lstm(5, 4, 2, dropout=0.5).eval()
-    x, h0, c0 = inputs_for(m, seq=6, batch=3, dtype=torch.float32)
-    check_op("lstm", lstm_args(m, x, h0, c0, train=False),
-             reference(m, x, h0, c0), **TOL[torch.float32])
+@pytest.mark.parametrize("cell", CELLS)
+def test_rnn_eval_ignores_dropout(cell):
+    # dropout > 0 but train=False: exactly the module in eval mode.
+    m = make_rnn(5, 4, 2, dropout=0.5, cell=cell).eval()
+    xs = inputs_for(m, seq=6, batch=3, dtype=torch.float32)
+    check_op(cell, rnn_args(m, *xs, train=False), reference(m, *xs),
+             **TOL[torch.float32])
 
 
-def run_lstm(args, expected, seed=0):
-    text, inputs = op_graph("lstm", args, expected)
+def run_rnn(op, args, expected, seed=0):
+    text, inputs = op_graph(op, args, expected)
     outputs, report = run_graph(text, inputs, seed=seed)
     dev = report["devices"][0]
     assert dev["peak_bytes"] == dev["predicted_peak_bytes"], report
     return outputs
 
 
-def test_lstm_training_dropout_uses_seed():
-    m = make_lstm(5, 4, 3, dropout=0.5)
-    x, h0, c0 = inputs_for(m, seq=6, batch=3, dtype=torch.float32)
-    evald = reference(m.eval(), x, h0, c0)
-    args = lstm_args(m, x, h0, c0, train=True)
-    a = run_lstm(args, evald, seed=7)
-    b = run_lstm(args, evald, seed=7)
-    c = run_lstm(args, evald, seed=8)
+def run_lstm(args, expected, seed=0):
+    return run_rnn("lstm", args, expected, seed)
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_rnn_training_dropout_uses_seed(cell):
+    m = make_rnn(5, 4, 3, dropout=0.5, cell=cell)
+    xs = inputs_for(m, seq=6, batch=3, dtype=torch.float32)
+    evald = reference(m.eval(), *xs)
+    args = rnn_args(m, *xs, train=True)
+    a = run_rnn(cell, args, evald, seed=7)
+    b = run_rnn(cell, args, evald, seed=7)
+    c = run_rnn(cell, args, evald, seed=8)
     for u, v in zip(a, b):
         assert torch.equal(u, v)
     # A different seed draws different masks: layer 1 and 2's states and
@@ -121,40 +156,43 @@ def test_lstm_training_dropout_uses_seed():
     assert not torch.equal(a[1][1:], c[1][1:])
     # Dropout sits between layers only: layer 0's final states are those of
     # eval mode, the others are not.
-    for got, want in ((a[1], evald[1]), (a[2], evald[2])):
+    for got, want in zip(a[1:], evald[1:]):
         torch.testing.assert_close(got[0], want[0], **TOL[torch.float32])
         assert not torch.allclose(got[1:], want[1:])
 
 
-def test_lstm_training_without_dropout_equals_eval():
-    m = make_lstm(5, 4, 2, bidirectional=True)
-    x, h0, c0 = inputs_for(m, seq=6, batch=3, dtype=torch.float32)
-    evald = reference(m.eval(), x, h0, c0)
+@pytest.mark.parametrize("cell", CELLS)
+def test_rnn_training_without_dropout_equals_eval(cell):
+    m = make_rnn(5, 4, 2, bidirectional=True, cell=cell)
+    xs = inputs_for(m, seq=6, batch=3, dtype=torch.float32)
+    evald = reference(m.eval(), *xs)
     for seed in (0, 3):
-        got = run_lstm(lstm_args(m, x, h0, c0, train=True, dropout=0.0), evald, seed=seed)
+        got = run_rnn(cell, rnn_args(m, *xs, train=True, dropout=0.0), evald, seed=seed)
         for u, v in zip(got, evald):
             torch.testing.assert_close(u, v, **TOL[torch.float32])
 
 
 @pytest.mark.filterwarnings("ignore:dropout option adds dropout")
-def test_lstm_training_one_layer_has_no_dropout():
+@pytest.mark.parametrize("cell", CELLS)
+def test_rnn_training_one_layer_has_no_dropout(cell):
     # With one layer there is no "between layers": dropout never applies,
-    # as in nn.LSTM.
-    m = make_lstm(5, 4, 1, dropout=0.5)
-    x, h0, c0 = inputs_for(m, seq=6, batch=3, dtype=torch.float32)
-    evald = reference(m.eval(), x, h0, c0)
-    got = run_lstm(lstm_args(m, x, h0, c0, train=True), evald, seed=5)
+    # as in nn.LSTM and nn.GRU.
+    m = make_rnn(5, 4, 1, dropout=0.5, cell=cell)
+    xs = inputs_for(m, seq=6, batch=3, dtype=torch.float32)
+    evald = reference(m.eval(), *xs)
+    got = run_rnn(cell, rnn_args(m, *xs, train=True), evald, seed=5)
     for u, v in zip(got, evald):
         torch.testing.assert_close(u, v, **TOL[torch.float32])
 
 
-def test_lstm_training_dropout_one_matches_torch():
+@pytest.mark.parametrize("cell", CELLS)
+def test_rnn_training_dropout_one_matches_torch(cell):
     # p = 1 zeroes every input to the layers above the first, which PyTorch
     # does deterministically in training mode too.
-    m = make_lstm(5, 4, 2, bidirectional=True, dropout=1.0, dtype=torch.float64)
-    x, h0, c0 = inputs_for(m, seq=6, batch=3, dtype=torch.float64)
-    want = reference(m.train(), x, h0, c0)
-    got = run_lstm(lstm_args(m, x, h0, c0, train=True), want, seed=1)
+    m = make_rnn(5, 4, 2, bidirectional=True, dropout=1.0, dtype=torch.float64, cell=cell)
+    xs = inputs_for(m, seq=6, batch=3, dtype=torch.float64)
+    want = reference(m.train(), *xs)
+    got = run_rnn(cell, rnn_args(m, *xs, train=True), want, seed=1)
     for u, v in zip(got, want):
         torch.testing.assert_close(u, v, **TOL[torch.float64])
 
@@ -201,4 +239,31 @@ def test_lstm_rejects_bad_layer_weight():
     args[3 + 4] = torch.zeros(16, 5)  # layer 1's w_ih must be [16, 4]
     text, inputs = op_graph("lstm", args, reference(m, x, h0, c0))
     with pytest.raises(RunError, match=r"w_ih of layer 1 must be \[16, 4\], got \[16, 5\]"):
+        run_graph(text, inputs)
+
+
+@pytest.mark.parametrize("case, error", [
+    ("layer 1 w_ih", r"w_ih of layer 1 must be \[12, 4\], got \[12, 5\]"),
+    ("hidden size", r"w_ih of layer 0 must be \[15, 5\], got \[12, 5\]"),
+    ("weight count", r"expects 8 weight tensors for num_layers=2, got 7"),
+    ("state batch", r"h0 must be \[2, 3, H\], got \[2, 2, 4\]"),
+])
+def test_gru_rejects_bad_shapes(case, error):
+    # A 2-layer GRU(5, 4): 3 gates, so layer 0's w_ih is [12, 5] and layer
+    # 1's [12, 4]; each bad call is refused with a message naming the part.
+    m = make_rnn(5, 4, 2, cell="gru").eval()
+    xs = inputs_for(m, seq=6, batch=3, dtype=torch.float32)
+    args, results = rnn_args(m, *xs), reference(m, *xs)
+    if case == "layer 1 w_ih":
+        args[2 + 4] = torch.zeros(12, 5)
+    elif case == "hidden size":  # h0 says H = 5, the weights H = 4
+        args[1] = torch.zeros(2, 3, 5)
+        results = [torch.zeros(6, 3, 5), args[1]]
+    elif case == "weight count":
+        del args[2 + 7]
+    else:
+        args[1] = torch.zeros(2, 2, 4)
+        results = [results[0], args[1]]
+    text, inputs = op_graph("gru", args, results)
+    with pytest.raises(RunError, match=error):
         run_graph(text, inputs)

@@ -1,8 +1,8 @@
 //===- NNArgs.h - Reading and checking NN kernel arguments ------*- C++ -*-===//
 //
 // Argument parsing and validation of the convolution, pooling, batch norm,
-// loss, layer norm, dropout and lstm kernels, shared by their CPU and CUDA
-// host halves so both accept the same calls and fail with the same
+// loss, layer norm, dropout and recurrent (lstm, gru) kernels, shared by their
+// CPU and CUDA host halves so both accept the same calls and fail with the same
 // messages. Each reader fails the call (and returns false) on bad input.
 //
 //===----------------------------------------------------------------------===//
@@ -167,10 +167,22 @@ struct AttentionArgs {
 };
 bool attentionArgs(KernelContext &ctx, AttentionArgs &a);
 
-//===--- lstm -------------------------------------------------------------===//
+//===--- Recurrent layers (lstm, gru) -------------------------------------===//
+
+/// The cell of a recurrent layer: LSTM carries (h, c) through 4 gates
+/// (i, f, g, o), GRU carries h through 3 (r, z, n).
+enum class RnnCell { Lstm, Gru };
+inline const char *rnnName(RnnCell cell) {
+  return cell == RnnCell::Lstm ? "lstm" : "gru";
+}
+inline unsigned rnnStates(RnnCell cell) {
+  return cell == RnnCell::Lstm ? 2 : 1;
+}
+inline int64_t rnnGates(RnnCell cell) { return cell == RnnCell::Lstm ? 4 : 3; }
 
 /// The scalar arguments that follow the weights.
-struct LstmConfig {
+struct RnnConfig {
+  RnnCell cell = RnnCell::Lstm;
   unsigned numTensors = 0;
   bool hasBiases = true;
   int64_t layers = 1;
@@ -181,9 +193,10 @@ struct LstmConfig {
 };
 
 /// lstm(input, h0, c0, weights..., has_biases, num_layers, dropout, train,
-/// bidirectional, batch_first) -> (output, h_n, c_n): checks the counts,
-/// dtypes (f32 or f64, all alike) and shapes of every tensor and result.
-bool lstmArgs(KernelContext &ctx, LstmConfig &cfg);
+/// bidirectional, batch_first) -> (output, h_n, c_n) and gru (the same
+/// without c0 and c_n): checks the counts, dtypes (f32 or f64, all alike)
+/// and shapes of every tensor and result.
+bool rnnArgs(KernelContext &ctx, RnnCell cell, RnnConfig &cfg);
 
 } // namespace traceir
 

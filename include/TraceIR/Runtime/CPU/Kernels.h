@@ -85,7 +85,7 @@ int64_t wrapDim(int64_t dim, int64_t rank);
   X(nll_loss_backward) X(nll_loss_forward) X(ones_like) X(threshold_backward)
 
 /// Recurrent layers: lib/Runtime/CPU/RNN.cpp.
-#define TRACEIR_CPU_KERNELS_RNN(X) X(lstm)
+#define TRACEIR_CPU_KERNELS_RNN(X) X(gru) X(lstm)
 
 /// Views only compute shapes and strides (copies go through the device's
 /// allocator), so every device uses these same kernels.

@@ -44,7 +44,7 @@ TRACEIR_CUDA_LINALG_KERNELS(TRACEIR_CUDA_DECLARE)
       X(native_batch_norm) X(native_batch_norm_backward) X(nll_loss)           \
           X(scaled_dot_product_attention)
 /// Recurrent layers (RNN.cpp/.cu).
-#define TRACEIR_CUDA_RNN_KERNELS(X) X(lstm)
+#define TRACEIR_CUDA_RNN_KERNELS(X) X(gru) X(lstm)
 /// The log_softmax and nll_loss pairs of a joint forward+backward graph
 /// (Reductions.cpp/.cu, Loss.cpp/.cu); its other new ops are elementwise or
 /// views.

@@ -299,12 +299,15 @@ def profile(path=None):
             p.stop()
 
 
-def from_torch(model, args, kwargs=None, method="export"):
+def from_torch(model, args, kwargs=None, method="export", decompose=False):
     """Imports a torch.nn.Module called on `args` as a TraceIR Module:
     torch.export (method="export", the default) or torch.jit.trace
     (method="jit"). Parameters and buffers become trace.param arguments by
     their state_dict names, tensor constants trace.constant, inputs take the
     forward arguments' names, outputs are returned flat (and re-nested when
-    the compiled graph is called)."""
+    the compiled graph is called). With decompose=True the exported program
+    is first decomposed to core ATen (ExportedProgram.run_decompositions()),
+    whose forms (convolution, _softmax, split_with_sizes, ...) map onto the
+    registry's ops where they can."""
     from ._torch_import import import_model
-    return import_model(model, args, kwargs, method)
+    return import_model(model, args, kwargs, method, decompose)

@@ -12,6 +12,7 @@ modules).
 """
 import inspect
 import math
+import operator
 import os
 import re
 import struct
@@ -240,10 +241,40 @@ def _flat_call_args(values, what):
     return out
 
 
+def _decomposed_form(op, args, results, used):
+    """The decomposed (core ATen) forms torch.export's run_decompositions()
+    emits, as the registry's ops: a list of (op, args, results) calls and a
+    function from their result names to the node's value; None to keep
+    the op as it is."""
+    one = lambda names: names[0]  # noqa: E731
+    if op == "convolution" and not args[6] and len(results[0].shape) == 4:
+        # (input, weight, bias, stride, padding, dilation, transposed,
+        #  output_padding, groups) -> conv2d without the transposed pair.
+        return [("conv2d", args[:6] + [args[8]], results)], one
+    if op in ("_softmax", "_log_softmax") and not args[2]:
+        return [(op[1:], args[:2], results)], one
+    if op == "max_pool2d_with_indices" and used <= {0}:
+        return [("max_pool2d", args, results[:1])], lambda names: [names[0], None]
+    if op == "_native_batch_norm_legit_no_training" and used <= {0}:
+        # (input, weight, bias, running_mean, running_var, momentum, eps)
+        x, wgt, b, rm, rv, momentum, eps = args
+        return ([("batch_norm", [x, wgt, b, rm, rv, False, momentum, eps, False], results[:1])],
+                lambda names: [names[0], None, None])
+    if op == "split_with_sizes":
+        # Each piece is a view: narrow(self, dim, start, length).
+        self_, sizes = args[0], args[1]
+        dim = args[2] if len(args) > 2 else 0
+        calls, start = [], 0
+        for size, r in zip(sizes, results):
+            calls.append(("narrow", [self_, dim, start, size], [r]))
+            start += size
+        return calls, list
+    return None
+
+
 def write_fx_graph(w, graph, placeholders, out_node_args):
     """Writes the call_function nodes of an ATen FX graph (torch.export's or
     aot_autograd's); `placeholders` maps placeholder nodes to SSA names."""
-    import operator
     values = dict(placeholders)
 
     def ssa_of(a):
@@ -272,6 +303,13 @@ def write_fx_graph(w, graph, placeholders, out_node_args):
         args = _flat_call_args([ssa_of(a) for a in _schema_positional(node.target, node.args, node.kwargs)], what)
         val = node.meta.get("val")
         results = list(val) if isinstance(val, (tuple, list)) else [val]
+        used = {u.args[1] for u in node.users if u.target is operator.getitem}
+        rewritten = _decomposed_form(op, args, results, used)
+        if rewritten is not None:
+            calls, pick = rewritten
+            names = [w.call(o, a, r, location(node), node.name)[0] for o, a, r in calls]
+            values[node] = pick(names)
+            continue
         names = w.call(op, args, results, location(node), node.name)
         values[node] = names[0] if len(names) == 1 else names
     outputs = []
@@ -294,8 +332,10 @@ def _quiet_export(fn):
         return fn()
 
 
-def import_exported(model, args, kwargs):
+def import_exported(model, args, kwargs, decompose=False):
     ep = _quiet_export(lambda: torch.export.export(model, tuple(args), kwargs or {}))
+    if decompose:
+        ep = _quiet_export(ep.run_decompositions)
     sig = ep.graph_signature
     state = {**dict(model.named_parameters(remove_duplicate=False)),
              **dict(model.named_buffers(remove_duplicate=False))}
@@ -355,14 +395,14 @@ def import_joint(model, args, loss_index=0):
     return w.finish(type(model).__name__ + "_train_step", outputs), params, None
 
 
-def import_model(model, args, kwargs, method):
+def import_model(model, args, kwargs, method, decompose=False):
     from . import Module
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"from_torch() takes a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(args, tuple):
         raise TypeError(f"from_torch() takes the example inputs as a tuple, got {type(args).__name__}")
     if method == "export":
-        text, params, out_spec = import_exported(model, args, kwargs)
+        text, params, out_spec = import_exported(model, args, kwargs, decompose)
     elif method == "joint":
         if kwargs:
             raise TypeError("method='joint' takes positional example inputs only")

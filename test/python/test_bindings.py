@@ -175,6 +175,33 @@ def test_word_lm_gru(method):
     check_report(exe)
 
 
+@pytest.mark.parametrize("name", ["mlp", "cnn", "lstm", "gru"])
+def test_decomposed_core_aten_forms(name):
+    """run_decompositions() turns linear into permute + addmm, conv2d into
+    convolution, batch_norm into _native_batch_norm_legit_no_training,
+    log_softmax into _log_softmax and lstm/gru into their cells with
+    split_with_sizes: all map onto the registry's ops."""
+    torch.manual_seed(5)
+    tokens = torch.randint(0, 10000, (35, 20))
+    model, args = {
+        "mlp": lambda: (MLP().eval(), (torch.randn(3, 8),)),
+        "cnn": lambda: (small_cnn().eval(), (torch.randn(2, 3, 12, 12),)),
+        "lstm": lambda: (RNNModel().eval(), (tokens, (torch.randn(2, 20, 200), torch.randn(2, 20, 200)))),
+        "gru": lambda: (RNNModel(rnn_type="GRU").eval(), (tokens, torch.randn(2, 20, 200))),
+    }[name]()
+    m = traceir.from_torch(model, args, decompose=True).run_passes("free-dead-tensors")
+    assert 'pyop "addmm"' in str(m)
+    exe = traceir.compile(m, device=DEVICE)
+    from torch.utils._pytree import tree_flatten
+    with torch.no_grad():
+        want = tree_flatten(model(*args))[0]
+    got = tree_flatten(exe(*args))[0]
+    assert len(got) == len(want)
+    for g, w_ in zip(got, want):
+        torch.testing.assert_close(g, w_, rtol=1e-4, atol=1e-5)
+    check_report(exe)
+
+
 def test_text_round_trips():
     m = traceir.from_torch(MLP().eval(), (torch.randn(2, 8),)).run_passes("free-dead-tensors")
     again = traceir.Module.parse(str(m))

@@ -133,6 +133,11 @@ def dense_literal(t):
     return f'dense<"0x{data.hex().upper()}">'
 
 
+# ATen ops whose registry name differs (same arguments): what F.cross_entropy
+# and F.nll_loss record.
+ATEN_NAMES = {"cross_entropy_loss": "cross_entropy", "nll_loss_nd": "nll_loss"}
+
+
 class _Writer:
     """Builds the text of one trace.graph: header arguments, body lines and
     the ret; values are SSA names with their MLIR types."""
@@ -172,6 +177,7 @@ class _Writer:
         """A pyop: `args` are SSA names (str starting with %) or Python
         scalars, in call order; `results` the result tensors (for types).
         Returns the result SSA names."""
+        op = ATEN_NAMES.get(op, op)
         what = f"op '{op}' ({hint})"
         pieces, operand_types = [], []
         for a in args:
@@ -211,16 +217,16 @@ def _schema_positional(target, args, kwargs):
     the defaults before them filled in."""
     if not kwargs:
         return list(args)
+    # Keyword-only arguments count too (sub's alpha): the registry reads
+    # every argument by position.
     schema = target._schema
     out = list(args)
     for i, arg in enumerate(schema.arguments):
         if i < len(out):
             continue
-        if arg.kwarg_only:
-            continue
         if arg.name in kwargs:
             out.append(kwargs[arg.name])
-        elif any(a.name in kwargs for a in schema.arguments[i + 1:] if not a.kwarg_only):
+        elif any(a.name in kwargs for a in schema.arguments[i + 1:]):
             out.append(arg.default_value)
         else:
             break
@@ -299,6 +305,8 @@ def write_fx_graph(w, graph, placeholders, out_node_args):
         if not isinstance(node.target, torch._ops.OpOverload):
             _fail(f"{node.name}: cannot import the call of {node.target} (not an ATen op)")
         op = node.target._schema.name.split("::", 1)[-1]
+        if op.startswith("_assert") and not node.users:
+            continue  # a check on metadata export already verified; no value
         what = f"op '{op}' ({node.name})"
         args = _flat_call_args([ssa_of(a) for a in _schema_positional(node.target, node.args, node.kwargs)], what)
         val = node.meta.get("val")

@@ -37,7 +37,9 @@ LogicalResult TraceDialect::verifyRegionArgAttribute(Operation *op,
                                                      unsigned argIndex,
                                                      NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  if (!isa<GraphOp>(op))
+  // A func.func lowered from a graph keeps the argument names, so later
+  // pipelines can still bind weights and inputs by name.
+  if (!isa<FunctionOpInterface>(op))
     return op->emitError() << "'" << name
                            << "' is only valid on a trace.graph argument";
   if (name == kParamAttrName || name == kInputAttrName) {

@@ -311,6 +311,12 @@ void PyOp::print(OpAsmPrinter &p) {
 }
 
 LogicalResult PyOp::verify() {
+  // A graph, or the func.func --convert-trace-to-linalg made of one while
+  // leaving the ops it could not lower (so the result stays inspectable).
+  // The message keeps HasParent's wording for the common case.
+  if (!isa_and_nonnull<FunctionOpInterface>((*this)->getParentOp()))
+    return emitOpError("expects parent op 'trace.graph' (or a function "
+                       "lowered from one)");
   StringRef cconv = getCconv();
   size_t nt = 0, ns = 0;
   for (auto [i, c] : llvm::enumerate(cconv)) {

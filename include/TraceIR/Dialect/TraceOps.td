@@ -110,8 +110,11 @@ def Trace_ConstantOp : Trace_Op<"constant", [
 // trace.pyop
 //===----------------------------------------------------------------------===//
 
+// Not HasParent<"GraphOp">: --convert-trace-to-linalg leaves the ops it cannot
+// lower inside the func.func it makes of a graph, so the verifier accepts any
+// function as the parent (see PyOp::verify).
 def Trace_PyOp : Trace_Op<"pyop", [
-    HasParent<"GraphOp">, DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "A traced Python operator";
   let description = [{
     A call of the operator `op_name`. Tensors are SSA operands; Python
@@ -137,6 +140,9 @@ def Trace_PyOp : Trace_Op<"pyop", [
     Ops the op registry knows are checked against its shape and dtype
     inference; unknown names are legal and treated conservatively (their
     results may alias their inputs, and they may have side effects).
+
+    The parent is a `trace.graph`, or a function (`func.func`) that
+    `--convert-trace-to-linalg` made of one and could not lower completely.
   }];
   let arguments = (ins StrAttr:$op_name, Variadic<AnyTensor>:$tensors,
                        ArrayAttr:$scalars, StrAttr:$cconv);

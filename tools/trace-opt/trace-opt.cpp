@@ -1,8 +1,14 @@
 //===- trace-opt.cpp - TraceIR optimizer driver ---------------------------===//
 
+#include "TraceIR/Conversion/Passes.h"
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -14,9 +20,14 @@ void registerTestPasses();
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<mlir::trace::TraceDialect>();
+  // What --convert-trace-to-linalg produces, so its output parses again.
+  registry.insert<mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
+                  mlir::tensor::TensorDialect, mlir::arith::ArithDialect,
+                  mlir::math::MathDialect>();
   // Generic cleanups users run before freeing: canonicalize, cse, ...
   mlir::registerTransformsPasses();
   mlir::trace::registerTraceTransformsPasses();
+  mlir::trace::registerTraceConversionPasses();
   mlir::trace::registerTestPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "TraceIR optimizer driver\n", registry));

@@ -1,0 +1,68 @@
+//===- Passes.td - TraceIR conversion passes ---------------*- tablegen -*-===//
+
+#ifndef TRACEIR_CONVERSION_PASSES_TD
+#define TRACEIR_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertTraceToLinalg : Pass<"convert-trace-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Lower trace.graph to a func.func on tensors (linalg, tensor, "
+                "arith, math)";
+  let description = [{
+    The entry of the compiled pipelines (GPU and CPU): each `trace.graph`
+    becomes a `func.func` of the same name and type whose arguments keep their
+    `trace.param` / `trace.input` names. `trace.ret` becomes `func.return`,
+    `trace.constant` becomes `arith.constant`, and `trace.free` is erased:
+    on tensors, bufferization decides where memory lives and dies.
+
+    Each `trace.pyop` is lowered by the lowering registered for its name
+    (elementwise ops with PyTorch broadcasting as `linalg.generic`;
+    reductions, softmax and layer_norm as generic reductions; the matmul
+    family as `linalg.matmul` / `linalg.batch_matmul` (+ `linalg.transpose`);
+    views as `tensor.expand_shape` / `collapse_shape` / `extract_slice` and
+    `linalg.transpose`; embedding as a gather). Type promotion follows the
+    result type the op registry inferred.
+
+    Only static shapes are lowered: an op with a dynamic or unranked operand
+    or result, an unknown name, or arguments a lowering does not handle
+    (e.g. training dropout) stays a `trace.pyop` inside the `func.func` and
+    the pass emits a remark "not lowered to linalg: <why>" on it. The pass
+    still succeeds so the result can be inspected; the compile pipelines
+    reject the remaining pyops.
+
+    Example:
+
+    ```mlir
+    trace.graph @g(%x: tensor<2x3xf32> {trace.input = "x"}) -> tensor<2x3xf32> {
+      %0 = pyop "relu"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+      ret %0 : tensor<2x3xf32>
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @g(%x: tensor<2x3xf32> {trace.input = "x"}) -> tensor<2x3xf32> {
+      %0 = tensor.empty() : tensor<2x3xf32>
+      %1 = linalg.generic {...} ins(%x : tensor<2x3xf32>) outs(%0 : tensor<2x3xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %cst = arith.constant 0.000000e+00 : f32
+        %2 = arith.maximumf %in, %cst : f32
+        linalg.yield %2 : f32
+      } -> tensor<2x3xf32>
+      return %1 : tensor<2x3xf32>
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect"
+  ];
+  let statistics = [
+    Statistic<"numLowered", "num-lowered", "Number of trace.pyop ops lowered">,
+    Statistic<"numLeft", "num-left", "Number of trace.pyop ops left as they were">,
+  ];
+}
+
+#endif // TRACEIR_CONVERSION_PASSES_TD

@@ -1,0 +1,1139 @@
+//===- TraceToLinalg.cpp - Lower trace.graph to linalg on tensors ---------===//
+//
+// Two steps. The graph becomes a func.func (ret -> return, constant ->
+// arith.constant, free erased) by direct IR surgery: nothing there can fail.
+// Then one rewrite pattern on trace.pyop dispatches by op name through a
+// table to a lowering per op family; a family that cannot handle a call
+// (dynamic shapes, unsupported arguments) says why, and the pass turns that
+// into a remark on the op, which stays as it was.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Conversion/Passes.h"
+#include "TraceIR/Dialect/OpRegistry.h"
+#include "TraceIR/Dialect/Scalars.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/ScopedPrinter.h"
+
+#include <cmath>
+#include <memory>
+
+#define DEBUG_TYPE "convert-trace-to-linalg"
+
+namespace mlir::trace {
+#define GEN_PASS_DEF_CONVERTTRACETOLINALG
+#include "TraceIR/Conversion/Passes.h.inc"
+} // namespace mlir::trace
+
+using namespace mlir;
+using namespace mlir::trace;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Scalar helpers (inside linalg bodies)
+//===----------------------------------------------------------------------===//
+
+/// Converts one element between PyTorch dtypes (signless ints are signed;
+/// i1 is bool), the way a `.to(dtype)` would.
+Value castElement(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  auto fromF = dyn_cast<FloatType>(from);
+  auto toF = dyn_cast<FloatType>(to);
+  if (fromF && toF)
+    return fromF.getWidth() < toF.getWidth()
+               ? Value(arith::ExtFOp::create(b, loc, to, v))
+               : Value(arith::TruncFOp::create(b, loc, to, v));
+  if (fromF) {
+    if (to.isInteger(1)) {
+      Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(from, 0));
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v, zero);
+    }
+    return arith::FPToSIOp::create(b, loc, to, v);
+  }
+  if (toF)
+    return from.isInteger(1) ? Value(arith::UIToFPOp::create(b, loc, to, v))
+                             : Value(arith::SIToFPOp::create(b, loc, to, v));
+  if (to.isInteger(1)) {
+    Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(from, 0));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v, zero);
+  }
+  if (from.isInteger(1))
+    return arith::ExtUIOp::create(b, loc, to, v);
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    return arith::ExtSIOp::create(b, loc, to, v);
+  return arith::TruncIOp::create(b, loc, to, v);
+}
+
+/// A constant of element type `type` (float or int) with value `value`.
+Value constantOf(OpBuilder &b, Location loc, Type type, double value) {
+  if (isa<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+  return arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+}
+
+bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
+
+Value add(OpBuilder &b, Location loc, Value x, Value y) {
+  return isFloat(x) ? Value(arith::AddFOp::create(b, loc, x, y))
+                    : Value(arith::AddIOp::create(b, loc, x, y));
+}
+Value sub(OpBuilder &b, Location loc, Value x, Value y) {
+  return isFloat(x) ? Value(arith::SubFOp::create(b, loc, x, y))
+                    : Value(arith::SubIOp::create(b, loc, x, y));
+}
+Value mul(OpBuilder &b, Location loc, Value x, Value y) {
+  return isFloat(x) ? Value(arith::MulFOp::create(b, loc, x, y))
+                    : Value(arith::MulIOp::create(b, loc, x, y));
+}
+/// max that propagates NaN, like torch.amax and relu.
+Value max(OpBuilder &b, Location loc, Value x, Value y) {
+  return isFloat(x) ? Value(arith::MaximumFOp::create(b, loc, x, y))
+                    : Value(arith::MaxSIOp::create(b, loc, x, y));
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor helpers
+//===----------------------------------------------------------------------===//
+
+using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+/// A static-shaped tensor.empty of `type`.
+Value emptyLike(OpBuilder &b, Location loc, RankedTensorType type) {
+  return tensor::EmptyOp::create(b, loc, type.getShape(),
+                                 type.getElementType());
+}
+
+/// Numpy broadcasting of `type` into an iteration space of `shape`: trailing
+/// dimensions line up; a size-1 dimension that the result stretches reads
+/// index 0.
+AffineMap broadcastMap(RankedTensorType type, ArrayRef<int64_t> shape,
+                       MLIRContext *ctx) {
+  SmallVector<AffineExpr> exprs;
+  unsigned lead = shape.size() - type.getRank();
+  for (auto [i, size] : llvm::enumerate(type.getShape())) {
+    unsigned d = lead + i;
+    exprs.push_back(size == 1 && shape[d] != 1 ? getAffineConstantExpr(0, ctx)
+                                               : getAffineDimExpr(d, ctx));
+  }
+  return AffineMap::get(shape.size(), 0, exprs, ctx);
+}
+
+/// The map of a tensor that has the `reduced` dimensions of the iteration
+/// space dropped (a reduction's result read back while broadcasting).
+AffineMap dropDimsMap(ArrayRef<bool> reduced, MLIRContext *ctx) {
+  SmallVector<AffineExpr> exprs;
+  for (auto [d, r] : llvm::enumerate(reduced))
+    if (!r)
+      exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(reduced.size(), 0, exprs, ctx);
+}
+
+/// An all-parallel linalg.generic producing `resultType`; `maps` index the
+/// inputs in the result's iteration space. The body gets the input elements.
+Value buildGeneric(OpBuilder &b, Location loc, RankedTensorType resultType,
+                   ValueRange inputs, ArrayRef<AffineMap> maps, BodyFn body) {
+  SmallVector<AffineMap> allMaps(maps);
+  allMaps.push_back(b.getMultiDimIdentityMap(resultType.getRank()));
+  SmallVector<utils::IteratorType> iters(resultType.getRank(),
+                                         utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, resultType, inputs, emptyLike(b, loc, resultType), allMaps, iters,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value v = body(nb, nloc, args.drop_back());
+        linalg::YieldOp::create(nb, nloc, v);
+      });
+  return generic.getResult(0);
+}
+
+/// Elementwise with numpy broadcasting of every input into `resultType`.
+Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                       ValueRange inputs, BodyFn body) {
+  SmallVector<AffineMap> maps;
+  for (Value in : inputs)
+    maps.push_back(broadcastMap(cast<RankedTensorType>(in.getType()),
+                                resultType.getShape(), b.getContext()));
+  return buildGeneric(b, loc, resultType, inputs, maps, body);
+}
+
+/// A reduction over the `reduced` dimensions of an iteration space of
+/// `shape`; the result (element type `elt`) drops them. `maps` index the
+/// inputs in the full space; `combine(args, acc)` folds one step into the
+/// accumulator, which starts at `init`.
+Value buildReduction(
+    OpBuilder &b, Location loc, ArrayRef<int64_t> shape, ArrayRef<bool> reduced,
+    Type elt, ValueRange inputs, ArrayRef<AffineMap> maps, double init,
+    function_ref<Value(OpBuilder &, Location, ValueRange, Value)> combine) {
+  SmallVector<int64_t> kept;
+  SmallVector<utils::IteratorType> iters;
+  for (auto [size, r] : llvm::zip(shape, reduced)) {
+    if (!r)
+      kept.push_back(size);
+    iters.push_back(r ? utils::IteratorType::reduction
+                      : utils::IteratorType::parallel);
+  }
+  auto outType = RankedTensorType::get(kept, elt);
+  Value initValue = constantOf(b, loc, elt, init);
+  Value out =
+      linalg::FillOp::create(b, loc, initValue, emptyLike(b, loc, outType))
+          .getResult(0);
+  SmallVector<AffineMap> allMaps(maps);
+  allMaps.push_back(dropDimsMap(reduced, b.getContext()));
+  auto generic = linalg::GenericOp::create(
+      b, loc, outType, inputs, out, allMaps, iters,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value v = combine(nb, nloc, args.drop_back(), args.back());
+        linalg::YieldOp::create(nb, nloc, v);
+      });
+  return generic.getResult(0);
+}
+
+/// Reshapes `v` to the static `type` with the same element count: a single
+/// collapse_shape or expand_shape when one exists (the common view, flatten,
+/// squeeze, unsqueeze), else a collapse to 1-D followed by an expand.
+Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType type) {
+  auto src = cast<RankedTensorType>(v.getType());
+  if (src == type)
+    return v;
+  if (src.getRank() > type.getRank())
+    if (auto re = getReassociationIndicesForReshape(src, type))
+      return tensor::CollapseShapeOp::create(b, loc, type, v, *re);
+  if (src.getRank() < type.getRank())
+    if (auto re = getReassociationIndicesForReshape(type, src))
+      return tensor::ExpandShapeOp::create(b, loc, type, v, *re);
+  auto flat =
+      RankedTensorType::get({src.getNumElements()}, src.getElementType());
+  Value f = reshapeTo(b, loc, v, flat);
+  return reshapeTo(b, loc, f, type);
+}
+
+/// linalg.transpose of `v` by `perm` (result dim i = input dim perm[i]).
+Value transpose(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  auto outType = RankedTensorType::get(shape, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, v, emptyLike(b, loc, outType),
+                                     perm)
+      .getResult()[0];
+}
+
+/// A zero-filled tensor of `type` (a matmul accumulator).
+Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
+  Value zero = constantOf(b, loc, type.getElementType(), 0);
+  return linalg::FillOp::create(b, loc, zero, emptyLike(b, loc, type))
+      .getResult(0);
+}
+
+/// Normalizes a possibly negative dimension; nullopt when out of range.
+std::optional<int64_t> normDim(std::optional<int64_t> dim, int64_t rank) {
+  if (!dim)
+    return std::nullopt;
+  int64_t d = *dim < 0 ? *dim + std::max<int64_t>(rank, 1) : *dim;
+  if (d < 0 || d >= std::max<int64_t>(rank, 1))
+    return std::nullopt;
+  return d;
+}
+
+//===----------------------------------------------------------------------===//
+// The lowering table
+//===----------------------------------------------------------------------===//
+
+/// One call being lowered: the op, its re-interleaved arguments and its
+/// single static result type.
+struct Call {
+  // Op handles are cheap values whose accessors are non-const.
+  mutable PyOp op;
+  PyArgs args;
+  RankedTensorType resultType;
+
+  Value tensor(unsigned i) const {
+    return op.getTensors()[args.operandIndex(i)];
+  }
+  RankedTensorType tensorType(unsigned i) const {
+    return cast<RankedTensorType>(args.type(i));
+  }
+  Type resultElt() const { return resultType.getElementType(); }
+};
+
+/// Lowers the PyOps of one family. `lower` replaces the op and returns
+/// success, or returns failure with nothing changed and says why in `why`.
+class PyOpLowering {
+public:
+  virtual ~PyOpLowering() = default;
+  /// The PyOp names this family lowers.
+  virtual ArrayRef<StringLiteral> names() const = 0;
+  virtual LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                              std::string &why) const = 0;
+};
+
+LogicalResult fail(std::string &why, const Twine &message) {
+  why = message.str();
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+/// add/sub/mul/div/neg/relu/gelu/tanh/sigmoid/exp/log/sqrt/rsqrt/pow/where.
+/// Every argument, tensor or Python number, is converted to the result's
+/// element type before the arithmetic: that is PyTorch's type promotion as
+/// the registry inferred it (int / int divides as float, for instance).
+class ElementwiseLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {
+        "add",     "sub", "mul", "div",  "neg",   "relu", "gelu", "tanh",
+        "sigmoid", "exp", "log", "sqrt", "rsqrt", "pow",  "abs",  "where"};
+    return kNames;
+  }
+
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    StringRef name = call.op.getOpName();
+    Type elt = call.resultElt();
+    bool isF = isa<FloatType>(elt);
+    // Which arguments are the operands (tensors or numbers) of the math.
+    unsigned numOperands = 1;
+    if (name == "add" || name == "sub" || name == "mul" || name == "div" ||
+        name == "pow")
+      numOperands = 2;
+    else if (name == "where")
+      numOperands = 3;
+    double alpha = 1.0;
+    if (name == "add" || name == "sub") {
+      if (!call.args.isNoneOrAbsent(2)) {
+        auto a = getNumber(call.args.scalar(2));
+        if (!a)
+          return fail(why, "alpha is not a number");
+        alpha = *a;
+      }
+    }
+    if (name == "div" && !call.args.isNoneOrAbsent(2))
+      return fail(why, "div with a rounding_mode");
+    bool tanhGelu = false;
+    if (name == "gelu" && !call.args.isNoneOrAbsent(1)) {
+      auto s = dyn_cast_or_null<StringAttr>(call.args.scalar(1));
+      if (!s || (s.getValue() != "none" && s.getValue() != "tanh"))
+        return fail(why, "gelu approximate is not 'none' or 'tanh'");
+      tanhGelu = s.getValue() == "tanh";
+    }
+    if (!isF && name != "add" && name != "sub" && name != "mul" &&
+        name != "neg" && name != "relu" && name != "abs" && name != "where")
+      return fail(why, "'" + name + "' with a non-float result");
+
+    // Tensors become generic inputs; numbers become constants in the body.
+    SmallVector<Value> inputs;
+    SmallVector<int> slot(numOperands, -1);
+    SmallVector<Attribute> numbers(numOperands);
+    for (unsigned i = 0; i < numOperands; ++i) {
+      if (call.args.isTensor(i)) {
+        slot[i] = inputs.size();
+        inputs.push_back(call.tensor(i));
+      } else if (getNumber(call.args.scalar(i)) ||
+                 getBool(call.args.scalar(i))) {
+        numbers[i] = call.args.scalar(i);
+      } else {
+        return fail(why, "argument #" + Twine(i) +
+                             " is neither a tensor "
+                             "nor a number");
+      }
+    }
+
+    Location loc = call.op.getLoc();
+    Value result = buildElementwise(
+        rewriter, loc, call.resultType, inputs,
+        [&](OpBuilder &b, Location l, ValueRange in) -> Value {
+          // The operand `i` in type `t` (where's condition stays i1).
+          auto operand = [&](unsigned i, Type t) -> Value {
+            if (slot[i] >= 0)
+              return castElement(b, l, in[slot[i]], t);
+            if (auto flag = getBool(numbers[i]))
+              return constantOf(b, l, t, *flag ? 1 : 0);
+            return constantOf(b, l, t, *getNumber(numbers[i]));
+          };
+          auto c = [&](double v) { return constantOf(b, l, elt, v); };
+          if (name == "where") {
+            Value cond = operand(0, b.getI1Type());
+            return arith::SelectOp::create(b, l, cond, operand(1, elt),
+                                           operand(2, elt));
+          }
+          Value x = operand(0, elt);
+          if (name == "add" || name == "sub") {
+            Value y = operand(1, elt);
+            if (alpha != 1.0)
+              y = mul(b, l, y, c(alpha));
+            return name == "add" ? add(b, l, x, y) : sub(b, l, x, y);
+          }
+          if (name == "mul")
+            return mul(b, l, x, operand(1, elt));
+          if (name == "div")
+            return arith::DivFOp::create(b, l, x, operand(1, elt));
+          if (name == "pow")
+            return math::PowFOp::create(b, l, x, operand(1, elt));
+          if (name == "neg")
+            return isF ? Value(arith::NegFOp::create(b, l, x))
+                       : sub(b, l, c(0), x);
+          if (name == "relu")
+            return max(b, l, x, c(0));
+          if (name == "abs")
+            return isF ? Value(math::AbsFOp::create(b, l, x))
+                       : Value(math::AbsIOp::create(b, l, x));
+          if (name == "tanh")
+            return math::TanhOp::create(b, l, x);
+          if (name == "exp")
+            return math::ExpOp::create(b, l, x);
+          if (name == "log")
+            return math::LogOp::create(b, l, x);
+          if (name == "sqrt")
+            return math::SqrtOp::create(b, l, x);
+          if (name == "rsqrt")
+            return math::RsqrtOp::create(b, l, x);
+          if (name == "sigmoid") {
+            // 1 / (1 + exp(-x))
+            Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));
+            return arith::DivFOp::create(b, l, c(1), add(b, l, c(1), e));
+          }
+          // gelu: 0.5 x (1 + erf(x / sqrt 2)), or with tanh:
+          // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+          Value inner;
+          if (tanhGelu) {
+            Value x3 = mul(b, l, mul(b, l, x, x), x);
+            Value poly = add(b, l, x, mul(b, l, c(0.044715), x3));
+            inner = math::TanhOp::create(
+                b, l, mul(b, l, c(std::sqrt(2.0 / M_PI)), poly));
+          } else {
+            inner = math::ErfOp::create(b, l, mul(b, l, x, c(M_SQRT1_2)));
+          }
+          return mul(b, l, mul(b, l, c(0.5), x), add(b, l, c(1), inner));
+        });
+    rewriter.replaceOp(call.op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Matmul family
+//===----------------------------------------------------------------------===//
+
+/// mm, bmm, matmul, linear and addmm as linalg.matmul / linalg.batch_matmul
+/// on zero-filled accumulators. Leading dimensions of a matmul/linear input
+/// are collapsed into the row dimension (or the batch dimension) and
+/// expanded back, so every case is one 2-D or 3-D named op.
+class MatmulLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"mm", "bmm", "matmul", "linear",
+                                           "addmm"};
+    return kNames;
+  }
+
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    StringRef name = call.op.getOpName();
+    Location loc = call.op.getLoc();
+    Type elt = call.resultElt();
+    for (unsigned i = 0; i < call.args.numTensors(); ++i)
+      if (cast<RankedTensorType>(call.args.getTensorTypes()[i])
+              .getElementType() != elt)
+        return fail(why, "operands of mixed element types");
+    unsigned a = name == "addmm" ? 1 : 0;
+    if (!call.args.isTensor(a) || !call.args.isTensor(a + 1))
+      return fail(why, "matrix operands are not tensors");
+    Value lhs = call.tensor(a), rhs = call.tensor(a + 1);
+    int64_t lr = call.tensorType(a).getRank();
+    int64_t rr = call.tensorType(a + 1).getRank();
+    if (lr < 2 || rr < 2)
+      return fail(why, "a 1-D matmul operand (vector product)");
+
+    if (name == "linear") {
+      // y = x W^T + b: transpose the [out, in] weight once, then a matmul
+      // whose accumulator starts as the broadcast bias.
+      if (rr != 2)
+        return fail(why, "linear weight is not 2-D");
+      rhs = transpose(rewriter, loc, rhs, {1, 0});
+      Value bias = call.args.isTensor(2) ? call.tensor(2) : Value();
+      Value y = matmulRows(rewriter, loc, lhs, rhs, call.resultType, bias);
+      rewriter.replaceOp(call.op, y);
+      return success();
+    }
+    if (name == "addmm") {
+      // beta * self + alpha * (mat1 @ mat2), self broadcast to [M, N].
+      double beta = 1, alpha = 1;
+      if (!call.args.isNoneOrAbsent(3))
+        beta = getNumber(call.args.scalar(3)).value_or(NAN);
+      if (!call.args.isNoneOrAbsent(4))
+        alpha = getNumber(call.args.scalar(4)).value_or(NAN);
+      if (std::isnan(alpha) || std::isnan(beta) || !call.args.isTensor(0))
+        return fail(why, "addmm's self, beta or alpha not understood");
+      if (beta == 1 && alpha == 1) {
+        Value acc = buildElementwise(
+            rewriter, loc, call.resultType, {call.tensor(0)},
+            [](OpBuilder &, Location, ValueRange in) { return in[0]; });
+        rewriter.replaceOpWithNewOp<linalg::MatmulOp>(
+            call.op, TypeRange{call.resultType}, ValueRange{lhs, rhs},
+            ValueRange{acc});
+        return success();
+      }
+      Value mm =
+          linalg::MatmulOp::create(
+              rewriter, loc, TypeRange{call.resultType}, ValueRange{lhs, rhs},
+              ValueRange{zeros(rewriter, loc, call.resultType)})
+              .getResult(0);
+      Value y = buildElementwise(
+          rewriter, loc, call.resultType, {call.tensor(0), mm},
+          [&](OpBuilder &b, Location l, ValueRange in) {
+            return add(b, l, mul(b, l, constantOf(b, l, elt, beta), in[0]),
+                       mul(b, l, constantOf(b, l, elt, alpha), in[1]));
+          });
+      rewriter.replaceOp(call.op, y);
+      return success();
+    }
+    if (rr == 2) {
+      // mm, or matmul of a batch of rows by one matrix.
+      rewriter.replaceOp(call.op, matmulRows(rewriter, loc, lhs, rhs,
+                                             call.resultType, Value()));
+      return success();
+    }
+    // Batched: broadcast both batch shapes to the result's, collapse them
+    // into one batch dimension, batch_matmul, expand back.
+    ArrayRef<int64_t> out = call.resultType.getShape();
+    ArrayRef<int64_t> batch = out.drop_back(2);
+    auto toBatch3D = [&](Value v) {
+      auto t = cast<RankedTensorType>(v.getType());
+      SmallVector<int64_t> full(batch);
+      full.append(
+          {t.getDimSize(t.getRank() - 2), t.getDimSize(t.getRank() - 1)});
+      auto fullType = RankedTensorType::get(full, elt);
+      if (t != fullType)
+        v = buildElementwise(
+            rewriter, loc, fullType, {v},
+            [](OpBuilder &, Location, ValueRange in) { return in[0]; });
+      int64_t n = ShapedType::getNumElements(batch);
+      return reshapeTo(
+          rewriter, loc, v,
+          RankedTensorType::get({n, full[full.size() - 2], full.back()}, elt));
+    };
+    Value l3 = toBatch3D(lhs), r3 = toBatch3D(rhs);
+    auto out3 = RankedTensorType::get(
+        {ShapedType::getNumElements(batch), out[out.size() - 2], out.back()},
+        elt);
+    Value y = linalg::BatchMatmulOp::create(
+                  rewriter, loc, TypeRange{out3}, ValueRange{l3, r3},
+                  ValueRange{zeros(rewriter, loc, out3)})
+                  .getResult(0);
+    rewriter.replaceOp(call.op, reshapeTo(rewriter, loc, y, call.resultType));
+    return success();
+  }
+
+private:
+  /// lhs [..., K] @ rhs [K, N] -> resultType [..., N]: the leading dims of
+  /// lhs collapse into rows. The accumulator is zero, or `bias` [N]
+  /// broadcast over the rows.
+  static Value matmulRows(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                          RankedTensorType resultType, Value bias) {
+    auto lt = cast<RankedTensorType>(lhs.getType());
+    int64_t k = lt.getShape().back();
+    int64_t n = resultType.getShape().back();
+    int64_t m = lt.getNumElements() / k;
+    Type elt = resultType.getElementType();
+    Value l2 = reshapeTo(b, loc, lhs, RankedTensorType::get({m, k}, elt));
+    auto out2 = RankedTensorType::get({m, n}, elt);
+    Value acc = bias ? buildElementwise(b, loc, out2, {bias},
+                                        [](OpBuilder &, Location,
+                                           ValueRange in) { return in[0]; })
+                     : zeros(b, loc, out2);
+    Value y = linalg::MatmulOp::create(b, loc, TypeRange{out2},
+                                       ValueRange{l2, rhs}, ValueRange{acc})
+                  .getResult(0);
+    return reshapeTo(b, loc, y, resultType);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Reductions, softmax, layer_norm
+//===----------------------------------------------------------------------===//
+
+/// The dims a reduction's `dim` argument names: all of them for None, absent
+/// or an empty list (PyTorch's sum(dim=()) reduces everything).
+std::optional<SmallVector<bool>> reducedDims(const PyArgs &args, unsigned i,
+                                             int64_t rank) {
+  SmallVector<bool> reduced(rank, false);
+  std::optional<SmallVector<int64_t>> dims;
+  if (!args.isNoneOrAbsent(i)) {
+    dims = getIntList(args.scalar(i));
+    if (!dims)
+      return std::nullopt;
+  }
+  if (!dims || dims->empty()) {
+    reduced.assign(rank, true);
+    return reduced;
+  }
+  for (int64_t d : *dims) {
+    auto n = normDim(d, rank);
+    if (!n)
+      return std::nullopt;
+    if (rank > 0)
+      reduced[*n] = true;
+  }
+  return reduced;
+}
+
+/// sum, mean and amax over dims, with keepdim as an expand_shape of the
+/// reduced tensor (the reduction itself always drops the dims).
+class ReductionLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"sum", "mean", "amax"};
+    return kNames;
+  }
+
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    StringRef name = call.op.getOpName();
+    Location loc = call.op.getLoc();
+    Type elt = call.resultElt();
+    RankedTensorType in = call.tensorType(0);
+    auto reduced = reducedDims(call.args, 1, in.getRank());
+    if (!reduced)
+      return fail(why, "dim is not an int or a list of ints in range");
+    if (name == "mean" && !isa<FloatType>(elt))
+      return fail(why, "mean with a non-float result");
+    bool isMax = name == "amax";
+    double init = 0;
+    if (isMax)
+      init = isa<FloatType>(elt)
+                 ? -INFINITY
+                 : static_cast<double>(std::numeric_limits<int64_t>::min());
+    if (isMax && !isa<FloatType>(elt) && elt.getIntOrFloatBitWidth() != 64)
+      return fail(why, "amax of a narrow integer type");
+    Value r = buildReduction(
+        rewriter, loc, in.getShape(), *reduced, elt, {call.tensor(0)},
+        {rewriter.getMultiDimIdentityMap(in.getRank())}, init,
+        [&](OpBuilder &b, Location l, ValueRange args, Value acc) {
+          Value x = castElement(b, l, args[0], elt);
+          return isMax ? max(b, l, acc, x) : add(b, l, acc, x);
+        });
+    if (name == "mean") {
+      int64_t count = 1;
+      for (auto [size, red] : llvm::zip(in.getShape(), *reduced))
+        if (red)
+          count *= size;
+      auto rt = cast<RankedTensorType>(r.getType());
+      r = buildElementwise(rewriter, loc, rt, {r},
+                           [&](OpBuilder &b, Location l, ValueRange args) {
+                             return arith::DivFOp::create(
+                                 b, l, args[0],
+                                 constantOf(b, l, elt, double(count)));
+                           });
+    }
+    rewriter.replaceOp(call.op, reshapeTo(rewriter, loc, r, call.resultType));
+    return success();
+  }
+};
+
+/// softmax / log_softmax / _log_softmax along one dim, numerically stable:
+/// m = max(x), s = sum(exp(x - m)); softmax = exp(x - m) / s and
+/// log_softmax = x - m - log(s). Computed in the result's element type.
+class SoftmaxLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"softmax", "log_softmax",
+                                           "_log_softmax"};
+    return kNames;
+  }
+
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    bool isLog = call.op.getOpName() != "softmax";
+    Location loc = call.op.getLoc();
+    Type elt = call.resultElt();
+    if (!isa<FloatType>(elt))
+      return fail(why, "softmax with a non-float result");
+    RankedTensorType in = call.tensorType(0);
+    int64_t rank = in.getRank();
+    auto dim = normDim(getInt(call.args.scalar(1)), rank);
+    if (!dim || rank == 0)
+      return fail(why, "dim is not an int in range (or a 0-d input)");
+    SmallVector<bool> reduced(rank, false);
+    reduced[*dim] = true;
+    MLIRContext *ctx = rewriter.getContext();
+    AffineMap id = rewriter.getMultiDimIdentityMap(rank);
+    AffineMap drop = dropDimsMap(reduced, ctx);
+    Value x = call.tensor(0);
+    if (in.getElementType() != elt)
+      x = buildElementwise(rewriter, loc, in.clone(elt), {x},
+                           [&](OpBuilder &b, Location l, ValueRange a) {
+                             return castElement(b, l, a[0], elt);
+                           });
+    Value m = buildReduction(rewriter, loc, in.getShape(), reduced, elt, {x},
+                             {id}, -INFINITY,
+                             [](OpBuilder &b, Location l, ValueRange a,
+                                Value acc) { return max(b, l, acc, a[0]); });
+    Value s = buildReduction(
+        rewriter, loc, in.getShape(), reduced, elt, {x, m}, {id, drop}, 0,
+        [](OpBuilder &b, Location l, ValueRange a, Value acc) {
+          Value e = math::ExpOp::create(b, l, sub(b, l, a[0], a[1]));
+          return add(b, l, acc, e);
+        });
+    Value y = buildGeneric(
+        rewriter, loc, call.resultType, {x, m, s}, {id, drop, drop},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value shifted = sub(b, l, a[0], a[1]);
+          if (isLog)
+            return sub(b, l, shifted, math::LogOp::create(b, l, a[2]));
+          return arith::DivFOp::create(b, l, math::ExpOp::create(b, l, shifted),
+                                       a[2]);
+        });
+    rewriter.replaceOp(call.op, y);
+    return success();
+  }
+};
+
+/// layer_norm over the trailing normalized_shape dims: mean, biased
+/// variance of (x - mean), then (x - mean) * rsqrt(var + eps) * w + b.
+class LayerNormLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"layer_norm"};
+    return kNames;
+  }
+
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    Location loc = call.op.getLoc();
+    Type elt = call.resultElt();
+    RankedTensorType in = call.tensorType(0);
+    if (!isa<FloatType>(elt) || in.getElementType() != elt)
+      return fail(why, "layer_norm with a non-float or converting result");
+    auto normalized = getIntList(call.args.scalar(1));
+    int64_t rank = in.getRank();
+    if (!normalized || normalized->empty() ||
+        static_cast<int64_t>(normalized->size()) > rank)
+      return fail(why, "normalized_shape not understood");
+    double eps = 1e-5;
+    if (!call.args.isNoneOrAbsent(4)) {
+      auto e = getNumber(call.args.scalar(4));
+      if (!e)
+        return fail(why, "eps is not a number");
+      eps = *e;
+    }
+    int64_t k = normalized->size();
+    SmallVector<bool> reduced(rank, false);
+    int64_t count = 1;
+    for (int64_t d = rank - k; d < rank; ++d) {
+      reduced[d] = true;
+      count *= in.getDimSize(d);
+    }
+    MLIRContext *ctx = rewriter.getContext();
+    AffineMap id = rewriter.getMultiDimIdentityMap(rank);
+    AffineMap drop = dropDimsMap(reduced, ctx);
+    Value x = call.tensor(0);
+    auto addFn = [](OpBuilder &b, Location l, ValueRange a, Value acc) {
+      return add(b, l, acc, a[0]);
+    };
+    auto divByCount = [&](Value v) {
+      return buildElementwise(
+          rewriter, loc, cast<RankedTensorType>(v.getType()), {v},
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            return arith::DivFOp::create(b, l, a[0],
+                                         constantOf(b, l, elt, double(count)));
+          });
+    };
+    Value mean = divByCount(buildReduction(rewriter, loc, in.getShape(),
+                                           reduced, elt, {x}, {id}, 0, addFn));
+    Value var = divByCount(buildReduction(
+        rewriter, loc, in.getShape(), reduced, elt, {x, mean}, {id, drop}, 0,
+        [](OpBuilder &b, Location l, ValueRange a, Value acc) {
+          Value d = sub(b, l, a[0], a[1]);
+          return add(b, l, acc, mul(b, l, d, d));
+        }));
+    SmallVector<Value> inputs = {x, mean, var};
+    SmallVector<AffineMap> maps = {id, drop, drop};
+    int weight = -1, bias = -1;
+    for (unsigned i : {2u, 3u}) {
+      if (!call.args.isTensor(i))
+        continue;
+      (i == 2 ? weight : bias) = inputs.size();
+      inputs.push_back(call.tensor(i));
+      maps.push_back(broadcastMap(call.tensorType(i), in.getShape(), ctx));
+    }
+    Value y =
+        buildGeneric(rewriter, loc, call.resultType, inputs, maps,
+                     [&](OpBuilder &b, Location l, ValueRange a) {
+                       Value inv = math::RsqrtOp::create(
+                           b, l, add(b, l, a[2], constantOf(b, l, elt, eps)));
+                       Value v = mul(b, l, sub(b, l, a[0], a[1]), inv);
+                       if (weight >= 0)
+                         v = mul(b, l, v, a[weight]);
+                       if (bias >= 0)
+                         v = add(b, l, v, a[bias]);
+                       return v;
+                     });
+    rewriter.replaceOp(call.op, y);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Embedding
+//===----------------------------------------------------------------------===//
+
+/// embedding(weight [V, D], indices [...]) -> [..., D]: a generic over the
+/// result that reads its index and gathers with tensor.extract.
+class EmbeddingLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"embedding"};
+    return kNames;
+  }
+
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    if (!call.args.isTensor(0) || !call.args.isTensor(1) ||
+        call.tensorType(0).getRank() != 2)
+      return fail(why, "weight is not a 2-D tensor");
+    Value weight = call.tensor(0);
+    int64_t rank = call.resultType.getRank();
+    MLIRContext *ctx = rewriter.getContext();
+    // The indices are indexed by every result dim but the last.
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      exprs.push_back(getAffineDimExpr(d, ctx));
+    AffineMap indexMap = AffineMap::get(rank, 0, exprs, ctx);
+    Value y = buildGeneric(
+        rewriter, call.op.getLoc(), call.resultType, {call.tensor(1)},
+        {indexMap}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value row = arith::IndexCastOp::create(b, l, b.getIndexType(), a[0]);
+          Value col = linalg::IndexOp::create(b, l, rank - 1);
+          return tensor::ExtractOp::create(b, l, weight, ValueRange{row, col});
+        });
+    rewriter.replaceOp(call.op, y);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Views
+//===----------------------------------------------------------------------===//
+
+/// Every view that only regroups dimensions: the registry already inferred
+/// the static result shape, so the lowering is a reshape to it.
+class ReshapeLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"view",      "reshape", "flatten",
+                                           "unflatten", "squeeze", "unsqueeze"};
+    return kNames;
+  }
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    if (call.tensorType(0).getElementType() != call.resultElt())
+      return fail(why, "a view that changes the element type");
+    rewriter.replaceOp(call.op, reshapeTo(rewriter, call.op.getLoc(),
+                                          call.tensor(0), call.resultType));
+    return success();
+  }
+};
+
+/// transpose, permute and t as linalg.transpose.
+class TransposeLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"transpose", "permute", "t"};
+    return kNames;
+  }
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    StringRef name = call.op.getOpName();
+    int64_t rank = call.tensorType(0).getRank();
+    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    if (name == "t") {
+      if (rank == 2)
+        std::swap(perm[0], perm[1]);
+    } else if (name == "transpose") {
+      auto d0 = normDim(getInt(call.args.scalar(1)), rank);
+      auto d1 = normDim(getInt(call.args.scalar(2)), rank);
+      if (!d0 || !d1)
+        return fail(why, "dims are not ints in range");
+      if (rank > 0)
+        std::swap(perm[*d0], perm[*d1]);
+    } else {
+      auto dims = getIntList(call.args.scalar(1));
+      if (!dims || static_cast<int64_t>(dims->size()) != rank)
+        return fail(why, "dims are not a permutation");
+      for (auto [i, d] : llvm::enumerate(*dims)) {
+        auto n = normDim(d, rank);
+        if (!n)
+          return fail(why, "dims are not a permutation");
+        perm[i] = *n;
+      }
+    }
+    if (llvm::equal(perm, llvm::seq<int64_t>(0, rank))) {
+      rewriter.replaceOp(call.op, call.tensor(0));
+      return success();
+    }
+    rewriter.replaceOp(
+        call.op, transpose(rewriter, call.op.getLoc(), call.tensor(0), perm));
+    return success();
+  }
+};
+
+/// select, slice and narrow as one tensor.extract_slice (rank-reducing for
+/// select). Offsets follow PyTorch: negative ones count from the end and
+/// slice bounds clamp; the sizes are the result's.
+class SliceLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"select", "slice", "narrow"};
+    return kNames;
+  }
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    StringRef name = call.op.getOpName();
+    RankedTensorType in = call.tensorType(0);
+    int64_t rank = in.getRank();
+    std::optional<int64_t> dim =
+        call.args.isNoneOrAbsent(1) && name == "slice"
+            ? std::optional<int64_t>(0)
+            : normDim(getInt(call.args.scalar(1)), rank);
+    if (!dim || rank == 0)
+      return fail(why, "dim is not an int in range");
+    int64_t size = in.getDimSize(*dim);
+    int64_t start = 0, step = 1;
+    if (!call.args.isNoneOrAbsent(2)) {
+      auto s = getInt(call.args.scalar(2));
+      if (!s)
+        return fail(why, "start/index is not an int");
+      start = *s < 0 ? *s + size : *s;
+    }
+    if (name == "slice" && !call.args.isNoneOrAbsent(4)) {
+      auto s = getInt(call.args.scalar(4));
+      if (!s || *s <= 0)
+        return fail(why, "step is not a positive int");
+      step = *s;
+    }
+    start = std::clamp<int64_t>(start, 0, size);
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d < rank; ++d)
+      sizes.push_back(rewriter.getIndexAttr(in.getDimSize(d)));
+    offsets[*dim] = rewriter.getIndexAttr(start);
+    strides[*dim] = rewriter.getIndexAttr(step);
+    sizes[*dim] = rewriter.getIndexAttr(
+        name == "select" ? 1 : call.resultType.getDimSize(*dim));
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        call.op, call.resultType, call.tensor(0), offsets, sizes, strides);
+    return success();
+  }
+};
+
+/// expand: a broadcasting copy (size-1 dims stretch, new leading dims).
+class ExpandLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"expand"};
+    return kNames;
+  }
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    rewriter.replaceOp(call.op,
+                       buildElementwise(rewriter, call.op.getLoc(),
+                                        call.resultType, {call.tensor(0)},
+                                        [](OpBuilder &, Location,
+                                           ValueRange a) { return a[0]; }));
+    return success();
+  }
+};
+
+/// Ops that return their input's value: contiguous, clone, alias, and
+/// dropout in eval mode (or with p = 0).
+class IdentityLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"contiguous", "clone", "alias",
+                                           "dropout"};
+    return kNames;
+  }
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    if (call.op.getOpName() == "dropout") {
+      auto p = getNumber(call.args.scalar(1));
+      auto train = getBool(call.args.scalar(2));
+      if (!p || !train)
+        return fail(why, "dropout's p or train not understood");
+      if (*train && *p > 0)
+        return fail(why, "training dropout draws random numbers");
+    }
+    if (call.op.getTensors()[0].getType() != call.resultType)
+      return fail(why, "result type differs from the input's");
+    rewriter.replaceOp(call.op, call.op.getTensors()[0]);
+    return success();
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The op-name -> lowering table, built once per pass instance.
+class LoweringTable {
+public:
+  LoweringTable() {
+    add(std::make_unique<ElementwiseLowering>());
+    add(std::make_unique<MatmulLowering>());
+    add(std::make_unique<ReductionLowering>());
+    add(std::make_unique<SoftmaxLowering>());
+    add(std::make_unique<LayerNormLowering>());
+    add(std::make_unique<EmbeddingLowering>());
+    add(std::make_unique<ReshapeLowering>());
+    add(std::make_unique<TransposeLowering>());
+    add(std::make_unique<SliceLowering>());
+    add(std::make_unique<ExpandLowering>());
+    add(std::make_unique<IdentityLowering>());
+  }
+  const PyOpLowering *lookup(StringRef name) const {
+    return byName.lookup(name);
+  }
+
+private:
+  void add(std::unique_ptr<PyOpLowering> lowering) {
+    for (StringRef name : lowering->names())
+      byName[name] = lowering.get();
+    owned.push_back(std::move(lowering));
+  }
+  SmallVector<std::unique_ptr<PyOpLowering>> owned;
+  llvm::StringMap<const PyOpLowering *> byName;
+};
+
+bool isStatic(Type type) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  return ranked && ranked.hasStaticShape() &&
+         ranked.getElementType().isIntOrFloat();
+}
+
+/// The one pattern: checks what every lowering needs (static shapes, one
+/// result), then dispatches by name. Reasons for failures are kept for the
+/// remarks the pass emits afterwards.
+struct PyOpToLinalg : public OpRewritePattern<PyOp> {
+  PyOpToLinalg(MLIRContext *ctx, const LoweringTable &table,
+               DenseMap<Operation *, std::string> &reasons)
+      : OpRewritePattern<PyOp>(ctx), table(table), reasons(reasons) {}
+
+  LogicalResult matchAndRewrite(PyOp op,
+                                PatternRewriter &rewriter) const override {
+    std::string why;
+    if (succeeded(tryLower(op, rewriter, why)))
+      return success();
+    reasons[op] = why;
+    return rewriter.notifyMatchFailure(op, why);
+  }
+
+private:
+  LogicalResult tryLower(PyOp op, PatternRewriter &rewriter,
+                         std::string &why) const {
+    const PyOpLowering *lowering = table.lookup(op.getOpName());
+    if (!lowering)
+      return fail(why, "no lowering for '" + op.getOpName() + "'");
+    if (op.getNumResults() != 1)
+      return fail(why, "more than one result");
+    for (Type t : op->getOperandTypes())
+      if (!isStatic(t))
+        return fail(why, "an operand has a dynamic shape (" +
+                             llvm::to_string(t) + ")");
+    if (!isStatic(op.getResult(0).getType()))
+      return fail(why, "the result has a dynamic shape");
+    Call call{op,
+              PyArgs(op.getCconv(), op.getTensors().getTypes(),
+                     op.getScalars().getValue()),
+              cast<RankedTensorType>(op.getResult(0).getType())};
+    return lowering->lower(call, rewriter, why);
+  }
+
+  const LoweringTable &table;
+  DenseMap<Operation *, std::string> &reasons;
+};
+
+/// Replaces `graph` by a func.func with the same name, type and argument
+/// attributes, and lowers the non-pyop trace ops in its body.
+func::FuncOp graphToFunc(GraphOp graph) {
+  IRRewriter rewriter(graph.getContext());
+  rewriter.setInsertionPoint(graph);
+  auto func = func::FuncOp::create(rewriter, graph.getLoc(), graph.getSymName(),
+                                   graph.getFunctionType());
+  if (ArrayAttr argAttrs = graph.getArgAttrsAttr())
+    func.setArgAttrsAttr(argAttrs);
+  if (ArrayAttr resAttrs = graph.getResAttrsAttr())
+    func.setResAttrsAttr(resAttrs);
+  if (auto visibility = graph.getSymVisibilityAttr())
+    func.setSymVisibilityAttr(visibility);
+  rewriter.inlineRegionBefore(graph.getBody(), func.getBody(), func.end());
+  rewriter.eraseOp(graph);
+  for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
+    rewriter.setInsertionPoint(&op);
+    if (auto ret = dyn_cast<RetOp>(op))
+      rewriter.replaceOpWithNewOp<func::ReturnOp>(ret, ret.getOperands());
+    else if (auto c = dyn_cast<ConstantOp>(op))
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+          c, cast<TypedAttr>(c.getValue()));
+    else if (isa<FreeOp>(op))
+      // Bufferization owns memory now; frees on tensors mean nothing.
+      rewriter.eraseOp(&op);
+  }
+  return func;
+}
+
+struct ConvertTraceToLinalgPass
+    : public mlir::trace::impl::ConvertTraceToLinalgBase<
+          ConvertTraceToLinalgPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<GraphOp> graphs(module.getOps<GraphOp>());
+    SmallVector<func::FuncOp> funcs;
+    for (GraphOp graph : graphs)
+      funcs.push_back(graphToFunc(graph));
+
+    LoweringTable table;
+    DenseMap<Operation *, std::string> reasons;
+    RewritePatternSet patterns(&getContext());
+    patterns.add<PyOpToLinalg>(&getContext(), table, reasons);
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    unsigned left = 0, total = 0;
+    for (func::FuncOp func : funcs) {
+      total += llvm::range_size(func.getOps<PyOp>());
+      // One walk in order: no folding or DCE, so the lowered func computes
+      // exactly what the graph did, op for op.
+      walkAndApplyPatterns(func, frozen);
+      for (PyOp op : func.getOps<PyOp>()) {
+        ++left;
+        auto it = reasons.find(op);
+        op->emitRemark("not lowered to linalg: ")
+            << (it == reasons.end() ? std::string("no lowering") : it->second);
+      }
+    }
+    numLowered += total - left;
+    numLeft += left;
+  }
+};
+
+} // namespace

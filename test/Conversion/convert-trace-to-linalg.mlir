@@ -1,0 +1,279 @@
+// RUN: trace-opt %s -split-input-file -convert-trace-to-linalg | FileCheck %s
+// The output parses and verifies again (func/linalg/tensor/arith/math are
+// registered in trace-opt), and prints the same.
+// RUN: trace-opt %s -split-input-file -convert-trace-to-linalg | trace-opt -split-input-file | FileCheck %s
+// Every op left as a pyop gets a remark.
+// RUN: trace-opt %s -split-input-file -convert-trace-to-linalg -verify-diagnostics -o /dev/null
+
+// The graph becomes a func.func with the same signature and argument names;
+// ret -> return, constant -> arith.constant, free erased.
+// CHECK-LABEL: func.func @skeleton(
+// CHECK-SAME: %[[X:.*]]: tensor<3xf32> {trace.input = "x"}, %[[W:.*]]: tensor<3xf32> {trace.param = "w"}) -> (tensor<3xf32>, tensor<3xf32>)
+// CHECK: %[[C:.*]] = arith.constant dense<2.000000e+00> : tensor<3xf32>
+// CHECK-NOT: free
+// CHECK: return %[[C]], %[[X]] : tensor<3xf32>, tensor<3xf32>
+trace.graph @skeleton(%x: tensor<3xf32> {trace.input = "x"}, %w: tensor<3xf32> {trace.param = "w"}) -> (tensor<3xf32>, tensor<3xf32>) {
+  %c = constant dense<2.0> : tensor<3xf32>
+  ret %c, %x : tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// Broadcasting [2,3] + alpha * [3]: the bias reads (d1), alpha scales it.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @add_broadcast(
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x3xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<3xf32>) outs(%[[E]] : tensor<2x3xf32>)
+// CHECK: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[ALPHA:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK: %[[S:.*]] = arith.mulf %[[B]], %[[ALPHA]] : f32
+// CHECK: %[[R:.*]] = arith.addf %[[A]], %[[S]] : f32
+// CHECK: linalg.yield %[[R]] : f32
+trace.graph @add_broadcast(%x: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %0 = pyop "add"(%x, %b, 2.0) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  ret %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Type promotion: an i64 [2,1] tensor stretched along d1 (index 0) and
+// converted to f32 before the multiply, as the result type says.
+// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-LABEL: func.func @mul_promote(
+// CHECK: linalg.generic {{.*}}#[[COL]]
+// CHECK: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: i64, %{{.*}}: f32):
+// CHECK: %[[F:.*]] = arith.sitofp %[[B]] : i64 to f32
+// CHECK: arith.mulf %[[A]], %[[F]] : f32
+trace.graph @mul_promote(%x: tensor<2x3xf32>, %i: tensor<2x1xi64>) -> tensor<2x3xf32> {
+  %0 = pyop "mul"(%x, %i) : (tensor<2x3xf32>, tensor<2x1xi64>) -> tensor<2x3xf32>
+  ret %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Unary math: gelu in erf form and with approximate='tanh', relu as a
+// NaN-propagating max, sigmoid, rsqrt, pow by a number, div by a number.
+// CHECK-LABEL: func.func @unary(
+// CHECK: math.erf
+// CHECK: math.tanh
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK: math.rsqrt
+// CHECK: math.powf
+// CHECK: arith.negf
+// CHECK: math.sqrt
+// CHECK: math.log
+trace.graph @unary(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = pyop "gelu"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = pyop "gelu"(%0, "tanh") : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = pyop "relu"(%1) : (tensor<4xf32>) -> tensor<4xf32>
+  %3 = pyop "sigmoid"(%2) : (tensor<4xf32>) -> tensor<4xf32>
+  %4 = pyop "rsqrt"(%3) : (tensor<4xf32>) -> tensor<4xf32>
+  %5 = pyop "pow"(%4, 3.0) : (tensor<4xf32>) -> tensor<4xf32>
+  %6 = pyop "neg"(%5) : (tensor<4xf32>) -> tensor<4xf32>
+  %7 = pyop "sqrt"(%6) : (tensor<4xf32>) -> tensor<4xf32>
+  %8 = pyop "log"(%7) : (tensor<4xf32>) -> tensor<4xf32>
+  ret %8 : tensor<4xf32>
+}
+
+// -----
+
+// where with a bool mask and a number for `other`.
+// CHECK-LABEL: func.func @where(
+// CHECK: ^bb0(%[[M:.*]]: i1, %[[A:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: arith.select %[[M]], %[[A]], %[[Z]] : f32
+trace.graph @where(%m: tensor<4xi1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = pyop "where"(%m, %x, 0.0) : (tensor<4xi1>, tensor<4xf32>) -> tensor<4xf32>
+  ret %0 : tensor<4xf32>
+}
+
+// -----
+
+// sum over dim 1 with keepdim: a reduction that drops d1 into a zero-filled
+// [2,4], then expand_shape back to [2,1,4].
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func.func @sum_keepdim(
+// CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[F:.*]] = linalg.fill ins(%[[Z]] : f32) outs(%{{.*}} : tensor<2x4xf32>)
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%{{.*}} : tensor<2x3x4xf32>) outs(%[[F]] : tensor<2x4xf32>)
+// CHECK: arith.addf
+// CHECK: tensor.expand_shape %[[R]] {{\[}}[0], [1, 2]] output_shape [2, 1, 4] : tensor<2x4xf32> into tensor<2x1x4xf32>
+trace.graph @sum_keepdim(%x: tensor<2x3x4xf32>) -> tensor<2x1x4xf32> {
+  %0 = pyop "sum"(%x, 1, True) : (tensor<2x3x4xf32>) -> tensor<2x1x4xf32>
+  ret %0 : tensor<2x1x4xf32>
+}
+
+// -----
+
+// mean over all dims (dim=None): sum into a 0-d tensor, then divide by 24;
+// amax over the last dim starts from -inf.
+// CHECK-LABEL: func.func @mean_amax(
+// CHECK: iterator_types = ["reduction", "reduction", "reduction"]
+// CHECK: arith.constant 2.400000e+01 : f32
+// CHECK: arith.divf
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: arith.maximumf
+trace.graph @mean_amax(%x: tensor<2x3x4xf32>) -> (tensor<f32>, tensor<2x3xf32>) {
+  %0 = pyop "mean"(%x) : (tensor<2x3x4xf32>) -> tensor<f32>
+  %1 = pyop "amax"(%x, -1) : (tensor<2x3x4xf32>) -> tensor<2x3xf32>
+  ret %0, %1 : tensor<f32>, tensor<2x3xf32>
+}
+
+// -----
+
+// softmax over dim 1: max, sum of exp(x - max), then exp(x - max) / sum;
+// log_softmax ends in x - max - log(sum).
+// CHECK-LABEL: func.func @softmax(
+// CHECK: arith.maximumf
+// CHECK: arith.subf
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: arith.subf
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK: math.log
+// CHECK: return
+trace.graph @softmax(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %0 = pyop "softmax"(%x, 1) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %1 = pyop "log_softmax"(%x, -1) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  ret %0, %1 : tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// layer_norm over the last dim with weight and bias: mean, variance, then
+// (x - mean) * rsqrt(var + eps) * w + b; w and b read (d2).
+// CHECK-DAG: #[[LAST:.*]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-LABEL: func.func @layer_norm(
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}, #[[LAST]], #[[LAST]], #{{.*}}]
+// CHECK: arith.constant 9.99999974E-6 : f32
+// CHECK: math.rsqrt
+trace.graph @layer_norm(%x: tensor<2x3x4xf32>, %w: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<2x3x4xf32> {
+  %0 = pyop "layer_norm"(%x, [4], %w, %b, 1.0e-05, True) : (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+  ret %0 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// linear with a [out, in] weight: transposed once, the 3-D input collapsed
+// to rows, the bias broadcast into the accumulator, the rows expanded back.
+// CHECK-LABEL: func.func @linear(
+// CHECK-SAME: %[[X:.*]]: tensor<2x5x3xf32>, %[[W:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<4xf32>
+// CHECK: %[[WT:.*]] = linalg.transpose ins(%[[W]] : tensor<4x3xf32>) outs(%{{.*}} : tensor<3x4xf32>) permutation = [1, 0]
+// CHECK: %[[X2:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : tensor<2x5x3xf32> into tensor<10x3xf32>
+// CHECK: %[[ACC:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<4xf32>) outs(%{{.*}} : tensor<10x4xf32>)
+// CHECK: %[[Y:.*]] = linalg.matmul ins(%[[X2]], %[[WT]] : tensor<10x3xf32>, tensor<3x4xf32>) outs(%[[ACC]] : tensor<10x4xf32>)
+// CHECK: tensor.expand_shape %[[Y]] {{\[}}[0, 1], [2]] output_shape [2, 5, 4] : tensor<10x4xf32> into tensor<2x5x4xf32>
+trace.graph @linear(%x: tensor<2x5x3xf32>, %w: tensor<4x3xf32>, %b: tensor<4xf32>) -> tensor<2x5x4xf32> {
+  %0 = pyop "linear"(%x, %w, %b) : (tensor<2x5x3xf32>, tensor<4x3xf32>, tensor<4xf32>) -> tensor<2x5x4xf32>
+  ret %0 : tensor<2x5x4xf32>
+}
+
+// -----
+
+// mm and addmm (beta * self + alpha * mm) on zero-filled accumulators;
+// bmm as batch_matmul; matmul with a broadcast batch dim on the left.
+// CHECK-LABEL: func.func @matmuls(
+// CHECK: linalg.fill
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<5x3xf32>, tensor<3x4xf32>)
+// CHECK: linalg.matmul
+// CHECK: arith.constant 5.000000e-01 : f32
+// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<2x5x3xf32>, tensor<2x3x4xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x5x3xf32>) outs(%{{.*}} : tensor<2x5x3xf32>)
+// CHECK: linalg.batch_matmul
+trace.graph @matmuls(%a: tensor<5x3xf32>, %y: tensor<3x4xf32>, %b: tensor<4xf32>, %x: tensor<2x5x3xf32>, %z: tensor<2x3x4xf32>, %a1: tensor<1x5x3xf32>) -> (tensor<5x4xf32>, tensor<5x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>) {
+  %0 = pyop "mm"(%a, %y) : (tensor<5x3xf32>, tensor<3x4xf32>) -> tensor<5x4xf32>
+  %1 = pyop "addmm"(%b, %a, %y, 0.5, 2.0) : (tensor<4xf32>, tensor<5x3xf32>, tensor<3x4xf32>) -> tensor<5x4xf32>
+  %2 = pyop "bmm"(%x, %z) : (tensor<2x5x3xf32>, tensor<2x3x4xf32>) -> tensor<2x5x4xf32>
+  %3 = pyop "matmul"(%a1, %z) : (tensor<1x5x3xf32>, tensor<2x3x4xf32>) -> tensor<2x5x4xf32>
+  ret %0, %1, %2, %3 : tensor<5x4xf32>, tensor<5x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>
+}
+
+// -----
+
+// embedding: a generic over [2,2,3] that casts the i64 index and gathers
+// the row with tensor.extract.
+// CHECK-LABEL: func.func @embedding(
+// CHECK-SAME: %[[W:.*]]: tensor<10x3xf32>, %[[I:.*]]: tensor<2x2xi64>
+// CHECK: linalg.generic {{.*}} ins(%[[I]] : tensor<2x2xi64>) outs(%{{.*}} : tensor<2x2x3xf32>)
+// CHECK: ^bb0(%[[IDX:.*]]: i64, %{{.*}}: f32):
+// CHECK: %[[ROW:.*]] = arith.index_cast %[[IDX]] : i64 to index
+// CHECK: %[[COL:.*]] = linalg.index 2 : index
+// CHECK: tensor.extract %[[W]][%[[ROW]], %[[COL]]] : tensor<10x3xf32>
+trace.graph @embedding(%w: tensor<10x3xf32>, %i: tensor<2x2xi64>) -> tensor<2x2x3xf32> {
+  %0 = pyop "embedding"(%w, %i, -1, False, False) : (tensor<10x3xf32>, tensor<2x2xi64>) -> tensor<2x2x3xf32>
+  ret %0 : tensor<2x2x3xf32>
+}
+
+// -----
+
+// Views: unflatten/unsqueeze as expand_shape, flatten/squeeze as
+// collapse_shape, a view that regroups across dims through 1-D, permute as
+// linalg.transpose, slice with a step and select (rank-reducing) as
+// extract_slice, expand as a broadcasting generic, contiguous and eval
+// dropout as the input itself.
+// CHECK-LABEL: func.func @views(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x6x4xf32>
+// CHECK: tensor.expand_shape %[[X]] {{\[}}[0], [1, 2], [3]] output_shape [2, 2, 3, 4] : tensor<2x6x4xf32> into tensor<2x2x3x4xf32>
+// CHECK: tensor.collapse_shape %[[X]] {{\[}}[0, 1, 2]] : tensor<2x6x4xf32> into tensor<48xf32>
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1, 2]] : tensor<2x6x4xf32> into tensor<48xf32>
+// CHECK: tensor.expand_shape %[[FLAT]] {{\[}}[0, 1]] output_shape [4, 12] : tensor<48xf32> into tensor<4x12xf32>
+// CHECK: linalg.transpose ins(%[[X]] : tensor<2x6x4xf32>) outs(%{{.*}} : tensor<4x6x2xf32>) permutation = [2, 1, 0]
+// CHECK: tensor.extract_slice %[[X]][0, 1, 0] [2, 2, 4] [1, 2, 1] : tensor<2x6x4xf32> to tensor<2x2x4xf32>
+// CHECK: %[[SEL:.*]] = tensor.extract_slice %[[X]][1, 0, 0] [1, 6, 4] [1, 1, 1] : tensor<2x6x4xf32> to tensor<6x4xf32>
+// CHECK: %[[U:.*]] = tensor.expand_shape %[[SEL]] {{\[}}[0, 1], [2]] output_shape [1, 6, 4] : tensor<6x4xf32> into tensor<1x6x4xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[U]] : tensor<1x6x4xf32>) outs(%{{.*}} : tensor<3x6x4xf32>)
+// CHECK: %[[SQ:.*]] = tensor.collapse_shape %[[U]] {{\[}}[0, 1], [2]] : tensor<1x6x4xf32> into tensor<6x4xf32>
+// CHECK: return {{.*}}, %[[SQ]] :
+trace.graph @views(%x: tensor<2x6x4xf32>) -> (tensor<2x2x3x4xf32>, tensor<48xf32>, tensor<4x12xf32>, tensor<4x6x2xf32>, tensor<2x2x4xf32>, tensor<3x6x4xf32>, tensor<6x4xf32>) {
+  %0 = pyop "unflatten"(%x, -2, [-1, 3]) : (tensor<2x6x4xf32>) -> tensor<2x2x3x4xf32>
+  %1 = pyop "flatten"(%x) : (tensor<2x6x4xf32>) -> tensor<48xf32>
+  %2 = pyop "view"(%x, (4, -1)) : (tensor<2x6x4xf32>) -> tensor<4x12xf32>
+  %3 = pyop "permute"(%x, (2, 1, 0)) : (tensor<2x6x4xf32>) -> tensor<4x6x2xf32>
+  %4 = pyop "slice"(%x, 1, 1, 5, 2) : (tensor<2x6x4xf32>) -> tensor<2x2x4xf32>
+  %5 = pyop "select"(%x, 0, -1) : (tensor<2x6x4xf32>) -> tensor<6x4xf32>
+  %6 = pyop "unsqueeze"(%5, 0) : (tensor<6x4xf32>) -> tensor<1x6x4xf32>
+  %7 = pyop "expand"(%6, (3, -1, -1)) : (tensor<1x6x4xf32>) -> tensor<3x6x4xf32>
+  %8 = pyop "squeeze"(%6, 0) : (tensor<1x6x4xf32>) -> tensor<6x4xf32>
+  %9 = pyop "contiguous"(%8) : (tensor<6x4xf32>) -> tensor<6x4xf32>
+  %10 = pyop "dropout"(%9, 0.1, False) : (tensor<6x4xf32>) -> tensor<6x4xf32>
+  ret %0, %1, %2, %3, %4, %7, %10 : tensor<2x2x3x4xf32>, tensor<48xf32>, tensor<4x12xf32>, tensor<4x6x2xf32>, tensor<2x2x4xf32>, tensor<3x6x4xf32>, tensor<6x4xf32>
+}
+
+// -----
+
+// transpose and t swap two dims.
+// CHECK-LABEL: func.func @transposes(
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<2x3x4xf32>) outs(%{{.*}} : tensor<4x3x2xf32>) permutation = [2, 1, 0]
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<2x3xf32>) outs(%{{.*}} : tensor<3x2xf32>) permutation = [1, 0]
+trace.graph @transposes(%x: tensor<2x3x4xf32>, %y: tensor<2x3xf32>) -> (tensor<4x3x2xf32>, tensor<3x2xf32>) {
+  %0 = pyop "transpose"(%x, 0, -1) : (tensor<2x3x4xf32>) -> tensor<4x3x2xf32>
+  %1 = pyop "t"(%y) : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  ret %0, %1 : tensor<4x3x2xf32>, tensor<3x2xf32>
+}
+
+// -----
+
+// What cannot be lowered stays a trace.pyop inside the func.func, with a
+// remark saying why; the rest of the graph is still lowered around it.
+// CHECK-LABEL: func.func @left(
+// CHECK: %[[M:.*]] = trace.pyop "mystery"(%{{.*}}) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK: trace.pyop "dropout"(%[[M]], 0.5, True)
+// CHECK: trace.pyop "relu"(%{{.*}}) : (tensor<?xf32>) -> tensor<?xf32>
+// CHECK: linalg.generic
+// CHECK: return
+trace.graph @left(%x: tensor<4xf32>, %d: tensor<?xf32>) -> (tensor<4xf32>, tensor<?xf32>) {
+  // expected-remark @+1 {{not lowered to linalg: no lowering for 'mystery'}}
+  %0 = pyop "mystery"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-remark @+1 {{not lowered to linalg: training dropout draws random numbers}}
+  %1 = pyop "dropout"(%0, 0.5, True) : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-remark @+1 {{not lowered to linalg: an operand has a dynamic shape (tensor<?xf32>)}}
+  %2 = pyop "relu"(%d) : (tensor<?xf32>) -> tensor<?xf32>
+  %3 = pyop "neg"(%1) : (tensor<4xf32>) -> tensor<4xf32>
+  ret %3, %2 : tensor<4xf32>, tensor<?xf32>
+}

@@ -17,3 +17,17 @@ config.substitutions.append(("%st", "python3 " + os.path.join(config.traceir_src
 for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
+# The CPU pipeline of the numerical --convert-trace-to-linalg tests:
+# `mlir-opt %t.mlir %linalg-to-llvm | %run-main` runs a module of linalg on
+# tensors that has a `main`. convert-math-to-libm: math.erf (gelu) has no LLVM
+# intrinsic; erff comes from the runner's libm.
+_llvm_lib = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
+config.substitutions.append(("%linalg-to-llvm",
+    "--one-shot-bufferize=bufferize-function-boundaries"
+    " --convert-linalg-to-loops --convert-math-to-llvm --convert-math-to-libm"
+    " --expand-strided-metadata --lower-affine --convert-scf-to-cf"
+    " --convert-to-llvm --reconcile-unrealized-casts"))
+config.substitutions.append(("%run-main",
+    "mlir-runner -e main -entry-point-result=void -shared-libs="
+    + os.path.join(_llvm_lib, "libmlir_runner_utils.so") + ","
+    + os.path.join(_llvm_lib, "libmlir_c_runner_utils.so")))

@@ -15,6 +15,10 @@
 // The tile-sizes option changes the block shape.
 // RUN: trace-opt %s --trace-lower-to-gpu="chip=sm_90 tile-sizes=16,4" --mlir-print-ir-after=gpu-kernel-outlining -o /dev/null 2>&1 | FileCheck %s --check-prefix=TILE
 //
+// merge-kernel-modules (what trace-translate --emit-gpu-binary uses): all
+// kernels in one gpu.module, hence one gpu.binary, one loadable fatbin.
+// RUN: trace-opt %s --trace-lower-to-gpu="chip=sm_90 merge-kernel-modules" | FileCheck %s --check-prefix=MERGE
+//
 // PTX only (format=isa) needs no ptxas and keeps the kernel readable.
 // RUN: trace-opt %s --trace-lower-to-gpu="chip=sm_90 format=isa" | FileCheck %s --check-prefix=PTX
 
@@ -59,6 +63,12 @@
 // MAP: gpu.func @row_sum_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 32, 1, 1>
 // MAP: gpu.thread_id x
 // MAP: scf.for
+
+// MERGE: gpu.launch_func @trace_kernels::@add_relu_kernel
+// MERGE: gpu.binary @trace_kernels [#gpu.object<#nvvm.target<chip = "sm_90"
+// MERGE: gpu.launch_func @trace_kernels::@row_sum_kernel
+// MERGE: gpu.launch_func @trace_kernels::@row_sum_kernel_0
+// MERGE-NOT: gpu.binary
 
 // TILE: gpu.func @add_relu_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 16, 4, 1>, known_grid_size = array<i32: 4, 32, 1>}
 

@@ -49,6 +49,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       *this, "tile-sizes",
       llvm::cl::desc("Threads per block along each parallel loop dimension "
                      "(outermost first; default 32,8)")};
+  Option<bool> mergeKernelModules{
+      *this, "merge-kernel-modules",
+      llvm::cl::desc("Put all kernels into one gpu.module, hence one "
+                     "gpu.binary (one loadable fatbin)"),
+      llvm::cl::init(false)};
 };
 
 /// Options of --trace-lower-to-cpu (none yet; kept for a stable signature).
@@ -71,6 +76,12 @@ void registerTracePipelines();
 /// need (gpu-module-to-binary translates kernels to LLVM IR and calls the
 /// NVVM target's serializer).
 void registerTracePipelineDialects(DialectRegistry &registry);
+
+/// Registers the trace-translate translation --emit-gpu-binary (with its
+/// --chip, --features and --toolkit options): runs --trace-lower-to-gpu with
+/// all kernels merged into one gpu.module and writes that module's fatbin,
+/// the bytes cuModuleLoadData takes. Call before parsing the command line.
+void registerGpuBinaryTranslation();
 
 } // namespace mlir::trace
 

@@ -19,6 +19,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -124,6 +125,75 @@ struct CheckGpuTargetPass
   std::string chip, format, toolkit;
 };
 
+/// Moves every outlined kernel into the first gpu.module, so the whole
+/// program serializes to one gpu.binary: one fatbin that one
+/// cuModuleLoadData call loads, rather than one fatbin per kernel (outlining
+/// makes one gpu.module per launch). Each kernel is renamed after its old
+/// module, whose name outlining already made unique, and every
+/// gpu.launch_func is pointed at the new symbol.
+struct MergeGpuModulesPass
+    : public PassWrapper<MergeGpuModulesPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MergeGpuModulesPass)
+
+  StringRef getArgument() const final { return "trace-merge-gpu-modules"; }
+  StringRef getDescription() const final {
+    return "Moves all gpu.module kernels into one gpu.module";
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<gpu::GPUModuleOp> kernelModules(
+        module.getOps<gpu::GPUModuleOp>());
+    if (kernelModules.size() < 2)
+      return;
+    gpu::GPUModuleOp dest = kernelModules.front();
+    MLIRContext *ctx = &getContext();
+    // (old module, old kernel) -> new kernel name inside `dest`.
+    llvm::DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
+    for (gpu::GPUModuleOp kernelModule : kernelModules) {
+      SmallVector<Operation *> ops;
+      for (Operation &op : kernelModule.getBody()->getOperations())
+        ops.push_back(&op);
+      for (Operation *op : ops) {
+        auto func = dyn_cast<gpu::GPUFuncOp>(op);
+        // Anything else (helper functions, globals) could clash by name
+        // once merged; outlining of linalg loops creates none.
+        if (!func || ops.size() != 1) {
+          op->emitError("trace-merge-gpu-modules: expected one gpu.func "
+                        "per outlined gpu.module");
+          return signalPassFailure();
+        }
+        StringAttr newName = kernelModule.getSymNameAttr();
+        renamed[{kernelModule.getSymNameAttr(), func.getNameAttr()}] = newName;
+        func.setName(newName);
+        if (kernelModule != dest) {
+          func->remove();
+          dest.getBody()->push_back(func);
+        }
+      }
+    }
+    // The first kernel's name would misdescribe a module holding them all.
+    if (!SymbolTable::lookupSymbolIn(module, "trace_kernels"))
+      dest.setName("trace_kernels");
+    WalkResult walk = module.walk([&](gpu::LaunchFuncOp launch) {
+      auto it =
+          renamed.find({launch.getKernelModuleName(), launch.getKernelName()});
+      if (it == renamed.end()) {
+        launch.emitError("trace-merge-gpu-modules: launch of an unknown "
+                         "kernel");
+        return WalkResult::interrupt();
+      }
+      launch.setKernelAttr(SymbolRefAttr::get(
+          dest.getSymNameAttr(), {FlatSymbolRefAttr::get(ctx, it->second)}));
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    for (gpu::GPUModuleOp kernelModule : llvm::drop_begin(kernelModules))
+      kernelModule.erase();
+  }
+};
+
 /// Bufferization shared by both pipelines: whole-module one-shot bufferize
 /// with identity layouts at function boundaries (plain dense memrefs, the
 /// layout StridedMemRefType and the runtime's tensors use), results turned
@@ -176,6 +246,8 @@ void mlir::trace::buildTraceLowerToGpuPipeline(
   // sees (and a reader or test can check) the static launch shape.
   funcPm.addPass(createCanonicalizerPass());
   pm.addPass(createGpuKernelOutliningPass());
+  if (options.mergeKernelModules)
+    pm.addPass(std::make_unique<MergeGpuModulesPass>());
 
   // Host and kernel code share the structured-to-LLVM preparation; kernels
   // then go to NVVM before the host lowering sees the gpu.modules.
@@ -244,4 +316,53 @@ void mlir::trace::registerTracePipelineDialects(DialectRegistry &registry) {
   registerAllExtensions(registry);
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   registerAllToLLVMIRTranslations(registry);
+}
+
+void mlir::trace::registerGpuBinaryTranslation() {
+  // Function-local statics: the options exist only in tools that register
+  // this translation (trace-translate), not in every user of the library.
+  static llvm::cl::opt<std::string> chip(
+      "chip", llvm::cl::desc("--emit-gpu-binary: NVPTX chip (sm_80, sm_90)"),
+      llvm::cl::init("sm_90"));
+  static llvm::cl::opt<std::string> features(
+      "features", llvm::cl::desc("--emit-gpu-binary: NVPTX features"),
+      llvm::cl::init("+ptx80"));
+  static llvm::cl::opt<std::string> toolkit(
+      "toolkit", llvm::cl::desc("--emit-gpu-binary: CUDA toolkit root"),
+      llvm::cl::init("/usr/local/cuda"));
+
+  TranslateFromMLIRRegistration emitGpuBinary(
+      "emit-gpu-binary",
+      "Lower linalg-on-tensors funcs with --trace-lower-to-gpu (all kernels "
+      "in one module) and write the fatbin (cubin + PTX) for "
+      "cuModuleLoadData",
+      [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
+        GpuPipelineOptions options;
+        options.chip = chip;
+        options.features = features;
+        options.toolkit = toolkit;
+        options.format = "fatbin";
+        options.mergeKernelModules = true;
+        PassManager pm(op->getContext(), op->getName().getStringRef());
+        buildTraceLowerToGpuPipeline(pm, options);
+        if (failed(pm.run(op)))
+          return failure();
+        SmallVector<gpu::BinaryOp> binaries;
+        op->walk([&](gpu::BinaryOp binary) { binaries.push_back(binary); });
+        if (binaries.size() != 1)
+          return op->emitError("emit-gpu-binary: expected one gpu.binary "
+                               "after lowering, found ")
+                 << binaries.size() << " (no kernel to compile?)";
+        ArrayAttr objects = binaries.front().getObjects();
+        if (objects.size() != 1)
+          return binaries.front().emitError(
+              "emit-gpu-binary: expected one object (one target)");
+        auto object = cast<gpu::ObjectAttr>(objects[0]);
+        StringRef bytes = object.getObject().getValue();
+        os.write(bytes.data(), bytes.size());
+        return success();
+      },
+      [](DialectRegistry &registry) {
+        registerTracePipelineDialects(registry);
+      });
 }

@@ -1,0 +1,407 @@
+//===- Pipelines.cpp - Lowering pipelines from linalg on tensors ----------===//
+
+#include "TraceIR/Conversion/Pipelines.h"
+#include "TraceIR/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <memory>
+#include <mutex>
+
+#define DEBUG_TYPE "trace-pipelines"
+
+// NVPTX registers itself through these C entry points of libLLVM; the MC
+// layer is enough to ask which processor names exist.
+extern "C" void LLVMInitializeNVPTXTargetInfo();
+extern "C" void LLVMInitializeNVPTXTargetMC();
+
+using namespace mlir;
+
+namespace {
+
+constexpr llvm::StringLiteral kNVPTXTriple = "nvptx64-nvidia-cuda";
+
+/// Whether LLVM's NVPTX backend knows `chip`. nvvm-attach-target accepts any
+/// string and LLVM only warns ("not a recognized processor ... ignoring"),
+/// then ptxas fails far from the cause; checking up front gives one error.
+bool isKnownNVPTXChip(llvm::StringRef chip) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTargetMC();
+  });
+  llvm::Triple triple(kNVPTXTriple);
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return false;
+  // An empty CPU creates the subtarget without printing a warning.
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(
+      target->createMCSubtargetInfo(triple, "", ""));
+  return sti && sti->isCPUStringValid(chip);
+}
+
+/// Checks the GPU pipeline's options before any pass transforms the module,
+/// so a typo fails fast, with the option named, and leaves the IR untouched.
+struct CheckGpuTargetPass
+    : public PassWrapper<CheckGpuTargetPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckGpuTargetPass)
+
+  CheckGpuTargetPass(std::string chip, std::string format, std::string toolkit)
+      : chip(std::move(chip)), format(std::move(format)),
+        toolkit(std::move(toolkit)) {}
+
+  StringRef getArgument() const final { return "trace-check-gpu-target"; }
+  StringRef getDescription() const final {
+    return "Checks --trace-lower-to-gpu's chip, format and toolkit options";
+  }
+
+  void runOnOperation() override {
+    // emitError on the location, not the op: the note dumping the whole
+    // input module would bury the one line that matters.
+    ModuleOp module = getOperation();
+    if (!isKnownNVPTXChip(chip)) {
+      mlir::emitError(module.getLoc())
+          << "trace-lower-to-gpu: unsupported chip '" << chip
+          << "': LLVM's NVPTX backend does not know it "
+             "(expected a name such as sm_80 or sm_90)";
+      return signalPassFailure();
+    }
+    if (format != "fatbin" && format != "bin" && format != "isa") {
+      mlir::emitError(module.getLoc())
+          << "trace-lower-to-gpu: unsupported format '" << format
+          << "' (expected fatbin, bin or isa)";
+      return signalPassFailure();
+    }
+    if (!llvm::sys::fs::is_directory(toolkit)) {
+      mlir::emitError(module.getLoc())
+          << "trace-lower-to-gpu: CUDA toolkit path '" << toolkit
+          << "' does not exist or is not a directory";
+      return signalPassFailure();
+    }
+    // PTX alone needs no tool; cubin needs ptxas, fatbin also fatbinary.
+    SmallVector<StringRef, 2> tools;
+    if (format != "isa")
+      tools.push_back("ptxas");
+    if (format == "fatbin")
+      tools.push_back("fatbinary");
+    for (StringRef tool : tools) {
+      SmallString<128> path(toolkit);
+      llvm::sys::path::append(path, "bin", tool);
+      if (!llvm::sys::fs::can_execute(path)) {
+        mlir::emitError(module.getLoc())
+            << "trace-lower-to-gpu: CUDA toolkit '" << toolkit
+            << "' has no executable " << path;
+        return signalPassFailure();
+      }
+    }
+  }
+
+  std::string chip, format, toolkit;
+};
+
+/// Moves every outlined kernel into the first gpu.module, so the whole
+/// program serializes to one gpu.binary: one fatbin that one
+/// cuModuleLoadData call loads, rather than one fatbin per kernel (outlining
+/// makes one gpu.module per launch). Each kernel is renamed after its old
+/// module, whose name outlining already made unique, and every
+/// gpu.launch_func is pointed at the new symbol.
+struct MergeGpuModulesPass
+    : public PassWrapper<MergeGpuModulesPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MergeGpuModulesPass)
+
+  StringRef getArgument() const final { return "trace-merge-gpu-modules"; }
+  StringRef getDescription() const final {
+    return "Moves all gpu.module kernels into one gpu.module";
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<gpu::GPUModuleOp> kernelModules(
+        module.getOps<gpu::GPUModuleOp>());
+    if (kernelModules.size() < 2)
+      return;
+    gpu::GPUModuleOp dest = kernelModules.front();
+    MLIRContext *ctx = &getContext();
+    // (old module, old kernel) -> new kernel name inside `dest`.
+    llvm::DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
+    for (gpu::GPUModuleOp kernelModule : kernelModules) {
+      SmallVector<Operation *> ops;
+      for (Operation &op : kernelModule.getBody()->getOperations())
+        ops.push_back(&op);
+      for (Operation *op : ops) {
+        auto func = dyn_cast<gpu::GPUFuncOp>(op);
+        // Anything else (helper functions, globals) could clash by name
+        // once merged; outlining of linalg loops creates none.
+        if (!func || ops.size() != 1) {
+          op->emitError("trace-merge-gpu-modules: expected one gpu.func "
+                        "per outlined gpu.module");
+          return signalPassFailure();
+        }
+        StringAttr newName = kernelModule.getSymNameAttr();
+        renamed[{kernelModule.getSymNameAttr(), func.getNameAttr()}] = newName;
+        func.setName(newName);
+        if (kernelModule != dest) {
+          func->remove();
+          dest.getBody()->push_back(func);
+        }
+      }
+    }
+    // The first kernel's name would misdescribe a module holding them all.
+    if (!SymbolTable::lookupSymbolIn(module, "trace_kernels"))
+      dest.setName("trace_kernels");
+    WalkResult walk = module.walk([&](gpu::LaunchFuncOp launch) {
+      auto it =
+          renamed.find({launch.getKernelModuleName(), launch.getKernelName()});
+      if (it == renamed.end()) {
+        launch.emitError("trace-merge-gpu-modules: launch of an unknown "
+                         "kernel");
+        return WalkResult::interrupt();
+      }
+      launch.setKernelAttr(SymbolRefAttr::get(
+          dest.getSymNameAttr(), {FlatSymbolRefAttr::get(ctx, it->second)}));
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    for (gpu::GPUModuleOp kernelModule : llvm::drop_begin(kernelModules))
+      kernelModule.erase();
+  }
+};
+
+/// Both pipelines start from a trace.graph (or from linalg on tensors, which
+/// this leaves alone) and need every op lowered: a pyop left by
+/// --convert-trace-to-linalg is an error naming it and where it is.
+struct CheckLoweredPass
+    : public PassWrapper<CheckLoweredPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckLoweredPass)
+
+  explicit CheckLoweredPass(std::string pipeline)
+      : pipeline(std::move(pipeline)) {}
+  StringRef getArgument() const final { return "trace-check-lowered"; }
+  StringRef getDescription() const final {
+    return "Fails on trace.pyop ops left by --convert-trace-to-linalg";
+  }
+  void runOnOperation() override {
+    bool failed = false;
+    getOperation()->walk([&](trace::PyOp op) {
+      op.emitError() << pipeline << ": op '" << op.getOpName()
+                     << "' was not lowered to linalg, so it cannot be "
+                        "compiled (see the remark of "
+                        "--convert-trace-to-linalg)";
+      failed = true;
+    });
+    if (failed)
+      signalPassFailure();
+  }
+  std::string pipeline;
+};
+
+/// From trace.graph to linalg on tensors, checked.
+void addTraceToLinalg(OpPassManager &pm, const char *pipeline) {
+  pm.addPass(trace::createConvertTraceToLinalg());
+  pm.addPass(std::make_unique<CheckLoweredPass>(pipeline));
+}
+
+/// Bufferization shared by both pipelines: whole-module one-shot bufferize
+/// with identity layouts at function boundaries (plain dense memrefs, the
+/// layout StridedMemRefType and the runtime's tensors use), results turned
+/// into caller-allocated out-params (the result's allocation is replaced by
+/// the out-param, no copy), and deallocation of the remaining temporaries.
+void addBufferization(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  // The entry points are public; they are exactly what must change.
+  outParams.modifyPublicFunctions = true;
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+
+  bufferization::buildBufferDeallocationPipeline(
+      pm, bufferization::BufferDeallocationPipelineOptions());
+  pm.addPass(createConvertBufferizationToMemRefPass());
+}
+
+} // namespace
+
+void mlir::trace::buildTraceLowerToGpuPipeline(
+    OpPassManager &pm, const GpuPipelineOptions &options) {
+  pm.addPass(std::make_unique<CheckGpuTargetPass>(options.chip, options.format,
+                                                  options.toolkit));
+  addTraceToLinalg(pm, "trace-lower-to-gpu");
+  addBufferization(pm);
+
+  // Each parallel loop nest is tiled: the outer (inter-tile) loops map onto
+  // blocks, the inner (intra-tile) loops onto threads, so a kernel runs one
+  // thread per element rather than one thread over the whole iteration
+  // space. Fixed tile bounds with an in-bounds check (no min/max bounds)
+  // keep the thread loop's trip count constant, which convert-parallel-
+  // loops-to-gpu needs to derive the block size. Reduction dimensions stay
+  // sequential scf.for loops inside each thread.
+  SmallVector<int64_t> tileSizes(options.tileSizes.begin(),
+                                 options.tileSizes.end());
+  if (tileSizes.empty())
+    tileSizes = {32, 8};
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createConvertLinalgToParallelLoopsPass());
+  funcPm.addPass(
+      createParallelLoopTilingPass(tileSizes, /*noMinMaxBounds=*/true));
+  funcPm.addPass(createGpuMapParallelLoopsPass());
+  funcPm.addPass(createConvertParallelLoopToGpuPass());
+  // Folds the launch's grid and block sizes to constants, so outlining
+  // sees (and a reader or test can check) the static launch shape.
+  funcPm.addPass(createCanonicalizerPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  if (options.mergeKernelModules)
+    pm.addPass(std::make_unique<MergeGpuModulesPass>());
+
+  // Host and kernel code share the structured-to-LLVM preparation; kernels
+  // then go to NVVM before the host lowering sees the gpu.modules.
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernelPm = pm.nest<gpu::GPUModuleOp>();
+  kernelPm.addPass(createConvertGpuOpsToNVVMOps());
+  kernelPm.addPass(createCanonicalizerPass());
+  kernelPm.addPass(createCSEPass());
+  kernelPm.addPass(createReconcileUnrealizedCastsPass());
+
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = options.toolkit;
+  binary.compilationTarget = options.format;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void mlir::trace::buildTraceLowerToCpuPipeline(
+    OpPassManager &pm, const CpuPipelineOptions &options) {
+  addTraceToLinalg(pm, "trace-lower-to-cpu");
+  addBufferization(pm);
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createConvertLinalgToLoopsPass());
+  // Sets llvm.emit_c_interface so func-to-llvm emits _mlir_ciface_<name>,
+  // the entry point ExecutionEngine and trace-twin-run call.
+  funcPm.addPass(LLVM::createLLVMRequestCWrappersPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  // What has no LLVM intrinsic (gelu's math.erf) becomes a libm call.
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::trace::registerTracePipelines() {
+  PassPipelineRegistration<GpuPipelineOptions>(
+      "trace-lower-to-gpu",
+      "Lowers linalg-on-tensors funcs to host LLVM code launching GPU "
+      "kernels, with each kernel module serialized to a gpu.binary",
+      buildTraceLowerToGpuPipeline);
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "trace-lower-to-cpu",
+      "Lowers linalg-on-tensors funcs to LLVM with C interface wrappers for "
+      "ExecutionEngine (the CPU twin of trace-lower-to-gpu)",
+      buildTraceLowerToCpuPipeline);
+}
+
+void mlir::trace::registerTracePipelineDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerAllToLLVMIRTranslations(registry);
+}
+
+void mlir::trace::registerGpuBinaryTranslation() {
+  // Function-local statics: the options exist only in tools that register
+  // this translation (trace-translate), not in every user of the library.
+  static llvm::cl::opt<std::string> chip(
+      "chip", llvm::cl::desc("--emit-gpu-binary: NVPTX chip (sm_80, sm_90)"),
+      llvm::cl::init("sm_90"));
+  static llvm::cl::opt<std::string> features(
+      "features", llvm::cl::desc("--emit-gpu-binary: NVPTX features"),
+      llvm::cl::init("+ptx80"));
+  static llvm::cl::opt<std::string> toolkit(
+      "toolkit", llvm::cl::desc("--emit-gpu-binary: CUDA toolkit root"),
+      llvm::cl::init("/usr/local/cuda"));
+
+  TranslateFromMLIRRegistration emitGpuBinary(
+      "emit-gpu-binary",
+      "Lower linalg-on-tensors funcs with --trace-lower-to-gpu (all kernels "
+      "in one module) and write the fatbin (cubin + PTX) for "
+      "cuModuleLoadData",
+      [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
+        GpuPipelineOptions options;
+        options.chip = chip;
+        options.features = features;
+        options.toolkit = toolkit;
+        options.format = "fatbin";
+        options.mergeKernelModules = true;
+        PassManager pm(op->getContext(), op->getName().getStringRef());
+        buildTraceLowerToGpuPipeline(pm, options);
+        if (failed(pm.run(op)))
+          return failure();
+        SmallVector<gpu::BinaryOp> binaries;
+        op->walk([&](gpu::BinaryOp binary) { binaries.push_back(binary); });
+        if (binaries.size() != 1)
+          return op->emitError("emit-gpu-binary: expected one gpu.binary "
+                               "after lowering, found ")
+                 << binaries.size() << " (no kernel to compile?)";
+        ArrayAttr objects = binaries.front().getObjects();
+        if (objects.size() != 1)
+          return binaries.front().emitError(
+              "emit-gpu-binary: expected one object (one target)");
+        auto object = cast<gpu::ObjectAttr>(objects[0]);
+        StringRef bytes = object.getObject().getValue();
+        os.write(bytes.data(), bytes.size());
+        return success();
+      },
+      [](DialectRegistry &registry) {
+        registerTracePipelineDialects(registry);
+      });
+}

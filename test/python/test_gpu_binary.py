@@ -1,0 +1,87 @@
+"""trace-translate --emit-gpu-binary checked with cuobjdump: the fatbin holds
+SASS (and PTX) for the requested chip and one kernel per region that
+gpu-kernel-outlining created.
+
+cuobjdump comes from the PyPI package nvidia-cuda-cuobjdump (the toolkit here
+ships none); its -sass listing needs nvdisasm (nvidia-cuda-nvdisasm), found
+beside it. Both are in requirements-test.txt.
+"""
+import glob
+import os
+import re
+import subprocess
+
+import pytest
+
+from traceir_testing import BIN, ROOT
+
+FUNCS = os.path.join(ROOT, "test", "Conversion", "Inputs", "linalg-funcs.mlir")
+
+
+def find_cuobjdump():
+    try:
+        import nvidia
+    except ImportError:
+        return None
+    for base in nvidia.__path__:
+        for path in sorted(glob.glob(os.path.join(base, "**", "bin", "cuobjdump"), recursive=True)):
+            if os.access(path, os.X_OK):
+                return path
+    return None
+
+
+CUOBJDUMP = find_cuobjdump()
+pytestmark = pytest.mark.skipif(
+    CUOBJDUMP is None, reason="cuobjdump not found: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm")
+
+
+def cuobjdump(*args):
+    return subprocess.run([CUOBJDUMP, *args], check=True, capture_output=True, text=True).stdout
+
+
+def outlined_kernels(chip):
+    """The gpu.func names right after outlining (the pipeline's own dump)."""
+    run = subprocess.run(
+        [os.path.join(BIN, "trace-opt"), FUNCS, f"--trace-lower-to-gpu=chip={chip} merge-kernel-modules",
+         "--mlir-print-ir-after=gpu-kernel-outlining", "-o", os.devnull],
+        check=True, capture_output=True, text=True)
+    names = re.findall(r"gpu\.func @(\w+)\(", run.stderr)
+    assert names, run.stderr[:2000]
+    return names
+
+
+@pytest.mark.parametrize("chip", ["sm_90", "sm_80"])
+def test_fatbin_has_sass_per_kernel(chip, tmp_path):
+    out = tmp_path / "model.fatbin"
+    subprocess.run([os.path.join(BIN, "trace-translate"), FUNCS, "--emit-gpu-binary", f"--chip={chip}",
+                    "-o", str(out)], check=True)
+    assert out.stat().st_size > 0
+
+    # One cubin and one PTX, both for the requested architecture.
+    listing = cuobjdump("-lelf", "-lptx", str(out))
+    assert re.findall(r"ELF file\s+\d+: \S+\.(sm_\d+)\.cubin", listing) == [chip], listing
+    assert re.findall(r"PTX file\s+\d+: \S+\.(sm_\d+)\.ptx", listing) == [chip], listing
+
+    sass = cuobjdump("-sass", str(out))
+    assert re.findall(r"code for (sm_\d+)", sass) == [chip], sass[:2000]
+    functions = re.findall(r"Function : (\w+)", sass)
+    # Merged into one module, each outlined kernel is renamed after its old
+    # module: the outlining dump's names are the module names.
+    ir = subprocess.run(
+        [os.path.join(BIN, "trace-opt"), FUNCS, f"--trace-lower-to-gpu=chip={chip}",
+         "--mlir-print-ir-after=gpu-kernel-outlining", "-o", os.devnull],
+        check=True, capture_output=True, text=True).stderr
+    modules = re.findall(r"gpu\.module @(\w+)", ir)
+    assert len(functions) == len(outlined_kernels(chip)) == len(modules)
+    assert sorted(functions) == sorted(modules)
+    # Every kernel has real instructions (not an empty stub).
+    assert sass.count("EXIT") >= len(functions)
+
+
+def test_bad_chip_writes_no_file(tmp_path):
+    out = tmp_path / "bad.fatbin"
+    run = subprocess.run([os.path.join(BIN, "trace-translate"), FUNCS, "--emit-gpu-binary", "--chip=sm_999",
+                          "-o", str(out)], capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "unsupported chip 'sm_999'" in run.stderr
+    assert not out.exists()

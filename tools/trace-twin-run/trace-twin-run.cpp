@@ -1,13 +1,16 @@
 //===- trace-twin-run.cpp - Run the CPU twin under ExecutionEngine --------===//
 //
-//   trace-twin-run funcs.mlir --func NAME --inputs in.safetensors
-//                  --outputs out.safetensors
+//   trace-twin-run model.mlir [--func NAME] --params w.safetensors
+//                  --inputs in.safetensors --outputs out.safetensors
 //
-// Takes linalg-on-tensors funcs (the input of --trace-lower-to-cpu, not its
-// output: once lowered to LLVM the out-params are bare pointers, their
-// shapes and dtypes gone, so the tool reads the tensor signature first and
-// then runs the pipeline itself). Inputs are bound by position as arg0,
-// arg1, ...; results are written as output0, output1, ... like trace-run.
+// Takes a trace.graph (lowered here with --convert-trace-to-linalg) or
+// linalg-on-tensors funcs: the input of --trace-lower-to-cpu, not its
+// output, since once lowered to LLVM the out-params are bare pointers, their
+// shapes and dtypes gone; so the tool reads the tensor signature first and
+// then runs the pipeline itself. Arguments are bound like trace-run's: by
+// their trace.param name from --params, by their trace.input name from
+// --inputs, or else as arg0, arg1, ... from --inputs; results are written
+// as output0, output1, ... So the twin and trace-run take the same files.
 //
 // Calling convention: _mlir_ciface_<NAME>(in0*, ..., out0*, ...), one
 // pointer to a ranked StridedMemRefType descriptor per argument, results as
@@ -18,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Conversion/Passes.h"
 #include "TraceIR/Conversion/Pipelines.h"
 #include "TraceIR/Runtime/HostTensor.h"
 
@@ -44,10 +48,14 @@ using namespace llvm;
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<funcs.mlir>"),
                                       cl::Required);
-static cl::opt<std::string> funcName("func", cl::desc("func.func to call"),
-                                     cl::Required);
 static cl::opt<std::string>
-    inputsFile("inputs", cl::desc("safetensors file of arg0, arg1, ..."));
+    funcName("func", cl::desc("func.func to call (default: the only one)"));
+static cl::opt<std::string>
+    paramsFile("params", cl::desc("safetensors file of the trace.params"));
+static cl::opt<std::string>
+    inputsFile("inputs",
+               cl::desc("safetensors file of the trace.inputs (or arg0, "
+                        "arg1, ...)"));
 static cl::opt<std::string>
     outputsFile("outputs",
                 cl::desc("safetensors file to write output0, output1, ..."));
@@ -105,18 +113,41 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  auto func = module->lookupSymbol<mlir::func::FuncOp>(funcName);
+  // A trace.graph becomes a func.func first (nothing happens to funcs).
+  {
+    mlir::PassManager lower(&context, mlir::ModuleOp::getOperationName());
+    lower.addPass(mlir::trace::createConvertTraceToLinalg());
+    if (failed(lower.run(*module)))
+      return 1;
+  }
+  mlir::func::FuncOp func;
+  if (funcName.empty()) {
+    unsigned count = 0;
+    module->walk([&](mlir::func::FuncOp f) {
+      func = f;
+      ++count;
+    });
+    if (count != 1)
+      return fail(Twine(count) + " funcs in " + inputFile +
+                  "; choose one with --func");
+  } else {
+    func = module->lookupSymbol<mlir::func::FuncOp>(funcName);
+  }
   if (!func)
     return fail("no func.func @" + funcName + " in " + inputFile +
                 " (give the module before --trace-lower-to-cpu)");
+  std::string name0 = func.getSymName().str();
   mlir::FunctionType type = func.getFunctionType();
 
-  traceir::NamedTensors inputs;
-  if (!inputsFile.empty()) {
-    auto loaded = traceir::readSafetensors(inputsFile);
+  traceir::NamedTensors inputs, params;
+  for (auto [file, tensors] :
+       {std::pair{&inputsFile, &inputs}, std::pair{&paramsFile, &params}}) {
+    if (file->empty())
+      continue;
+    auto loaded = traceir::readSafetensors(*file);
     if (!loaded)
       return fail(toString(loaded.takeError()));
-    inputs = std::move(*loaded);
+    *tensors = std::move(*loaded);
   }
 
   // Arguments then results, each checked against the signature.
@@ -124,21 +155,31 @@ int main(int argc, char **argv) {
   std::vector<traceir::HostTensor> outputs(type.getNumResults());
   for (auto [i, argType] : llvm::enumerate(type.getInputs())) {
     std::string name = "arg" + std::to_string(i);
+    traceir::NamedTensors *from = &inputs;
+    const char *kind = "input";
+    if (auto attr = func.getArgAttrOfType<mlir::StringAttr>(i, "trace.param")) {
+      name = attr.str();
+      from = &params;
+      kind = "parameter";
+    } else if (auto attr =
+                   func.getArgAttrOfType<mlir::StringAttr>(i, "trace.input")) {
+      name = attr.str();
+    }
     auto tensorType = dyn_cast<mlir::RankedTensorType>(argType);
     if (!tensorType || !tensorType.hasStaticShape() ||
         !dtypeOf(tensorType.getElementType()))
-      return fail("@" + funcName + " " + name +
+      return fail("@" + name0 + " " + name +
                   ": only statically shaped f32/f64/i32/i64 tensors");
-    auto it = inputs.find(name);
-    if (it == inputs.end())
-      return fail("missing input " + name + " in " + inputsFile);
+    auto it = from->find(name);
+    if (it == from->end())
+      return fail(Twine("missing ") + kind + " '" + name + "'");
     traceir::HostTensor &t = it->second;
     if (t.dtype != *dtypeOf(tensorType.getElementType()) ||
         ArrayRef<int64_t>(t.shape) != tensorType.getShape()) {
       std::string expected;
       raw_string_ostream os(expected);
       os << tensorType;
-      return fail("input " + name + " does not match " + expected);
+      return fail(Twine(kind) + " '" + name + "' does not match " + expected);
     }
     args.push_back(&t);
   }
@@ -146,7 +187,7 @@ int main(int argc, char **argv) {
     auto tensorType = dyn_cast<mlir::RankedTensorType>(resultType);
     if (!tensorType || !tensorType.hasStaticShape() ||
         !dtypeOf(tensorType.getElementType()))
-      return fail("@" + funcName + " result " + std::to_string(i) +
+      return fail("@" + name0 + " result " + std::to_string(i) +
                   ": only statically shaped f32/f64/i32/i64 tensors");
     traceir::HostTensor &t = outputs[i];
     t.dtype = *dtypeOf(tensorType.getElementType());
@@ -161,6 +202,8 @@ int main(int argc, char **argv) {
     return 1;
 
   mlir::ExecutionEngineOptions engineOptions;
+  llvm::SmallVector<llvm::StringRef, 1> sharedLibs = {TRACEIR_C_RUNNER_UTILS};
+  engineOptions.sharedLibPaths = sharedLibs;
   engineOptions.transformer = mlir::makeOptimizingTransformer(
       /*optLevel=*/2, /*sizeLevel=*/0, /*targetMachine=*/nullptr);
   auto engine = mlir::ExecutionEngine::create(*module, engineOptions);
@@ -179,9 +222,8 @@ int main(int argc, char **argv) {
   }
   for (void *&p : descriptorPtrs)
     packed.push_back(&p);
-  if (Error err = (*engine)->invokePacked("_mlir_ciface_" + funcName.getValue(),
-                                          packed))
-    return fail("calling @" + funcName + ": " + toString(std::move(err)));
+  if (Error err = (*engine)->invokePacked("_mlir_ciface_" + name0, packed))
+    return fail("calling @" + name0 + ": " + toString(std::move(err)));
 
   if (!outputsFile.empty()) {
     traceir::NamedTensors named;

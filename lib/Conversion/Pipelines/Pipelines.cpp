@@ -351,6 +351,8 @@ void mlir::trace::registerTracePipelines() {
 }
 
 void mlir::trace::registerTracePipelineDialects(DialectRegistry &registry) {
+  // The pipelines start at trace.graph.
+  registry.insert<TraceDialect>();
   registerAllDialects(registry);
   registerAllExtensions(registry);
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);

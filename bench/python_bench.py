@@ -43,19 +43,30 @@ def best_us(fn, calls, repeat):
 
 
 def import_time(traceir, torch, model, args, repeat=3):
-    """(from_torch s, torch.export s, from_torch(method="jit") s), best of
-    `repeat` each."""
-    total = export = jit = float("inf")
+    """(from_torch s, torch.export s, TraceIR's part s, from_torch(method=
+    "jit") s), best of `repeat` each. TraceIR's part is from_torch with
+    torch.export answering from a cache: writing the text, parsing and
+    verifying it."""
+    total = export = ours = jit = float("inf")
+    real_export = torch.export.export
     for _ in range(repeat):
         t0 = time.perf_counter()
-        torch.export.export(model, args)
+        ep = real_export(model, args)
         t1 = time.perf_counter()
         traceir.from_torch(model, args)
         t2 = time.perf_counter()
         traceir.from_torch(model, args, method="jit")
         t3 = time.perf_counter()
+        torch.export.export = lambda *a, **k: ep
+        try:
+            t4 = time.perf_counter()
+            traceir.from_torch(model, args)
+            t5 = time.perf_counter()
+        finally:
+            torch.export.export = real_export
         export, total, jit = min(export, t1 - t0), min(total, t2 - t1), min(jit, t3 - t2)
-    return total, export, jit
+        ours = min(ours, t5 - t4)
+    return total, export, ours, jit
 
 
 def main():
@@ -100,9 +111,9 @@ def main():
           "from_torch(method='jit')")
     print(f"{'model':>30} | {'ops':>5} | {'from_torch':>10} | {'torch.export':>12} | {'TraceIR':>8} | {'jit':>6}")
     for name, m, a in rows:
-        total, export, jit = import_time(traceir, torch, m, a)
+        total, export, ours, jit = import_time(traceir, torch, m, a)
         ops = str(traceir.from_torch(m, a)).count(' = pyop "')
-        print(f"{name:>30} | {ops:>5} | {total:>10.3f} | {export:>12.3f} | {total - export:>8.3f} | {jit:>6.3f}")
+        print(f"{name:>30} | {ops:>5} | {total:>10.3f} | {export:>12.3f} | {ours:>8.3f} | {jit:>6.3f}")
 
 
 if __name__ == "__main__":

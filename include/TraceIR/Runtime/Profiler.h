@@ -148,7 +148,9 @@ public:
 
   /// Opens the record of a run of `exe` on the calling thread: starts the
   /// device's timer the first time the device is seen. Runs on several
-  /// threads may record at once; stop() must follow them.
+  /// threads may record at once, each on its own device where the device
+  /// has a timer (a CUDA device's event pool is not shared between
+  /// threads); stop() must follow them.
   llvm::Expected<RunRecord *> beginRun(Executable &exe);
   /// The timer of a run's device, or null (the CPU).
   DeviceTimer *timerOf(const RunRecord &run) const {

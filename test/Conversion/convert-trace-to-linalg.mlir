@@ -259,6 +259,22 @@ trace.graph @transposes(%x: tensor<2x3x4xf32>, %y: tensor<2x3xf32>) -> (tensor<4
 
 // -----
 
+// cat: each operand inserted at its running offset along dim into one
+// tensor.empty; an i64 operand is converted to f32 first.
+// CHECK-LABEL: func.func @cat(
+// CHECK-SAME: %[[A:[^:]*]]: tensor<2x3xf32>, %[[B:[^:]*]]: tensor<2x1xi64>
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x4xf32>
+// CHECK: %[[S0:.*]] = tensor.insert_slice %[[A]] into %[[E]][0, 0] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x4xf32>
+// CHECK: %[[BF:.*]] = linalg.generic
+// CHECK: arith.sitofp
+// CHECK: tensor.insert_slice %[[BF]] into %[[S0]][0, 3] [2, 1] [1, 1] : tensor<2x1xf32> into tensor<2x4xf32>
+trace.graph @cat(%a: tensor<2x3xf32>, %b: tensor<2x1xi64>) -> tensor<2x4xf32> {
+  %0 = pyop "cat"(%a, %b, -1) : (tensor<2x3xf32>, tensor<2x1xi64>) -> tensor<2x4xf32>
+  ret %0 : tensor<2x4xf32>
+}
+
+// -----
+
 // What cannot be lowered stays a trace.pyop inside the func.func, with a
 // remark saying why; the rest of the graph is still lowered around it.
 // CHECK-LABEL: func.func @left(

@@ -103,6 +103,7 @@ OPS = [
     ("transpose", [torch.randn(2, 3, 4), 0, 2]), ("permute", [torch.randn(2, 3, 4), [2, 0, 1]]),
     ("view", [torch.randn(2, 6), [3, 4]]), ("unsqueeze", [torch.randn(3, 4), 1]),
     ("select", [torch.randn(3, 4), 1, 2]), ("slice", [torch.randn(5, 4), 0, 1, 4, 1]),
+    ("cat", [torch.randn(2, 3), torch.randn(2, 1), torch.randn(2, 2), 1]),
 ]
 
 
@@ -116,7 +117,7 @@ def test_twin_matches_runtime_per_op(op, args, tmp_path):
           "linear": torch.nn.functional.linear, "gelu": torch.nn.functional.gelu,
           "sub": lambda a, b, alpha: torch.sub(a, b, alpha=alpha),
           "slice": lambda x, d, s, e, st: x[s:e], "view": lambda x, s: x.view(s),
-          "permute": lambda x, p: x.permute(p)}.get(op, getattr(torch, op, None))
+          "permute": lambda x, p: x.permute(p), "cat": lambda *a: torch.cat(a[:-1], a[-1])}.get(op, getattr(torch, op, None))
     expected = fn(*args)
     text, inputs = op_graph(op, args, [expected])
     twin_vs_runtime(text, inputs, None, tmp_path, rtol=1e-5, atol=1e-5)

@@ -962,6 +962,64 @@ public:
   }
 };
 
+/// cat(tensors..., dim): each operand (converted to the result's element
+/// type first, as PyTorch promotes) is inserted at its running offset along
+/// `dim` into one tensor.empty. A chain of tensor.insert_slice bufferizes in
+/// place into a single allocation, which tensor.concat does not promise.
+class CatLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"cat"};
+    return kNames;
+  }
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    unsigned n = 0;
+    while (call.args.isTensor(n))
+      ++n;
+    if (n == 0)
+      return fail(why, "no tensors to concatenate");
+    int64_t rank = call.resultType.getRank();
+    std::optional<int64_t> dim =
+        call.args.isNoneOrAbsent(n)
+            ? std::optional<int64_t>(0)
+            : normDim(getInt(call.args.scalar(n)), rank);
+    if (!dim || rank == 0)
+      return fail(why, "dim is not an int in range");
+    Location loc = call.op.getLoc();
+    Type elt = call.resultElt();
+    Value out = emptyLike(rewriter, loc, call.resultType);
+    int64_t offset = 0;
+    for (unsigned i = 0; i < n; ++i) {
+      RankedTensorType t = call.tensorType(i);
+      // PyTorch skips legacy empty 1-D operands of any other rank.
+      if (t.getNumElements() == 0 && t.getRank() != rank)
+        continue;
+      if (t.getRank() != rank)
+        return fail(why, "operands of different ranks");
+      Value v = call.tensor(i);
+      if (t.getElementType() != elt)
+        v = buildElementwise(rewriter, loc, t.clone(elt), {v},
+                             [&](OpBuilder &b, Location l, ValueRange a) {
+                               return castElement(b, l, a[0], elt);
+                             });
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+      SmallVector<OpFoldResult> sizes;
+      for (int64_t d = 0; d < rank; ++d)
+        sizes.push_back(rewriter.getIndexAttr(t.getDimSize(d)));
+      offsets[*dim] = rewriter.getIndexAttr(offset);
+      out = tensor::InsertSliceOp::create(rewriter, loc, v, out, offsets, sizes,
+                                          strides);
+      offset += t.getDimSize(*dim);
+    }
+    if (offset != call.resultType.getDimSize(*dim))
+      return fail(why, "operand sizes along dim do not add up to the result");
+    rewriter.replaceOp(call.op, out);
+    return success();
+  }
+};
+
 /// Ops that return their input's value: contiguous, clone, alias, and
 /// dropout in eval mode (or with p = 0).
 class IdentityLowering : public PyOpLowering {
@@ -1010,6 +1068,7 @@ public:
     add(std::make_unique<TransposeLowering>());
     add(std::make_unique<SliceLowering>());
     add(std::make_unique<ExpandLowering>());
+    add(std::make_unique<CatLowering>());
     add(std::make_unique<IdentityLowering>());
   }
   const PyOpLowering *lookup(StringRef name) const {

@@ -275,6 +275,26 @@ trace.graph @cat(%a: tensor<2x3xf32>, %b: tensor<2x1xi64>) -> tensor<2x4xf32> {
 
 // -----
 
+// Comparisons compare in torch.result_type of the operands and give i1:
+// f32 with broadcasting, i64 with an int, i64 lifted to f32 by a float;
+// where selects on the i1 result.
+// CHECK-LABEL: func.func @compare(
+// CHECK: arith.cmpf olt, %{{.*}}, %{{.*}} : f32
+// CHECK: %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK: arith.cmpi ne, %{{.*}}, %[[TWO]] : i64
+// CHECK: %[[F:.*]] = arith.sitofp %{{.*}} : i64 to f32
+// CHECK: arith.cmpf oge, %[[F]], %{{.*}} : f32
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+trace.graph @compare(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %i: tensor<3xi64>) -> (tensor<3xi1>, tensor<3xi1>, tensor<2x3xf32>) {
+  %0 = pyop "lt"(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %1 = pyop "ne"(%i, 2) : (tensor<3xi64>) -> tensor<3xi1>
+  %2 = pyop "ge"(%i, 0.5) : (tensor<3xi64>) -> tensor<3xi1>
+  %3 = pyop "where"(%0, %x, 0.0) : (tensor<2x3xi1>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  ret %1, %2, %3 : tensor<3xi1>, tensor<3xi1>, tensor<2x3xf32>
+}
+
+// -----
+
 // What cannot be lowered stays a trace.pyop inside the func.func, with a
 // remark saying why; the rest of the graph is still lowered around it.
 // CHECK-LABEL: func.func @left(

@@ -104,6 +104,11 @@ OPS = [
     ("view", [torch.randn(2, 6), [3, 4]]), ("unsqueeze", [torch.randn(3, 4), 1]),
     ("select", [torch.randn(3, 4), 1, 2]), ("slice", [torch.randn(5, 4), 0, 1, 4, 1]),
     ("cat", [torch.randn(2, 3), torch.randn(2, 1), torch.randn(2, 2), 1]),
+    ("eq", [torch.tensor([1., 2., 3.]), torch.tensor([1., 0., 3.])]),
+    ("ne", [torch.randint(0, 3, (3, 4)), 1]), ("lt", [torch.randn(3, 4), torch.randn(4)]),
+    ("le", [torch.randint(0, 3, (5,)), 1.5]), ("gt", [torch.randn(2, 3), 0]),
+    ("ge", [torch.randn(3, 1), torch.randn(1, 4)]),
+    ("where", [torch.randn(3, 4) > 0, torch.randn(3, 4), torch.randn(4)]),
 ]
 
 

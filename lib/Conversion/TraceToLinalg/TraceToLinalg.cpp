@@ -22,6 +22,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/ScopedPrinter.h"
 
@@ -421,6 +422,113 @@ public:
             inner = math::ErfOp::create(b, l, mul(b, l, x, c(M_SQRT1_2)));
           }
           return mul(b, l, mul(b, l, c(0.5), x), add(b, l, c(1), inner));
+        });
+    rewriter.replaceOp(call.op, result);
+    return success();
+  }
+};
+
+/// PyTorch's category of a bool/int/float element type (0, 1, 2).
+int category(Type t) { return t.isInteger(1) ? 0 : isa<FloatType>(t) ? 2 : 1; }
+
+/// The wider of two types of one category, else the higher category's.
+Type promote(Type a, Type b) {
+  if (!a || a == b)
+    return b;
+  if (!b)
+    return a;
+  if (category(a) != category(b))
+    return category(a) > category(b) ? a : b;
+  return a.getIntOrFloatBitWidth() >= b.getIntOrFloatBitWidth() ? a : b;
+}
+
+/// eq/ne/lt/le/gt/ge against a tensor or a number, with broadcasting. The
+/// result is i1, so the registry's result type does not say in which type
+/// to compare: that is torch.result_type of the two operands, worked out
+/// here the way the registry does it for arithmetic (dimensioned tensors
+/// decide; 0-d tensors and numbers only lift the category).
+class ComparisonLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+    return kNames;
+  }
+
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    StringRef name = call.op.getOpName();
+    Type dimType, zeroType, numberType;
+    SmallVector<Value> inputs;
+    SmallVector<int> slot(2, -1);
+    for (unsigned i = 0; i < 2; ++i) {
+      if (call.args.isTensor(i)) {
+        RankedTensorType t = call.tensorType(i);
+        Type elt = t.getElementType();
+        if (elt.isUnsignedInteger() || !elt.isSignlessIntOrFloat())
+          return fail(why, "an operand of unsupported element type");
+        (t.getRank() == 0 ? zeroType : dimType) =
+            promote(t.getRank() == 0 ? zeroType : dimType, elt);
+        slot[i] = inputs.size();
+        inputs.push_back(call.tensor(i));
+        continue;
+      }
+      Attribute sc = call.args.scalar(i);
+      if (getBool(sc) && !getInt(sc))
+        numberType = promote(numberType, rewriter.getI1Type());
+      else if (getInt(sc))
+        numberType = promote(numberType, rewriter.getI64Type());
+      else if (getNumber(sc))
+        numberType = promote(numberType, rewriter.getF32Type());
+      else
+        return fail(why, "argument #" + Twine(i) +
+                             " is neither a tensor nor a number");
+    }
+    if (inputs.empty())
+      return fail(why, "no tensor operand");
+    Type type = dimType ? dimType : zeroType;
+    if (dimType && zeroType && category(zeroType) > category(dimType))
+      type = promote(dimType, zeroType);
+    if (numberType && category(numberType) > category(type))
+      type = numberType;
+
+    Location loc = call.op.getLoc();
+    Value result = buildElementwise(
+        rewriter, loc, call.resultType, inputs,
+        [&](OpBuilder &b, Location l, ValueRange in) -> Value {
+          auto operand = [&](unsigned i) -> Value {
+            if (slot[i] >= 0)
+              return castElement(b, l, in[slot[i]], type);
+            Attribute sc = call.args.scalar(i);
+            if (auto flag = getBool(sc); flag && !getInt(sc))
+              return constantOf(b, l, type, *flag ? 1 : 0);
+            return constantOf(b, l, type, *getNumber(sc));
+          };
+          Value x = operand(0), y = operand(1);
+          if (isa<FloatType>(type)) {
+            // Ordered except ne, which is true for NaN as in PyTorch.
+            auto pred = llvm::StringSwitch<arith::CmpFPredicate>(name)
+                            .Case("eq", arith::CmpFPredicate::OEQ)
+                            .Case("ne", arith::CmpFPredicate::UNE)
+                            .Case("lt", arith::CmpFPredicate::OLT)
+                            .Case("le", arith::CmpFPredicate::OLE)
+                            .Case("gt", arith::CmpFPredicate::OGT)
+                            .Default(arith::CmpFPredicate::OGE);
+            return arith::CmpFOp::create(b, l, pred, x, y);
+          }
+          // Signless ints are signed; bools compare as 0 < 1, unsigned.
+          bool isBool = type.isInteger(1);
+          auto pred = llvm::StringSwitch<arith::CmpIPredicate>(name)
+                          .Case("eq", arith::CmpIPredicate::eq)
+                          .Case("ne", arith::CmpIPredicate::ne)
+                          .Case("lt", isBool ? arith::CmpIPredicate::ult
+                                             : arith::CmpIPredicate::slt)
+                          .Case("le", isBool ? arith::CmpIPredicate::ule
+                                             : arith::CmpIPredicate::sle)
+                          .Case("gt", isBool ? arith::CmpIPredicate::ugt
+                                             : arith::CmpIPredicate::sgt)
+                          .Default(isBool ? arith::CmpIPredicate::uge
+                                          : arith::CmpIPredicate::sge);
+          return arith::CmpIOp::create(b, l, pred, x, y);
         });
     rewriter.replaceOp(call.op, result);
     return success();
@@ -1059,6 +1167,7 @@ class LoweringTable {
 public:
   LoweringTable() {
     add(std::make_unique<ElementwiseLowering>());
+    add(std::make_unique<ComparisonLowering>());
     add(std::make_unique<MatmulLowering>());
     add(std::make_unique<ReductionLowering>());
     add(std::make_unique<SoftmaxLowering>());

@@ -295,6 +295,64 @@ trace.graph @compare(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %i: tensor<3xi64>) 
 
 // -----
 
+// conv2d: zero tensor.pad, the bias broadcast over the channel dim as the
+// accumulator, then conv_2d_nchw_fchw with the strides; groups split the
+// channels for conv_2d_ngchw_gfchw.
+// CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
+// CHECK-LABEL: func.func @conv(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<1x2x5x5xf32>, %[[W:[^:]*]]: tensor<4x2x3x3xf32>, %[[B:[^:]*]]: tensor<4xf32>
+// CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: tensor.yield %{{.*}} : f32
+// CHECK: } : tensor<1x2x5x5xf32> to tensor<1x2x7x7xf32>
+// CHECK: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[CH]], {{.*}}]{{.*}} ins(%[[B]] : tensor<4xf32>)
+// CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%[[P]], %[[W]] : tensor<1x2x7x7xf32>, tensor<4x2x3x3xf32>) outs(%[[ACC]] : tensor<1x4x3x3xf32>)
+// CHECK: linalg.conv_2d_ngchw_gfchw {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%{{.*}}, %{{.*}} : tensor<1x2x1x5x5xf32>, tensor<2x2x1x3x3xf32>) outs(%{{.*}} : tensor<1x2x2x1x1xf32>)
+trace.graph @conv(%x: tensor<1x2x5x5xf32>, %w: tensor<4x2x3x3xf32>, %b: tensor<4xf32>, %wg: tensor<4x1x3x3xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x4x1x1xf32>) {
+  %0 = pyop "conv2d"(%x, %w, %b, 2, 1) : (tensor<1x2x5x5xf32>, tensor<4x2x3x3xf32>, tensor<4xf32>) -> tensor<1x4x3x3xf32>
+  %1 = pyop "conv2d"(%x, %wg, None, 1, 0, 2, 2) : (tensor<1x2x5x5xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x1x1xf32>
+  ret %0, %1 : tensor<1x4x3x3xf32>, tensor<1x4x1x1xf32>
+}
+
+// -----
+
+// max_pool2d pads with -inf and pools from -inf; adaptive_avg_pool2d with
+// an output size that divides the input sums equal windows and divides.
+// CHECK-LABEL: func.func @pools(
+// CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: tensor.yield %[[NINF]] : f32
+// CHECK: %[[WIN:.*]] = tensor.empty() : tensor<3x3xf32>
+// CHECK: linalg.fill
+// CHECK: linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%{{.*}}, %[[WIN]] : tensor<1x2x8x8xf32>, tensor<3x3xf32>) outs(%{{.*}} : tensor<1x2x3x3xf32>)
+// CHECK: linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<[3, 2]> : vector<2xi64>} ins(%{{.*}}, %{{.*}} : tensor<1x2x6x6xf32>, tensor<3x2xf32>) outs(%{{.*}} : tensor<1x2x2x3xf32>)
+// CHECK: arith.constant 6.000000e+00 : f32
+// CHECK: arith.divf
+trace.graph @pools(%x: tensor<1x2x6x6xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x2x3xf32>) {
+  %0 = pyop "max_pool2d"(%x, 3, 2, 1) : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+  %1 = pyop "adaptive_avg_pool2d"(%x, (2, 3)) : (tensor<1x2x6x6xf32>) -> tensor<1x2x2x3xf32>
+  ret %0, %1 : tensor<1x2x3x3xf32>, tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// batch_norm in eval mode: one generic reading the per-channel vectors
+// along dim 1.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-LABEL: func.func @batch_norm(
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[CH]], #[[CH]], #[[CH]], #[[CH]], #[[ID]]]
+// CHECK: arith.constant 1.000000e-03 : f32
+// CHECK: math.sqrt
+// CHECK: arith.divf
+// CHECK: arith.mulf
+// CHECK: arith.addf
+trace.graph @batch_norm(%x: tensor<2x3x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> tensor<2x3x4xf32> {
+  %0 = pyop "batch_norm"(%x, %w, %b, %m, %v, False, 0.1, 0.001, False) : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+  ret %0 : tensor<2x3x4xf32>
+}
+
+// -----
+
 // What cannot be lowered stays a trace.pyop inside the func.func, with a
 // remark saying why; the rest of the graph is still lowered around it.
 // CHECK-LABEL: func.func @left(

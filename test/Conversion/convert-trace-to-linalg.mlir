@@ -259,6 +259,100 @@ trace.graph @transposes(%x: tensor<2x3x4xf32>, %y: tensor<2x3xf32>) -> (tensor<4
 
 // -----
 
+// cat: each operand inserted at its running offset along dim into one
+// tensor.empty; an i64 operand is converted to f32 first.
+// CHECK-LABEL: func.func @cat(
+// CHECK-SAME: %[[A:[^:]*]]: tensor<2x3xf32>, %[[B:[^:]*]]: tensor<2x1xi64>
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x4xf32>
+// CHECK: %[[S0:.*]] = tensor.insert_slice %[[A]] into %[[E]][0, 0] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x4xf32>
+// CHECK: %[[BF:.*]] = linalg.generic
+// CHECK: arith.sitofp
+// CHECK: tensor.insert_slice %[[BF]] into %[[S0]][0, 3] [2, 1] [1, 1] : tensor<2x1xf32> into tensor<2x4xf32>
+trace.graph @cat(%a: tensor<2x3xf32>, %b: tensor<2x1xi64>) -> tensor<2x4xf32> {
+  %0 = pyop "cat"(%a, %b, -1) : (tensor<2x3xf32>, tensor<2x1xi64>) -> tensor<2x4xf32>
+  ret %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// Comparisons compare in torch.result_type of the operands and give i1:
+// f32 with broadcasting, i64 with an int, i64 lifted to f32 by a float;
+// where selects on the i1 result.
+// CHECK-LABEL: func.func @compare(
+// CHECK: arith.cmpf olt, %{{.*}}, %{{.*}} : f32
+// CHECK: %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK: arith.cmpi ne, %{{.*}}, %[[TWO]] : i64
+// CHECK: %[[F:.*]] = arith.sitofp %{{.*}} : i64 to f32
+// CHECK: arith.cmpf oge, %[[F]], %{{.*}} : f32
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+trace.graph @compare(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %i: tensor<3xi64>) -> (tensor<3xi1>, tensor<3xi1>, tensor<2x3xf32>) {
+  %0 = pyop "lt"(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %1 = pyop "ne"(%i, 2) : (tensor<3xi64>) -> tensor<3xi1>
+  %2 = pyop "ge"(%i, 0.5) : (tensor<3xi64>) -> tensor<3xi1>
+  %3 = pyop "where"(%0, %x, 0.0) : (tensor<2x3xi1>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  ret %1, %2, %3 : tensor<3xi1>, tensor<3xi1>, tensor<2x3xf32>
+}
+
+// -----
+
+// conv2d: zero tensor.pad, the bias broadcast over the channel dim as the
+// accumulator, then conv_2d_nchw_fchw with the strides; groups split the
+// channels for conv_2d_ngchw_gfchw.
+// CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
+// CHECK-LABEL: func.func @conv(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<1x2x5x5xf32>, %[[W:[^:]*]]: tensor<4x2x3x3xf32>, %[[B:[^:]*]]: tensor<4xf32>
+// CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: tensor.yield %{{.*}} : f32
+// CHECK: } : tensor<1x2x5x5xf32> to tensor<1x2x7x7xf32>
+// CHECK: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[CH]], {{.*}}]{{.*}} ins(%[[B]] : tensor<4xf32>)
+// CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%[[P]], %[[W]] : tensor<1x2x7x7xf32>, tensor<4x2x3x3xf32>) outs(%[[ACC]] : tensor<1x4x3x3xf32>)
+// CHECK: linalg.conv_2d_ngchw_gfchw {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%{{.*}}, %{{.*}} : tensor<1x2x1x5x5xf32>, tensor<2x2x1x3x3xf32>) outs(%{{.*}} : tensor<1x2x2x1x1xf32>)
+trace.graph @conv(%x: tensor<1x2x5x5xf32>, %w: tensor<4x2x3x3xf32>, %b: tensor<4xf32>, %wg: tensor<4x1x3x3xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x4x1x1xf32>) {
+  %0 = pyop "conv2d"(%x, %w, %b, 2, 1) : (tensor<1x2x5x5xf32>, tensor<4x2x3x3xf32>, tensor<4xf32>) -> tensor<1x4x3x3xf32>
+  %1 = pyop "conv2d"(%x, %wg, None, 1, 0, 2, 2) : (tensor<1x2x5x5xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x1x1xf32>
+  ret %0, %1 : tensor<1x4x3x3xf32>, tensor<1x4x1x1xf32>
+}
+
+// -----
+
+// max_pool2d pads with -inf and pools from -inf; adaptive_avg_pool2d with
+// an output size that divides the input sums equal windows and divides.
+// CHECK-LABEL: func.func @pools(
+// CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: tensor.yield %[[NINF]] : f32
+// CHECK: %[[WIN:.*]] = tensor.empty() : tensor<3x3xf32>
+// CHECK: linalg.fill
+// CHECK: linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%{{.*}}, %[[WIN]] : tensor<1x2x8x8xf32>, tensor<3x3xf32>) outs(%{{.*}} : tensor<1x2x3x3xf32>)
+// CHECK: linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<[3, 2]> : vector<2xi64>} ins(%{{.*}}, %{{.*}} : tensor<1x2x6x6xf32>, tensor<3x2xf32>) outs(%{{.*}} : tensor<1x2x2x3xf32>)
+// CHECK: arith.constant 6.000000e+00 : f32
+// CHECK: arith.divf
+trace.graph @pools(%x: tensor<1x2x6x6xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x2x3xf32>) {
+  %0 = pyop "max_pool2d"(%x, 3, 2, 1) : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+  %1 = pyop "adaptive_avg_pool2d"(%x, (2, 3)) : (tensor<1x2x6x6xf32>) -> tensor<1x2x2x3xf32>
+  ret %0, %1 : tensor<1x2x3x3xf32>, tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// batch_norm in eval mode: one generic reading the per-channel vectors
+// along dim 1.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-LABEL: func.func @batch_norm(
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[CH]], #[[CH]], #[[CH]], #[[CH]], #[[ID]]]
+// CHECK: arith.constant 1.000000e-03 : f32
+// CHECK: math.sqrt
+// CHECK: arith.divf
+// CHECK: arith.mulf
+// CHECK: arith.addf
+trace.graph @batch_norm(%x: tensor<2x3x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> tensor<2x3x4xf32> {
+  %0 = pyop "batch_norm"(%x, %w, %b, %m, %v, False, 0.1, 0.001, False) : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+  ret %0 : tensor<2x3x4xf32>
+}
+
+// -----
+
 // What cannot be lowered stays a trace.pyop inside the func.func, with a
 // remark saying why; the rest of the graph is still lowered around it.
 // CHECK-LABEL: func.func @left(

@@ -103,6 +103,19 @@ OPS = [
     ("transpose", [torch.randn(2, 3, 4), 0, 2]), ("permute", [torch.randn(2, 3, 4), [2, 0, 1]]),
     ("view", [torch.randn(2, 6), [3, 4]]), ("unsqueeze", [torch.randn(3, 4), 1]),
     ("select", [torch.randn(3, 4), 1, 2]), ("slice", [torch.randn(5, 4), 0, 1, 4, 1]),
+    ("cat", [torch.randn(2, 3), torch.randn(2, 1), torch.randn(2, 2), 1]),
+    ("eq", [torch.tensor([1., 2., 3.]), torch.tensor([1., 0., 3.])]),
+    ("ne", [torch.randint(0, 3, (3, 4)), 1]), ("lt", [torch.randn(3, 4), torch.randn(4)]),
+    ("le", [torch.randint(0, 3, (5,)), 1.5]), ("gt", [torch.randn(2, 3), 0]),
+    ("ge", [torch.randn(3, 1), torch.randn(1, 4)]),
+    ("where", [torch.randn(3, 4) > 0, torch.randn(3, 4), torch.randn(4)]),
+    ("conv2d", [torch.randn(2, 3, 6, 6), torch.randn(4, 3, 3, 3), torch.randn(4), 2, 1, 1, 1]),
+    ("conv2d", [torch.randn(1, 4, 7, 7), torch.randn(6, 2, 3, 3), None, 1, 0, 2, 2]),
+    ("max_pool2d", [torch.randn(1, 2, 6, 6), 3, 2, 1]),
+    ("adaptive_avg_pool2d", [torch.randn(2, 3, 6, 4), [3, 2]]),
+    ("adaptive_avg_pool2d", [torch.randn(1, 2, 5, 5), 1]),
+    ("batch_norm", [torch.randn(2, 3, 4, 4), torch.randn(3), torch.randn(3), torch.randn(3),
+                    torch.rand(3) + 0.5, False, 0.1, 1e-5, False]),
 ]
 
 
@@ -116,7 +129,9 @@ def test_twin_matches_runtime_per_op(op, args, tmp_path):
           "linear": torch.nn.functional.linear, "gelu": torch.nn.functional.gelu,
           "sub": lambda a, b, alpha: torch.sub(a, b, alpha=alpha),
           "slice": lambda x, d, s, e, st: x[s:e], "view": lambda x, s: x.view(s),
-          "permute": lambda x, p: x.permute(p)}.get(op, getattr(torch, op, None))
+          "permute": lambda x, p: x.permute(p), "cat": lambda *a: torch.cat(a[:-1], a[-1]),
+          "conv2d": torch.nn.functional.conv2d, "max_pool2d": torch.nn.functional.max_pool2d,
+          "adaptive_avg_pool2d": torch.nn.functional.adaptive_avg_pool2d}.get(op, getattr(torch, op, None))
     expected = fn(*args)
     text, inputs = op_graph(op, args, [expected])
     twin_vs_runtime(text, inputs, None, tmp_path, rtol=1e-5, atol=1e-5)
@@ -148,11 +163,12 @@ def test_twin_matches_runtime_on_an_mlp(tmp_path):
 
 
 def test_unlowered_op_is_an_error_naming_it(tmp_path):
-    text, inputs = op_graph("conv2d", [torch.randn(1, 1, 4, 4), torch.randn(1, 1, 3, 3)],
+    # An uneven adaptive pool (windows of different sizes) stays a pyop.
+    text, inputs = op_graph("adaptive_avg_pool2d", [torch.randn(1, 1, 5, 5), 2],
                             [torch.zeros(1, 1, 2, 2)])
     graph = tmp_path / "g.mlir"
     graph.write_text(text)
     run = subprocess.run([os.path.join(BIN, "trace-opt"), str(graph), "--trace-lower-to-cpu"],
                          capture_output=True, text=True)
     assert run.returncode != 0
-    assert "trace-lower-to-cpu: op 'conv2d' was not lowered to linalg" in run.stderr
+    assert "trace-lower-to-cpu: op 'adaptive_avg_pool2d' was not lowered to linalg" in run.stderr

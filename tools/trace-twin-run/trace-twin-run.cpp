@@ -76,6 +76,9 @@ static std::optional<traceir::DType> dtypeOf(mlir::Type type) {
     return traceir::DType::I64;
   if (type.isInteger(32))
     return traceir::DType::I32;
+  // LLVM stores an i1 in one byte holding 0 or 1: PyTorch's bool layout.
+  if (type.isInteger(1))
+    return traceir::DType::Bool;
   return std::nullopt;
 }
 
@@ -169,7 +172,7 @@ int main(int argc, char **argv) {
     if (!tensorType || !tensorType.hasStaticShape() ||
         !dtypeOf(tensorType.getElementType()))
       return fail("@" + name0 + " " + name +
-                  ": only statically shaped f32/f64/i32/i64 tensors");
+                  ": only statically shaped f32/f64/i32/i64/i1 tensors");
     auto it = from->find(name);
     if (it == from->end())
       return fail(Twine("missing ") + kind + " '" + name + "'");
@@ -188,7 +191,7 @@ int main(int argc, char **argv) {
     if (!tensorType || !tensorType.hasStaticShape() ||
         !dtypeOf(tensorType.getElementType()))
       return fail("@" + name0 + " result " + std::to_string(i) +
-                  ": only statically shaped f32/f64/i32/i64 tensors");
+                  ": only statically shaped f32/f64/i32/i64/i1 tensors");
     traceir::HostTensor &t = outputs[i];
     t.dtype = *dtypeOf(tensorType.getElementType());
     t.shape.assign(tensorType.getShape().begin(), tensorType.getShape().end());

@@ -22,9 +22,11 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/ScopedPrinter.h"
 
+#include <array>
 #include <cmath>
 #include <memory>
 
@@ -427,6 +429,113 @@ public:
   }
 };
 
+/// PyTorch's category of a bool/int/float element type (0, 1, 2).
+int category(Type t) { return t.isInteger(1) ? 0 : isa<FloatType>(t) ? 2 : 1; }
+
+/// The wider of two types of one category, else the higher category's.
+Type promote(Type a, Type b) {
+  if (!a || a == b)
+    return b;
+  if (!b)
+    return a;
+  if (category(a) != category(b))
+    return category(a) > category(b) ? a : b;
+  return a.getIntOrFloatBitWidth() >= b.getIntOrFloatBitWidth() ? a : b;
+}
+
+/// eq/ne/lt/le/gt/ge against a tensor or a number, with broadcasting. The
+/// result is i1, so the registry's result type does not say in which type
+/// to compare: that is torch.result_type of the two operands, worked out
+/// here the way the registry does it for arithmetic (dimensioned tensors
+/// decide; 0-d tensors and numbers only lift the category).
+class ComparisonLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+    return kNames;
+  }
+
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    StringRef name = call.op.getOpName();
+    Type dimType, zeroType, numberType;
+    SmallVector<Value> inputs;
+    SmallVector<int> slot(2, -1);
+    for (unsigned i = 0; i < 2; ++i) {
+      if (call.args.isTensor(i)) {
+        RankedTensorType t = call.tensorType(i);
+        Type elt = t.getElementType();
+        if (elt.isUnsignedInteger() || !elt.isSignlessIntOrFloat())
+          return fail(why, "an operand of unsupported element type");
+        (t.getRank() == 0 ? zeroType : dimType) =
+            promote(t.getRank() == 0 ? zeroType : dimType, elt);
+        slot[i] = inputs.size();
+        inputs.push_back(call.tensor(i));
+        continue;
+      }
+      Attribute sc = call.args.scalar(i);
+      if (getBool(sc) && !getInt(sc))
+        numberType = promote(numberType, rewriter.getI1Type());
+      else if (getInt(sc))
+        numberType = promote(numberType, rewriter.getI64Type());
+      else if (getNumber(sc))
+        numberType = promote(numberType, rewriter.getF32Type());
+      else
+        return fail(why, "argument #" + Twine(i) +
+                             " is neither a tensor nor a number");
+    }
+    if (inputs.empty())
+      return fail(why, "no tensor operand");
+    Type type = dimType ? dimType : zeroType;
+    if (dimType && zeroType && category(zeroType) > category(dimType))
+      type = promote(dimType, zeroType);
+    if (numberType && category(numberType) > category(type))
+      type = numberType;
+
+    Location loc = call.op.getLoc();
+    Value result = buildElementwise(
+        rewriter, loc, call.resultType, inputs,
+        [&](OpBuilder &b, Location l, ValueRange in) -> Value {
+          auto operand = [&](unsigned i) -> Value {
+            if (slot[i] >= 0)
+              return castElement(b, l, in[slot[i]], type);
+            Attribute sc = call.args.scalar(i);
+            if (auto flag = getBool(sc); flag && !getInt(sc))
+              return constantOf(b, l, type, *flag ? 1 : 0);
+            return constantOf(b, l, type, *getNumber(sc));
+          };
+          Value x = operand(0), y = operand(1);
+          if (isa<FloatType>(type)) {
+            // Ordered except ne, which is true for NaN as in PyTorch.
+            auto pred = llvm::StringSwitch<arith::CmpFPredicate>(name)
+                            .Case("eq", arith::CmpFPredicate::OEQ)
+                            .Case("ne", arith::CmpFPredicate::UNE)
+                            .Case("lt", arith::CmpFPredicate::OLT)
+                            .Case("le", arith::CmpFPredicate::OLE)
+                            .Case("gt", arith::CmpFPredicate::OGT)
+                            .Default(arith::CmpFPredicate::OGE);
+            return arith::CmpFOp::create(b, l, pred, x, y);
+          }
+          // Signless ints are signed; bools compare as 0 < 1, unsigned.
+          bool isBool = type.isInteger(1);
+          auto pred = llvm::StringSwitch<arith::CmpIPredicate>(name)
+                          .Case("eq", arith::CmpIPredicate::eq)
+                          .Case("ne", arith::CmpIPredicate::ne)
+                          .Case("lt", isBool ? arith::CmpIPredicate::ult
+                                             : arith::CmpIPredicate::slt)
+                          .Case("le", isBool ? arith::CmpIPredicate::ule
+                                             : arith::CmpIPredicate::sle)
+                          .Case("gt", isBool ? arith::CmpIPredicate::ugt
+                                             : arith::CmpIPredicate::sgt)
+                          .Default(isBool ? arith::CmpIPredicate::uge
+                                          : arith::CmpIPredicate::sge);
+          return arith::CmpIOp::create(b, l, pred, x, y);
+        });
+    rewriter.replaceOp(call.op, result);
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Matmul family
 //===----------------------------------------------------------------------===//
@@ -790,6 +899,327 @@ public:
   }
 };
 
+/// batch_norm in eval mode: (x - running_mean) / sqrt(running_var + eps)
+/// * weight + bias, one generic over the input that reads the per-channel
+/// vectors (channel dim 1) in place. Training mode uses batch statistics and
+/// updates the running ones, which a pure function cannot do.
+class BatchNormLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"batch_norm"};
+    return kNames;
+  }
+
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    Type elt = call.resultElt();
+    RankedTensorType in = call.tensorType(0);
+    if (!isa<FloatType>(elt) || in.getRank() < 2)
+      return fail(why, "batch_norm of a non-float or under-2-D input");
+    std::optional<bool> training = call.args.isNoneOrAbsent(5)
+                                       ? std::optional<bool>(false)
+                                       : getBool(call.args.scalar(5));
+    if (!training || *training)
+      return fail(why, "training batch_norm (batch statistics)");
+    if (!call.args.isTensor(3) || !call.args.isTensor(4))
+      return fail(why, "eval batch_norm without running_mean/var");
+    double eps = 1e-5;
+    if (!call.args.isNoneOrAbsent(7)) {
+      auto e = getNumber(call.args.scalar(7));
+      if (!e)
+        return fail(why, "eps is not a number");
+      eps = *e;
+    }
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t rank = in.getRank();
+    AffineMap channel =
+        AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
+    SmallVector<Value> inputs = {call.tensor(0), call.tensor(3),
+                                 call.tensor(4)};
+    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank),
+                                   channel, channel};
+    int weight = -1, bias = -1;
+    for (unsigned i : {1u, 2u}) {
+      if (!call.args.isTensor(i))
+        continue;
+      if (call.tensorType(i).getRank() != 1)
+        return fail(why, "weight or bias is not 1-D");
+      (i == 1 ? weight : bias) = inputs.size();
+      inputs.push_back(call.tensor(i));
+      maps.push_back(channel);
+    }
+    for (unsigned i : {3u, 4u})
+      if (call.tensorType(i).getRank() != 1)
+        return fail(why, "running_mean or running_var is not 1-D");
+    Value y = buildGeneric(
+        rewriter, call.op.getLoc(), call.resultType, inputs, maps,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          auto at = [&](int i) { return castElement(b, l, a[i], elt); };
+          Value sd = math::SqrtOp::create(
+              b, l, add(b, l, at(2), constantOf(b, l, elt, eps)));
+          Value v = arith::DivFOp::create(b, l, sub(b, l, at(0), at(1)), sd);
+          if (weight >= 0)
+            v = mul(b, l, v, at(weight));
+          if (bias >= 0)
+            v = add(b, l, v, at(bias));
+          return v;
+        });
+    rewriter.replaceOp(call.op, y);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+/// An int or a pair of ints (PyTorch's _pair); `dflt` when None or absent,
+/// or when an empty list (max_pool2d's stride=[] means kernel_size).
+std::optional<std::array<int64_t, 2>> pairArg(const PyArgs &args, unsigned i,
+                                              std::array<int64_t, 2> dflt) {
+  if (args.isNoneOrAbsent(i))
+    return dflt;
+  auto v = getIntList(args.scalar(i));
+  if (!v || v->size() > 2)
+    return std::nullopt;
+  if (v->empty())
+    return dflt;
+  return std::array<int64_t, 2>{(*v)[0], v->back()};
+}
+
+/// The output size of a floor-mode sliding window.
+int64_t windowOut(int64_t in, int64_t pad, int64_t dil, int64_t k,
+                  int64_t stride) {
+  return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+}
+
+/// `x` [N, C, H, W] padded on both sides of H and W by `pad` with `value`;
+/// `x` itself when there is no padding.
+Value padHW(OpBuilder &b, Location loc, Value x, std::array<int64_t, 2> pad,
+            double value) {
+  if (pad[0] == 0 && pad[1] == 0)
+    return x;
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[2] += 2 * pad[0];
+  shape[3] += 2 * pad[1];
+  SmallVector<OpFoldResult> lowHigh = {b.getIndexAttr(0), b.getIndexAttr(0),
+                                       b.getIndexAttr(pad[0]),
+                                       b.getIndexAttr(pad[1])};
+  Value v = constantOf(b, loc, type.getElementType(), value);
+  return tensor::PadOp::create(b, loc, type.clone(shape), x, lowHigh, lowHigh,
+                               v);
+}
+
+/// A 3-D [C, H, W] (unbatched) tensor as [1, C, H, W]; 4-D stays.
+Value to4D(OpBuilder &b, Location loc, Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (t.getRank() == 4)
+    return v;
+  SmallVector<int64_t> shape = {1};
+  llvm::append_range(shape, t.getShape());
+  return reshapeTo(b, loc, v, t.clone(shape));
+}
+
+/// The 4-D type that `to4D` gives a 3-D or 4-D result type.
+RankedTensorType type4D(RankedTensorType t) {
+  if (t.getRank() == 4)
+    return t;
+  SmallVector<int64_t> shape = {1};
+  llvm::append_range(shape, t.getShape());
+  return t.clone(shape);
+}
+
+/// conv2d(input, weight, bias, stride, padding, dilation, groups): zero
+/// tensor.pad, then linalg.conv_2d_nchw_fchw (or, with groups,
+/// conv_2d_ngchw_gfchw on views that split the channels) accumulating into
+/// the bias broadcast over the output, so the bias costs no extra pass.
+class ConvLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"conv2d"};
+    return kNames;
+  }
+
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    Location loc = call.op.getLoc();
+    Type elt = call.resultElt();
+    if (!call.args.isTensor(0) || !call.args.isTensor(1))
+      return fail(why, "input and weight are not tensors");
+    RankedTensorType xt = call.tensorType(0), wt = call.tensorType(1);
+    if ((xt.getRank() != 3 && xt.getRank() != 4) || wt.getRank() != 4)
+      return fail(why, "input is not 3-D or 4-D, or weight not 4-D");
+    if (!isa<FloatType>(elt) || xt.getElementType() != elt ||
+        wt.getElementType() != elt ||
+        (call.args.isTensor(2) && call.tensorType(2).getElementType() != elt))
+      return fail(why, "conv2d on non-float or mixed element types");
+    int64_t groups = 1;
+    if (!call.args.isNoneOrAbsent(6)) {
+      auto g = getInt(call.args.scalar(6));
+      if (!g || *g <= 0)
+        return fail(why, "groups is not a positive int");
+      groups = *g;
+    }
+    auto stride = pairArg(call.args, 3, {1, 1});
+    auto dil = pairArg(call.args, 5, {1, 1});
+    if (!stride || !dil)
+      return fail(why, "stride or dilation is not an int or a pair");
+    std::array<int64_t, 2> k = {wt.getDimSize(2), wt.getDimSize(3)};
+    std::optional<std::array<int64_t, 2>> pad;
+    auto mode = dyn_cast_or_null<StringAttr>(call.args.scalar(4));
+    if (mode && mode.getValue() == "valid") {
+      pad = std::array<int64_t, 2>{0, 0};
+    } else if (mode && mode.getValue() == "same") {
+      // Symmetric only: an even total padding splits evenly.
+      if ((*dil)[0] * (k[0] - 1) % 2 || (*dil)[1] * (k[1] - 1) % 2)
+        return fail(why, "padding='same' that pads unevenly");
+      pad = std::array<int64_t, 2>{(*dil)[0] * (k[0] - 1) / 2,
+                                   (*dil)[1] * (k[1] - 1) / 2};
+    } else {
+      pad = pairArg(call.args, 4, {0, 0});
+    }
+    if (!pad)
+      return fail(why, "padding is not 'valid', 'same', an int or a pair");
+
+    Value x = to4D(rewriter, loc, call.tensor(0));
+    RankedTensorType x4 = cast<RankedTensorType>(x.getType());
+    RankedTensorType out4 = type4D(call.resultType);
+    int64_t n = x4.getDimSize(0), c = x4.getDimSize(1), o = wt.getDimSize(0);
+    if (c != wt.getDimSize(1) * groups || o % groups != 0)
+      return fail(why, "channels and groups disagree");
+    for (int i = 0; i < 2; ++i)
+      if (out4.getDimSize(2 + i) != windowOut(x4.getDimSize(2 + i), (*pad)[i],
+                                              (*dil)[i], k[i], (*stride)[i]))
+        return fail(why, "the result shape is not the convolution's");
+    x = padHW(rewriter, loc, x, *pad, 0);
+
+    Value acc;
+    if (call.args.isTensor(2)) {
+      MLIRContext *ctx = rewriter.getContext();
+      acc = buildGeneric(
+          rewriter, loc, out4, {call.tensor(2)},
+          {AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx)},
+          [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    } else {
+      acc = zeros(rewriter, loc, out4);
+    }
+    Attribute strides = rewriter.getI64VectorAttr(*stride);
+    Attribute dilations = rewriter.getI64VectorAttr(*dil);
+    Value y;
+    if (groups == 1) {
+      y = linalg::Conv2DNchwFchwOp::create(rewriter, loc, TypeRange{out4},
+                                           ValueRange{x, call.tensor(1)},
+                                           ValueRange{acc}, strides, dilations)
+              .getResult(0);
+    } else {
+      // Split the channel dims into (group, channel in group).
+      auto xp = cast<RankedTensorType>(x.getType());
+      auto xg =
+          xp.clone({n, groups, c / groups, xp.getDimSize(2), xp.getDimSize(3)});
+      auto wg = wt.clone({groups, o / groups, wt.getDimSize(1), k[0], k[1]});
+      auto og = out4.clone(
+          {n, groups, o / groups, out4.getDimSize(2), out4.getDimSize(3)});
+      y = linalg::Conv2DNgchwGfchwOp::create(
+              rewriter, loc, TypeRange{og},
+              ValueRange{reshapeTo(rewriter, loc, x, xg),
+                         reshapeTo(rewriter, loc, call.tensor(1), wg)},
+              ValueRange{reshapeTo(rewriter, loc, acc, og)}, strides, dilations)
+              .getResult(0);
+    }
+    rewriter.replaceOp(call.op, reshapeTo(rewriter, loc, y, call.resultType));
+    return success();
+  }
+};
+
+/// max_pool2d as linalg.pooling_nchw_max from -inf (padding with -inf, so
+/// a pad never wins), and adaptive_avg_pool2d, where the output size
+/// divides the input's, as linalg.pooling_nchw_sum over equal windows
+/// divided by the window size (output 1x1 is the mean over H and W).
+class PoolLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"max_pool2d", "adaptive_avg_pool2d"};
+    return kNames;
+  }
+
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    Location loc = call.op.getLoc();
+    Type elt = call.resultElt();
+    if (!call.args.isTensor(0))
+      return fail(why, "input is not a tensor");
+    RankedTensorType xt = call.tensorType(0);
+    if ((xt.getRank() != 3 && xt.getRank() != 4) || !isa<FloatType>(elt) ||
+        xt.getElementType() != elt)
+      return fail(why, "input is not a 3-D or 4-D float tensor");
+    Value x = to4D(rewriter, loc, call.tensor(0));
+    RankedTensorType x4 = cast<RankedTensorType>(x.getType());
+    RankedTensorType out4 = type4D(call.resultType);
+    std::array<int64_t, 2> k, stride, dil = {1, 1}, pad = {0, 0};
+    bool isMax = call.op.getOpName() == "max_pool2d";
+    if (isMax) {
+      auto kk = pairArg(call.args, 1, {0, 0});
+      if (!kk || (*kk)[0] <= 0 || (*kk)[1] <= 0)
+        return fail(why, "kernel_size is not a positive int or pair");
+      k = *kk;
+      auto s = pairArg(call.args, 2, k);
+      auto p = pairArg(call.args, 3, {0, 0});
+      auto d = pairArg(call.args, 4, {1, 1});
+      if (!s || !p || !d)
+        return fail(why, "stride, padding or dilation not understood");
+      stride = *s;
+      pad = *p;
+      dil = *d;
+      // ceil_mode only matters when it changes the output size, which the
+      // check below rejects.
+    } else {
+      for (int i = 0; i < 2; ++i) {
+        int64_t in = x4.getDimSize(2 + i), out = out4.getDimSize(2 + i);
+        if (out <= 0 || in % out != 0)
+          return fail(why, "adaptive_avg_pool2d whose output size does not "
+                           "divide the input's (uneven windows)");
+        k[i] = stride[i] = in / out;
+      }
+    }
+    for (int i = 0; i < 2; ++i)
+      if (out4.getDimSize(2 + i) !=
+          windowOut(x4.getDimSize(2 + i), pad[i], dil[i], k[i], stride[i]))
+        return fail(why, "the result shape is not a floor-mode window's "
+                         "(ceil_mode)");
+    x = padHW(rewriter, loc, x, pad, isMax ? -INFINITY : 0);
+    Value window =
+        tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>(k), elt);
+    Value init = linalg::FillOp::create(
+                     rewriter, loc,
+                     constantOf(rewriter, loc, elt, isMax ? -INFINITY : 0),
+                     emptyLike(rewriter, loc, out4))
+                     .getResult(0);
+    Attribute strides = rewriter.getI64VectorAttr(stride);
+    Attribute dilations = rewriter.getI64VectorAttr(dil);
+    Value y;
+    if (isMax) {
+      y = linalg::PoolingNchwMaxOp::create(rewriter, loc, TypeRange{out4},
+                                           ValueRange{x, window},
+                                           ValueRange{init}, strides, dilations)
+              .getResult(0);
+    } else {
+      y = linalg::PoolingNchwSumOp::create(rewriter, loc, TypeRange{out4},
+                                           ValueRange{x, window},
+                                           ValueRange{init}, strides, dilations)
+              .getResult(0);
+      double count = double(k[0] * k[1]);
+      y = buildElementwise(rewriter, loc, out4, {y},
+                           [&](OpBuilder &b, Location l, ValueRange a) {
+                             return arith::DivFOp::create(
+                                 b, l, a[0], constantOf(b, l, elt, count));
+                           });
+    }
+    rewriter.replaceOp(call.op, reshapeTo(rewriter, loc, y, call.resultType));
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Embedding
 //===----------------------------------------------------------------------===//
@@ -962,6 +1392,64 @@ public:
   }
 };
 
+/// cat(tensors..., dim): each operand (converted to the result's element
+/// type first, as PyTorch promotes) is inserted at its running offset along
+/// `dim` into one tensor.empty. A chain of tensor.insert_slice bufferizes in
+/// place into a single allocation, which tensor.concat does not promise.
+class CatLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"cat"};
+    return kNames;
+  }
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    unsigned n = 0;
+    while (call.args.isTensor(n))
+      ++n;
+    if (n == 0)
+      return fail(why, "no tensors to concatenate");
+    int64_t rank = call.resultType.getRank();
+    std::optional<int64_t> dim =
+        call.args.isNoneOrAbsent(n)
+            ? std::optional<int64_t>(0)
+            : normDim(getInt(call.args.scalar(n)), rank);
+    if (!dim || rank == 0)
+      return fail(why, "dim is not an int in range");
+    Location loc = call.op.getLoc();
+    Type elt = call.resultElt();
+    Value out = emptyLike(rewriter, loc, call.resultType);
+    int64_t offset = 0;
+    for (unsigned i = 0; i < n; ++i) {
+      RankedTensorType t = call.tensorType(i);
+      // PyTorch skips legacy empty 1-D operands of any other rank.
+      if (t.getNumElements() == 0 && t.getRank() != rank)
+        continue;
+      if (t.getRank() != rank)
+        return fail(why, "operands of different ranks");
+      Value v = call.tensor(i);
+      if (t.getElementType() != elt)
+        v = buildElementwise(rewriter, loc, t.clone(elt), {v},
+                             [&](OpBuilder &b, Location l, ValueRange a) {
+                               return castElement(b, l, a[0], elt);
+                             });
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+      SmallVector<OpFoldResult> sizes;
+      for (int64_t d = 0; d < rank; ++d)
+        sizes.push_back(rewriter.getIndexAttr(t.getDimSize(d)));
+      offsets[*dim] = rewriter.getIndexAttr(offset);
+      out = tensor::InsertSliceOp::create(rewriter, loc, v, out, offsets, sizes,
+                                          strides);
+      offset += t.getDimSize(*dim);
+    }
+    if (offset != call.resultType.getDimSize(*dim))
+      return fail(why, "operand sizes along dim do not add up to the result");
+    rewriter.replaceOp(call.op, out);
+    return success();
+  }
+};
+
 /// Ops that return their input's value: contiguous, clone, alias, and
 /// dropout in eval mode (or with p = 0).
 class IdentityLowering : public PyOpLowering {
@@ -1001,15 +1489,20 @@ class LoweringTable {
 public:
   LoweringTable() {
     add(std::make_unique<ElementwiseLowering>());
+    add(std::make_unique<ComparisonLowering>());
     add(std::make_unique<MatmulLowering>());
     add(std::make_unique<ReductionLowering>());
     add(std::make_unique<SoftmaxLowering>());
     add(std::make_unique<LayerNormLowering>());
+    add(std::make_unique<BatchNormLowering>());
+    add(std::make_unique<ConvLowering>());
+    add(std::make_unique<PoolLowering>());
     add(std::make_unique<EmbeddingLowering>());
     add(std::make_unique<ReshapeLowering>());
     add(std::make_unique<TransposeLowering>());
     add(std::make_unique<SliceLowering>());
     add(std::make_unique<ExpandLowering>());
+    add(std::make_unique<CatLowering>());
     add(std::make_unique<IdentityLowering>());
   }
   const PyOpLowering *lookup(StringRef name) const {

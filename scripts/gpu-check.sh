@@ -10,9 +10,10 @@ VENV="${TRACEIR_VENV:-$HOME/.cache/traceir/venv}"
 "$ROOT/scripts/build.sh" "$ROOT/build" || exit 1
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=index,name,memory.total --format=csv
 echo "== unit tests (the two-device test runs where two GPUs answer, and profiles both)"
-TWO="$ROOT/build/two-device-trace.json"
-rm -f "$TWO"
-TRACEIR_PROFILE_CUDA_TRACE="$TWO" "$ROOT/build/bin/TraceIRUnitTests" --gtest_brief=1 || status=1
+TRACES="$ROOT/build/test-traces"
+rm -rf "$TRACES" && mkdir -p "$TRACES"
+TWO="$TRACES/two-cuda-devices.json"
+TRACEIR_TEST_TRACE_DIR="$TRACES" "$ROOT/build/bin/TraceIRUnitTests" --gtest_brief=1 || status=1
 if [[ -f $TWO ]]; then
   echo "== validating the two-device trace"
   "$VENV/bin/python" "$ROOT/test/python/trace_validator.py" "$TWO" && echo "valid: $TWO" || status=1

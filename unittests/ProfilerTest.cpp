@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/Profiler.h"
+#include "TestTrace.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -82,13 +83,7 @@ struct TwoDevices : ::testing::Test {
     // Device times in ns since each device's start event.
     ASSERT_FALSE(static_cast<bool>(
         prof.write(sink, {{3500, 6000, 7500, 9000}, {18000, 19000}})));
-    // scripts and pytest validate this trace with the suite's validator.
-    if (const char *out = std::getenv("TRACEIR_PROFILE_TEST_TRACE")) {
-      std::error_code ec;
-      llvm::raw_fd_ostream os(out, ec);
-      ASSERT_FALSE(ec) << ec.message();
-      os << sink.toJSON();
-    }
+    writeTestTrace(sink, "two-devices");
   }
 
   std::vector<const TraceEvent *> byCategory(llvm::StringRef cat) {

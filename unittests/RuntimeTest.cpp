@@ -1,5 +1,6 @@
 //===- RuntimeTest.cpp - The runtime's C++ API ----------------------------===//
 
+#include "TestTrace.h"
 #include "TraceIR/Runtime/Build.h"
 #include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/Profiler.h"
@@ -13,7 +14,6 @@
 
 #include "gtest/gtest.h"
 
-#include <cstdlib>
 #include <map>
 #include <set>
 #include <thread>
@@ -162,12 +162,7 @@ TEST_F(RuntimeTest, TwoCUDADevicesAlternate) {
   EXPECT_EQ(starts, 12);
   EXPECT_EQ(finishes, 12);
   EXPECT_EQ(profiler.clockReports().size(), 2u);
-  if (const char *out = std::getenv("TRACEIR_PROFILE_CUDA_TRACE")) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(out, ec);
-    ASSERT_FALSE(ec) << ec.message();
-    os << sink.toJSON();
-  }
+  writeTestTrace(sink, "two-cuda-devices");
 }
 
 // Two threads run their own executables into one profile at once: each
@@ -223,12 +218,7 @@ TEST_F(RuntimeTest, ProfileTwoThreads) {
     EXPECT_TRUE(namedTids.count(tid));
   }
   EXPECT_EQ(profiler.summary().runs, 100);
-  if (const char *out = std::getenv("TRACEIR_PROFILE_THREADS_TRACE")) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(out, ec);
-    ASSERT_FALSE(ec) << ec.message();
-    os << sink.toJSON();
-  }
+  writeTestTrace(sink, "two-threads");
 }
 
 TEST_F(RuntimeTest, SafetensorsRoundTripAndNoPartialFile) {

@@ -210,20 +210,24 @@ def test_validator_checks_flows_and_skew():
     assert any("no kernel range" in p for p in validate(trace))
 
 
+def unit_test_trace(gtest_filter, name):
+    """The trace a unit test writes (unittests/TestTrace.h), validated."""
+    with tempfile.TemporaryDirectory() as d:
+        proc = subprocess.run([os.path.join(BIN, "TraceIRUnitTests"), f"--gtest_filter={gtest_filter}"],
+                              env={**os.environ, "TRACEIR_TEST_TRACE_DIR": d},
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout
+        with open(os.path.join(d, name + ".json")) as f:
+            trace = json.load(f)
+    assert not validate(trace), validate(trace)
+    return trace
+
+
 def test_two_devices_from_recorded_event_times():
     """The unit test feeds the profiler recorded times of two devices whose
     clocks start at different CPU times; its trace must be valid, with one
     process per device, and report the skew it found."""
-    with tempfile.TemporaryDirectory() as d:
-        out = os.path.join(d, "two.json")
-        proc = subprocess.run([os.path.join(BIN, "TraceIRUnitTests"),
-                               "--gtest_filter=TwoDevices.KernelsLandOnTheirDevicesCPUTime"],
-                              env={**os.environ, "TRACEIR_PROFILE_TEST_TRACE": out},
-                              capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stdout
-        with open(out) as f:
-            trace = json.load(f)
-    assert not validate(trace), validate(trace)
+    trace = unit_test_trace("TwoDevices.KernelsLandOnTheirDevicesCPUTime", "two-devices")
     kernels = [e for e in trace["traceEvents"] if e.get("cat") == "kernel"]
     assert len({e["pid"] for e in kernels}) == 2
     skews = [d["max_launch_skew_us"] for d in trace["otherData"]["devices"]]
@@ -233,16 +237,7 @@ def test_two_devices_from_recorded_event_times():
 def test_two_threads_into_one_profile():
     """The unit test's trace of two threads running at once is valid: each
     thread has its own named track and its ranges nest on it."""
-    with tempfile.TemporaryDirectory() as d:
-        out = os.path.join(d, "threads.json")
-        proc = subprocess.run([os.path.join(BIN, "TraceIRUnitTests"),
-                               "--gtest_filter=RuntimeTest.ProfileTwoThreads"],
-                              env={**os.environ, "TRACEIR_PROFILE_THREADS_TRACE": out},
-                              capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stdout
-        with open(out) as f:
-            trace = json.load(f)
-    assert not validate(trace), validate(trace)
+    trace = unit_test_trace("RuntimeTest.ProfileTwoThreads", "two-threads")
     tids = {e["tid"] for e in trace["traceEvents"] if e.get("cat") == "cpu_op"}
     assert len(tids) == 2
 

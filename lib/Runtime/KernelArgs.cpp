@@ -1,6 +1,7 @@
 //===- KernelArgs.cpp - Reading scalar arguments in kernels ---------------===//
 
 #include "TraceIR/Runtime/KernelArgs.h"
+#include "TraceIR/Support/ViewAlgebra.h"
 
 #include <algorithm>
 
@@ -71,4 +72,19 @@ bool traceir::reductionArg(KernelContext &ctx, unsigned i, Reduction &r) {
   }
   r = static_cast<Reduction>(v);
   return true;
+}
+
+llvm::SmallVector<bool> traceir::reducedDimsArg(KernelContext &ctx, unsigned i,
+                                                const Tensor &in) {
+  llvm::SmallVector<bool> reduced(in.rank(), false);
+  if (ctx.isNone(i) || ctx.scalar(i).ints.empty()) {
+    reduced.assign(in.rank(), true);
+    return reduced;
+  }
+  for (int64_t d : ctx.scalar(i).ints) {
+    int64_t w = views::wrapDim(d, in.rank());
+    if (w >= 0 && w < in.rank())
+      reduced[w] = true;
+  }
+  return reduced;
 }

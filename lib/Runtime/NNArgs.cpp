@@ -9,10 +9,6 @@
 
 using namespace traceir;
 
-static bool isFloatingDType(DType dtype) {
-  return ewIsFloating(static_cast<int32_t>(dtype));
-}
-
 bool traceir::conv2dArgs(KernelContext &ctx, ConvGeometry &g) {
   const Tensor &x = ctx.tensor(0), &w = ctx.tensor(1);
   const Tensor &out = ctx.result(0);

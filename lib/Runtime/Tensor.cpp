@@ -201,3 +201,8 @@ public:
 std::unique_ptr<Allocator> traceir::createCPUAllocator() {
   return std::make_unique<CPUAllocator>();
 }
+
+bool traceir::isFloatingDType(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::F64 || dtype == DType::F16 ||
+         dtype == DType::BF16;
+}

@@ -29,6 +29,12 @@ bool pairArg(KernelContext &ctx, unsigned i, const char *what,
 enum class Reduction { None = 0, Mean = 1, Sum = 2 };
 bool reductionArg(KernelContext &ctx, unsigned i, Reduction &r);
 
+/// The dims of `in` a reduction's dim argument `i` marks (sum, mean, amax):
+/// an int list, negative dims wrapped; None or empty marks every dim. A
+/// 0-d tensor has no dim to mark.
+llvm::SmallVector<bool> reducedDimsArg(KernelContext &ctx, unsigned i,
+                                       const Tensor &in);
+
 } // namespace traceir
 
 #endif // TRACEIR_RUNTIME_KERNELARGS_H

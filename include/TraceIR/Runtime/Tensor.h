@@ -24,6 +24,8 @@ namespace traceir {
 enum class DType : uint8_t { F32, F64, F16, BF16, I64, I32, I16, I8, U8, Bool };
 
 size_t dtypeSize(DType dtype);
+/// f32, f64, f16 or bf16.
+bool isFloatingDType(DType dtype);
 llvm::StringRef dtypeName(DType dtype);            ///< "f32", "i64", ...
 llvm::StringRef dtypeSafetensorsName(DType dtype); ///< "F32", "I64", ...
 std::optional<DType> dtypeFromSafetensors(llvm::StringRef name);

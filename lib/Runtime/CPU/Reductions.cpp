@@ -56,23 +56,12 @@ void forEachGroup(const Tensor &in, llvm::ArrayRef<bool> reduced, F visit) {
   }
 }
 
-llvm::SmallVector<bool> reducedDims(KernelContext &ctx, const Tensor &in) {
-  llvm::SmallVector<bool> reduced(in.rank(), false);
-  if (ctx.isNone(1) || ctx.scalar(1).ints.empty()) {
-    reduced.assign(in.rank(), true);
-  } else {
-    for (int64_t d : ctx.scalar(1).ints)
-      reduced[wrapDim(d, in.rank())] = true;
-  }
-  return reduced;
-}
-
 enum class Reduce { Sum, Mean, Max };
 
 void reduce(KernelContext &ctx, Reduce kind) {
   const Tensor &in = ctx.tensor(0);
   Tensor &out = ctx.result(0);
-  auto reduced = reducedDims(ctx, in);
+  auto reduced = reducedDimsArg(ctx, 1, in);
   const char *base = static_cast<const char *>(in.storage->data);
   size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype);
   bool integer = !isFloating(out.dtype);

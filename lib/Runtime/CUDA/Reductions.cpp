@@ -7,21 +7,13 @@
 
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/CUDA/ReduceLaunch.h"
+#include "TraceIR/Runtime/KernelArgs.h"
 #include "TraceIR/Runtime/NNArgs.h"
+#include "TraceIR/Support/ViewAlgebra.h"
 
 using namespace traceir;
 
 namespace {
-int64_t wrap(int64_t dim, int64_t rank) {
-  int64_t r = std::max<int64_t>(rank, 1);
-  return dim < 0 ? dim + r : dim;
-}
-
-bool isFloatingDType(DType dtype) {
-  return dtype == DType::F32 || dtype == DType::F64 || dtype == DType::F16 ||
-         dtype == DType::BF16;
-}
-
 /// Splits `t` around the dims marked in `reduced` (see RdGroups); false
 /// when the kept or the reduced dims number more than kRdMaxRank.
 bool splitGroups(const Tensor &t, llvm::ArrayRef<bool> reduced, RdGroups &g) {
@@ -50,27 +42,13 @@ void failLaunch(KernelContext &ctx, llvm::StringRef what, const char *err) {
   ctx.fail(what + " kernel failed on CUDA: " + err);
 }
 
-llvm::SmallVector<bool> reducedDims(KernelContext &ctx, const Tensor &in) {
-  llvm::SmallVector<bool> reduced(in.rank(), false);
-  if (ctx.isNone(1) || ctx.scalar(1).ints.empty()) {
-    reduced.assign(in.rank(), true);
-  } else {
-    for (int64_t d : ctx.scalar(1).ints) {
-      int64_t w = wrap(d, in.rank());
-      if (w >= 0 && w < in.rank()) // a 0-d input has no dim to mark
-        reduced[w] = true;
-    }
-  }
-  return reduced;
-}
-
 void reduce(KernelContext &ctx, RdKind kind, llvm::StringRef name) {
   const Tensor &in = ctx.tensor(0);
   Tensor &out = ctx.result(0);
   if (kind == RdKind::Max && in.numel() == 0)
     return ctx.fail("amax of an empty tensor has no identity");
   ReduceLaunch L;
-  if (!splitGroups(in, reducedDims(ctx, in), L.in))
+  if (!splitGroups(in, reducedDimsArg(ctx, 1, in), L.in))
     return failRank(ctx, in);
   L.kind = kind;
   L.data = static_cast<const char *>(in.storage->data);
@@ -86,7 +64,7 @@ void reduce(KernelContext &ctx, RdKind kind, llvm::StringRef name) {
 void softmaxImpl(KernelContext &ctx, bool log) {
   const Tensor &in = ctx.tensor(0);
   Tensor &out = ctx.result(0);
-  int64_t dim = wrap(ctx.scalar(1).i, in.rank());
+  int64_t dim = views::wrapDim(ctx.scalar(1).i, in.rank());
   llvm::SmallVector<bool> reduced(in.rank(), false);
   if (in.rank() > 0) {
     if (dim < 0 || dim >= in.rank())

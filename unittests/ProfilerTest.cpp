@@ -53,6 +53,8 @@ struct TwoDevices : ::testing::Test {
     info.locations = {"g.mlir:2:8", "g.mlir:3:8", "g.mlir:4:3"};
     info.scalars = {"", "", ""};
     info.operands = {"%x, %w", "%0", "%0"};
+    // relu ran the compiler's kernels (trace-run --gpu-binary).
+    info.generatedKernels = {"", "g__op1_relu_kernel_0123abcd", ""};
     prof.exes.push_back(std::move(info));
     for (int index : {0, 1}) {
       Profiler::DeviceState dev;
@@ -103,6 +105,12 @@ TEST_F(TwoDevices, KernelsLandOnTheirDevicesCPUTime) {
   EXPECT_EQ(kernels[0]->tsNs, 2000 + 3500 - 500);
   EXPECT_EQ(kernels[0]->durNs, 2500);
   EXPECT_EQ(kernels[1]->tsNs, 2000 + 7500 - 500);
+  // Which code ran is in the kernel's args: only where it was generated.
+  EXPECT_FALSE(kernels[0]->args.get("generated_kernels"));
+  const llvm::json::Value *generated =
+      kernels[1]->args.get("generated_kernels");
+  ASSERT_TRUE(generated);
+  EXPECT_EQ(generated->getAsString(), "g__op1_relu_kernel_0123abcd");
   // cuda:1 has its own anchor and its own process.
   EXPECT_EQ(kernels[2]->pid, devicePid(1));
   EXPECT_EQ(kernels[2]->tsNs, 1600 + 18000 - 500);

@@ -164,7 +164,9 @@ static llvm::Error constantData(ConstantOp op, DType dtype,
 }
 
 llvm::Expected<std::unique_ptr<Executable>>
-traceir::buildExecutable(GraphOp graph, Device device) {
+traceir::buildExecutable(GraphOp graph, Device device,
+                         const GeneratedKernels *generated,
+                         std::shared_ptr<GpuLibrary> library) {
   static std::atomic<uint64_t> nextUid{1};
   auto exe = std::make_unique<Executable>();
   exe->dev = device;
@@ -217,6 +219,15 @@ traceir::buildExecutable(GraphOp graph, Device device) {
     }
   }
 
+  if (generated) {
+    size_t numPyOps = llvm::range_size(block.getOps<PyOp>());
+    if (generated->ops.size() != numPyOps)
+      return makeError("the generated kernels are for a graph of " +
+                       llvm::Twine(generated->ops.size()) + " ops; @" +
+                       exe->name + " has " + llvm::Twine(numPyOps));
+    exe->gpuLibrary = std::move(library);
+  }
+  unsigned pyIndex = 0;
   SmallVector<ResultAlias, 4> aliases;
   for (Operation &op : block) {
     if (auto ret = dyn_cast<RetOp>(op)) {
@@ -252,12 +263,25 @@ traceir::buildExecutable(GraphOp graph, Device device) {
       return makeError("op '" + op.getName().getStringRef() + "' at " +
                        info.location + " cannot be executed");
     info.name = py.getOpName().str();
+    Instr instr;
     KernelFn fn = lookupKernel(py.getOpName(), device.kind);
+    if (generated && generated->ops[pyIndex]) {
+      // The op's generated kernels stand in for the runtime's.
+      const GeneratedOp &gen = *generated->ops[pyIndex];
+      fn = runGeneratedOp;
+      instr.generated = exe->generatedOps.size();
+      exe->generatedOps.push_back(gen);
+      for (const KernelLaunch &launch : gen.launches) {
+        if (!info.generatedKernels.empty())
+          info.generatedKernels += ", ";
+        info.generatedKernels += generated->kernelNames[launch.kernel];
+      }
+    }
+    ++pyIndex;
     if (!fn)
       return makeError(
           "no kernel for op '" + py.getOpName() + "' on " + device.str() +
           (info.location.empty() ? "" : " (at " + info.location + ")"));
-    Instr instr;
     instr.fn = fn;
     instr.op = exe->ops.size();
     instr.argBegin = exe->args.size();

@@ -54,6 +54,7 @@ llvm::Expected<Profiler::RunRecord *> Profiler::beginRun(Executable &exe) {
       info.opNames.push_back(op.name);
       info.locations.push_back(op.location);
       info.scalars.push_back(op.scalars);
+      info.generatedKernels.push_back(op.generatedKernels);
       std::string operands;
       for (const std::string &v : op.valueNames)
         if (!v.empty() && v[0] == '%')
@@ -271,6 +272,10 @@ void Profiler::emit(TraceSink &sink,
       k.args = llvm::json::Object{{"op", name},
                                   {"device", devName},
                                   {"location", info.locations[op.op]}};
+      // Which code ran: the runtime's kernel, or the compiler's (trace-run
+      // --gpu-binary), named as in the binary.
+      if (!info.generatedKernels[op.op].empty())
+        k.args["generated_kernels"] = info.generatedKernels[op.op];
       sink.event(std::move(k));
       account(row.kernelCalls, row.kernelTotalNs, row.kernelMinNs,
               row.kernelMaxNs, kEnd - kBegin);

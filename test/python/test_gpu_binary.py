@@ -66,7 +66,11 @@ def test_fatbin_has_sass_per_kernel(chip, tmp_path):
     assert re.findall(r"code for (sm_\d+)", sass) == [chip], sass[:2000]
     functions = re.findall(r"Function : (\w+)", sass)
     # Merged into one module, each outlined kernel is renamed after its old
-    # module: the outlining dump's names are the module names.
+    # module (the outlining dump's names are the module names) plus the
+    # fingerprint of the code, the same for all.
+    fingerprints = {f[-8:] for f in functions}
+    assert len(fingerprints) == 1 and re.fullmatch(r"[0-9a-f]{8}", fingerprints.pop()), functions
+    functions = [f[:-9] for f in functions]
     ir = subprocess.run(
         [os.path.join(BIN, "trace-opt"), FUNCS, f"--trace-lower-to-gpu=chip={chip}",
          "--mlir-print-ir-after=gpu-kernel-outlining", "-o", os.devnull],
@@ -85,3 +89,34 @@ def test_bad_chip_writes_no_file(tmp_path):
     assert run.returncode != 0
     assert "unsupported chip 'sm_999'" in run.stderr
     assert not out.exists()
+
+
+GRAPH = """
+trace.graph @mlp(%w: tensor<16x8xf32> {trace.param = "w"}, %b: tensor<16xf32> {trace.param = "b"},
+                 %x: tensor<4x8xf32> {trace.input = "x"}) -> tensor<64xf32> {
+  %0 = pyop "linear"(%x, %w, %b) : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %1 = pyop "gelu"(%0) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %2 = pyop "softmax"(%1, 1) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %3 = pyop "view"(%2, [64]) : (tensor<4x16xf32>) -> tensor<64xf32>
+  ret %3 : tensor<64xf32>
+}
+"""
+
+
+def test_fatbin_holds_the_kernels_trace_run_launches(tmp_path):
+    """The contract of trace-run --gpu-binary: the fatbin that
+    --emit-gpu-binary writes for a graph holds exactly the kernels, by
+    name, that trace-run reads from the same graph's per-op host code."""
+    graph = tmp_path / "mlp.mlir"
+    graph.write_text(GRAPH)
+    out = tmp_path / "mlp.fatbin"
+    subprocess.run([os.path.join(BIN, "trace-translate"), str(graph), "--emit-gpu-binary",
+                    "--chip=sm_90", "-o", str(out)], check=True)
+    functions = re.findall(r"Function : (\w+)", cuobjdump("-sass", str(out)))
+    plan = subprocess.run([os.path.join(BIN, "trace-run"), str(graph), "--print-kernel-plan"],
+                          check=True, capture_output=True, text=True).stdout
+    launched = re.findall(r"^    (\w+) grid", plan, flags=re.M)
+    assert "3 of 4 ops" in plan, plan
+    assert launched and sorted(functions) == sorted(set(launched)), (functions, plan)
+    # One host function per op: every kernel belongs to one op's function.
+    assert all(re.match(r"mlp__op[012]_(linear|gelu|softmax)_kernel", f) for f in functions), functions

@@ -3,12 +3,15 @@
 //   trace-run model.mlir --params w.safetensors --inputs in.safetensors
 //             --outputs out.safetensors --device cpu --memory-report[=json]
 //             --profile trace.json --profile-summary
+//             --gpu-binary model.fatbin | --compile-gpu-kernels
+//             --print-kernel-plan
 //
 // Parameters and inputs are bound by name; outputs are written as output0,
 // output1, ... in trace.ret order. On any error nothing is written.
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Conversion/KernelPlan.h"
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Runtime/Build.h"
 #include "TraceIR/Runtime/Profiler.h"
@@ -19,6 +22,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -67,9 +71,53 @@ static cl::opt<bool> profileSummary(
     cl::desc("Print a table per op name: calls, total, mean, min, max, % of "
              "run (CPU ranges, and kernel times on a device)"));
 
+static cl::opt<std::string> gpuBinary(
+    "gpu-binary",
+    cl::desc("Run the ops it covers with the kernels of this fatbin "
+             "(trace-translate --emit-gpu-binary of the same graph) instead "
+             "of the runtime's; needs --device cuda"),
+    cl::value_desc("model.fatbin"));
+static cl::opt<bool> compileGpuKernels(
+    "compile-gpu-kernels",
+    cl::desc("Like --gpu-binary, with the fatbin compiled now for the "
+             "device's chip"));
+static cl::opt<bool> printKernelPlan(
+    "print-kernel-plan",
+    cl::desc("Print which ops run generated kernels (launches, grids, "
+             "temporaries) and why the others do not; without --gpu-binary "
+             "or --compile-gpu-kernels, print and exit"));
+static cl::opt<std::string>
+    cudaToolkit("cuda-toolkit", cl::init("/usr/local/cuda"),
+                cl::desc("CUDA toolkit for --compile-gpu-kernels"));
+
 static int fail(const Twine &msg) {
   errs() << "trace-run: error: " << msg << "\n";
   return 1;
+}
+
+/// One line per op that runs generated kernels, then why the others do not.
+static void printPlan(raw_ostream &os, StringRef graph,
+                      const traceir::GeneratedKernels &gen) {
+  os << formatv("generated kernels for @{0}: {1} of {2} ops, {3} kernels\n",
+                graph, gen.numCovered(), gen.ops.size(),
+                gen.kernelNames.size());
+  for (auto [k, op] : llvm::enumerate(gen.ops)) {
+    if (!op)
+      continue;
+    int64_t temp = 0;
+    for (int64_t b : op->tempBytes)
+      temp += b;
+    os << formatv("  op {0} ({1}): {2} launches, {3} temporary buffers ({4} "
+                  "bytes)\n",
+                  k, op->function, op->launches.size(), op->tempBytes.size(),
+                  temp);
+    for (const traceir::KernelLaunch &l : op->launches)
+      os << formatv("    {0} grid {1}x{2}x{3} block {4}x{5}x{6} args {7}\n",
+                    gen.kernelNames[l.kernel], l.grid[0], l.grid[1], l.grid[2],
+                    l.block[0], l.block[1], l.block[2], l.numArgs);
+  }
+  for (const std::string &why : gen.notCovered)
+    os << "  runtime kernel: " << why << "\n";
 }
 
 int main(int argc, char **argv) {
@@ -94,7 +142,59 @@ int main(int argc, char **argv) {
   if (!graph)
     return fail(toString(graph.takeError()));
 
-  auto exe = traceir::buildExecutable(*graph, *device);
+  // Generated kernels: read (and check) the fatbin first, so a wrong file
+  // is named even where no GPU is present.
+  std::optional<traceir::GeneratedKernels> generated;
+  std::shared_ptr<traceir::GpuLibrary> library;
+  bool launchGenerated = !gpuBinary.empty() || compileGpuKernels;
+  if (launchGenerated || printKernelPlan) {
+    if (!gpuBinary.empty() && compileGpuKernels)
+      return fail("--gpu-binary and --compile-gpu-kernels exclude each other");
+    std::optional<std::string> prebuilt;
+    if (!gpuBinary.empty()) {
+      auto file = MemoryBuffer::getFile(gpuBinary, /*IsText=*/false);
+      if (!file)
+        return fail("cannot read GPU binary '" + gpuBinary +
+                    "': " + file.getError().message());
+      if (!traceir::looksLikeFatbin((*file)->getBuffer()))
+        return fail("'" + gpuBinary +
+                    "' is not a CUDA fatbin (no fatbin magic number); write "
+                    "one with trace-translate --emit-gpu-binary");
+      prebuilt = (*file)->getBuffer().str();
+    } else if (!compileGpuKernels) {
+      prebuilt = std::string(); // printing the plan needs no binary
+    }
+    if (launchGenerated && device->kind != traceir::Device::Kind::CUDA)
+      return fail(
+          "generated GPU kernels run on a GPU: use --device cuda or "
+          "cuda:N with " +
+          Twine(compileGpuKernels ? "--compile-gpu-kernels" : "--gpu-binary"));
+    mlir::trace::GpuPipelineOptions options;
+    options.toolkit = cudaToolkit;
+    if (compileGpuKernels) {
+      auto chip = traceir::cudaDeviceChip(device->index);
+      if (!chip)
+        return fail(toString(chip.takeError()));
+      options.chip = *chip;
+    }
+    auto built = mlir::trace::buildGeneratedKernels(*graph, options, prebuilt);
+    if (!built)
+      return fail(toString(built.takeError()));
+    generated = std::move(*built);
+    if (printKernelPlan) {
+      printPlan(outs(), graph->getSymName(), *generated);
+      if (!launchGenerated)
+        return 0;
+    }
+    auto loaded = traceir::loadGpuLibrary(device->index, generated->binary,
+                                          generated->kernelNames);
+    if (!loaded)
+      return fail(toString(loaded.takeError()));
+    library = std::move(*loaded);
+  }
+
+  auto exe = traceir::buildExecutable(
+      *graph, *device, generated ? &*generated : nullptr, std::move(library));
   if (!exe)
     return fail(toString(exe.takeError()));
 

@@ -11,6 +11,15 @@ namespace mlir::trace {
 #define GEN_PASS_DECL
 #include "TraceIR/Conversion/Passes.h.inc"
 
+/// The symbol --trace-split-ops gives the graph of the `index`-th pyop
+/// (counting every trace.pyop of `graph` in order) named `opName`.
+std::string splitOpSymbol(llvm::StringRef graph, unsigned index,
+                          llvm::StringRef opName);
+
+/// Whether --trace-split-ops gives `op` a graph of its own: static types,
+/// only fresh results, no write into an operand, no random numbers.
+bool isSplittableOp(PyOp op);
+
 #define GEN_PASS_REGISTRATION
 #include "TraceIR/Conversion/Passes.h.inc"
 

@@ -54,6 +54,19 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Put all kernels into one gpu.module, hence one "
                      "gpu.binary (one loadable fatbin)"),
       llvm::cl::init(false)};
+  Option<bool> perOp{
+      *this, "per-op",
+      llvm::cl::desc("Split each trace.graph into one function per compute "
+                     "op (--trace-split-ops) and leave ops that do not lower "
+                     "to the runtime: the kernels trace-run --gpu-binary "
+                     "launches"),
+      llvm::cl::init(false)};
+  /// Whether host code goes to LLVM. The runtime stops before, to read the
+  /// launches from the memref-level host functions (KernelPlan.h).
+  bool lowerHost = true;
+  /// Whether gpu.modules are serialized into gpu.binary ops (runs ptxas).
+  /// The runtime skips it when it loads a prebuilt fatbin.
+  bool serialize = true;
 };
 
 /// Options of --trace-lower-to-cpu (none yet; kept for a stable signature).

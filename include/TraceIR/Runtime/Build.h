@@ -17,9 +17,13 @@ namespace traceir {
 /// Lowers `graph` for `device`: binds a kernel to every op (an op without a
 /// kernel on the device is an error naming it, the device and the source
 /// location), decodes scalars, records result types, and takes the
-/// predicted peak from StorageLiveness.
+/// predicted peak from StorageLiveness. With `generated` (built for this
+/// graph, see Conversion/KernelPlan.h), the ops it covers launch its
+/// kernels from `library` instead of the runtime's.
 llvm::Expected<std::unique_ptr<Executable>>
-buildExecutable(mlir::trace::GraphOp graph, Device device);
+buildExecutable(mlir::trace::GraphOp graph, Device device,
+                const GeneratedKernels *generated = nullptr,
+                std::shared_ptr<GpuLibrary> library = nullptr);
 
 /// The trace.graph named `name` in `module`, or its only graph when `name`
 /// is empty; errors say which (`where` names the module, e.g. its file).

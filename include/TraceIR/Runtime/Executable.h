@@ -12,6 +12,7 @@
 #define TRACEIR_RUNTIME_EXECUTABLE_H
 
 #include "TraceIR/Runtime/Allocator.h"
+#include "TraceIR/Runtime/GeneratedKernels.h"
 #include "TraceIR/Runtime/HostTensor.h"
 
 #include "llvm/Support/Error.h"
@@ -70,6 +71,8 @@ struct Instr {
   uint32_t argBegin = 0, numArgs = 0;
   uint32_t resultBegin = 0, numResults = 0;
   int32_t freeSlot = -1; ///< for Kind::Free
+  /// For runGeneratedOp: index into Executable::generatedOps.
+  uint32_t generated = 0;
 };
 
 /// What a run measured, per device.
@@ -108,6 +111,9 @@ struct OpInfoRT {
   std::string location;                ///< file:line:col, or empty
   std::vector<std::string> valueNames; ///< SSA names of its arguments
   std::string scalars; ///< its Python scalars as literals, e.g. `-1, False`
+  /// The generated kernels it launches instead of the runtime's, comma
+  /// separated; empty when it runs the runtime's kernel.
+  std::string generatedKernels;
 };
 
 class Executable {
@@ -159,6 +165,10 @@ public:
   std::vector<std::pair<int32_t, HostTensor>> constants;
   std::vector<int32_t> outputSlots;
   size_t numSlots = 0;
+  /// Ops run by generated kernels (trace-run --gpu-binary), and the loaded
+  /// binary holding them.
+  std::vector<GeneratedOp> generatedOps;
+  std::shared_ptr<GpuLibrary> gpuLibrary;
   MemoryReport report;
 
 private:
@@ -212,6 +222,12 @@ public:
       generator.emplace(seed);
     return *generator;
   }
+  /// The generated code of a call bound to runGeneratedOp.
+  const GeneratedOp &generatedOp() const {
+    return exe->generatedOps[instr->generated];
+  }
+  GpuLibrary *gpuLibrary() const { return exe->gpuLibrary.get(); }
+  Allocator &allocator() const { return *exe->alloc; }
   /// Fails the call; the run stops with an error naming the op.
   void fail(const llvm::Twine &message);
   bool failed() const { return !error.empty(); }
@@ -230,6 +246,11 @@ private:
   std::vector<std::pair<void *, size_t>> scratchBlocks;
   std::string error;
 };
+
+/// The kernel of every op run by generated kernels: makes its operands
+/// dense, allocates its temporaries as scratch and launches its kernels
+/// through the executable's GpuLibrary.
+void runGeneratedOp(KernelContext &ctx);
 
 /// The kernel for `name` on `kind`, or null.
 KernelFn lookupKernel(llvm::StringRef name, Device::Kind kind);

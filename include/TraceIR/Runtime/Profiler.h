@@ -169,7 +169,8 @@ public:
   struct ExeInfo {
     uint64_t uid;
     std::string graph;
-    std::vector<std::string> opNames, locations, scalars, operands;
+    std::vector<std::string> opNames, locations, scalars, operands,
+        generatedKernels;
   };
   struct DeviceState {
     Device device;

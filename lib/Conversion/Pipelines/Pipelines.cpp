@@ -28,8 +28,10 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <limits>
 #include <memory>
 #include <mutex>
 
@@ -132,9 +134,18 @@ struct CheckGpuTargetPass
 /// makes one gpu.module per launch). Each kernel is renamed after its old
 /// module, whose name outlining already made unique, and every
 /// gpu.launch_func is pointed at the new symbol.
+///
+/// With `fingerprint` (per-op mode, whose binaries the runtime loads apart
+/// from the IR that launches them), each name also gets a hash of the whole
+/// module at this point, host code and kernels: a fatbin compiled from
+/// another graph, shape or tiling then lacks the names the runtime looks up
+/// and fails to load instead of being launched with the wrong grid.
 struct MergeGpuModulesPass
     : public PassWrapper<MergeGpuModulesPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MergeGpuModulesPass)
+
+  explicit MergeGpuModulesPass(bool fingerprint) : fingerprint(fingerprint) {}
+  bool fingerprint;
 
   StringRef getArgument() const final { return "trace-merge-gpu-modules"; }
   StringRef getDescription() const final {
@@ -145,8 +156,24 @@ struct MergeGpuModulesPass
     ModuleOp module = getOperation();
     SmallVector<gpu::GPUModuleOp> kernelModules(
         module.getOps<gpu::GPUModuleOp>());
-    if (kernelModules.size() < 2)
+    if (kernelModules.empty() || (kernelModules.size() < 2 && !fingerprint))
       return;
+    std::string suffix;
+    if (fingerprint) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      // Fixed flags, whatever --mlir-print-* options the tool was given:
+      // no locations (the same graph from another file is the same), no
+      // elided constants (different constants are different code).
+      OpPrintingFlags flags;
+      flags.enableDebugInfo(false)
+          .printGenericOpForm(false)
+          .elideLargeElementsAttrs(std::numeric_limits<int64_t>::max())
+          .elideLargeResourceString(std::numeric_limits<int64_t>::max());
+      module->print(os, flags);
+      suffix = "_" + llvm::utohexstr(llvm::xxh3_64bits(text) & 0xffffffffu,
+                                     /*LowerCase=*/true, /*Width=*/8);
+    }
     gpu::GPUModuleOp dest = kernelModules.front();
     MLIRContext *ctx = &getContext();
     // (old module, old kernel) -> new kernel name inside `dest`.
@@ -164,7 +191,8 @@ struct MergeGpuModulesPass
                         "per outlined gpu.module");
           return signalPassFailure();
         }
-        StringAttr newName = kernelModule.getSymNameAttr();
+        StringAttr newName =
+            StringAttr::get(ctx, kernelModule.getSymName() + suffix);
         renamed[{kernelModule.getSymNameAttr(), func.getNameAttr()}] = newName;
         func.setName(newName);
         if (kernelModule != dest) {
@@ -223,10 +251,35 @@ struct CheckLoweredPass
   std::string pipeline;
 };
 
-/// From trace.graph to linalg on tensors, checked.
-void addTraceToLinalg(OpPassManager &pm, const char *pipeline) {
+/// Per-op mode: a function whose op did not lower keeps the runtime's own
+/// kernel, so it is dropped (its remark from --convert-trace-to-linalg
+/// says why) rather than failing the pipeline.
+struct DropUnloweredPass
+    : public PassWrapper<DropUnloweredPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DropUnloweredPass)
+
+  StringRef getArgument() const final { return "trace-drop-unlowered"; }
+  StringRef getDescription() const final {
+    return "Erases the per-op functions whose op was not lowered to linalg";
+  }
+  void runOnOperation() override {
+    for (func::FuncOp func :
+         llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>()))
+      if (!func.getOps<trace::PyOp>().empty())
+        func.erase();
+  }
+};
+
+/// From trace.graph to linalg on tensors, checked; in per-op mode, first
+/// one graph per op, and ops that do not lower are left to the runtime.
+void addTraceToLinalg(OpPassManager &pm, const char *pipeline, bool perOp) {
+  if (perOp)
+    pm.addPass(trace::createTraceSplitOps());
   pm.addPass(trace::createConvertTraceToLinalg());
-  pm.addPass(std::make_unique<CheckLoweredPass>(pipeline));
+  if (perOp)
+    pm.addPass(std::make_unique<DropUnloweredPass>());
+  else
+    pm.addPass(std::make_unique<CheckLoweredPass>(pipeline));
 }
 
 /// Bufferization shared by both pipelines: whole-module one-shot bufferize
@@ -258,7 +311,7 @@ void mlir::trace::buildTraceLowerToGpuPipeline(
     OpPassManager &pm, const GpuPipelineOptions &options) {
   pm.addPass(std::make_unique<CheckGpuTargetPass>(options.chip, options.format,
                                                   options.toolkit));
-  addTraceToLinalg(pm, "trace-lower-to-gpu");
+  addTraceToLinalg(pm, "trace-lower-to-gpu", options.perOp);
   addBufferization(pm);
 
   // Each parallel loop nest is tiled: the outer (inter-tile) loops map onto
@@ -283,24 +336,37 @@ void mlir::trace::buildTraceLowerToGpuPipeline(
   funcPm.addPass(createCanonicalizerPass());
   pm.addPass(createGpuKernelOutliningPass());
   if (options.mergeKernelModules)
-    pm.addPass(std::make_unique<MergeGpuModulesPass>());
+    pm.addPass(std::make_unique<MergeGpuModulesPass>(options.perOp));
 
-  // Host and kernel code share the structured-to-LLVM preparation; kernels
-  // then go to NVVM before the host lowering sees the gpu.modules.
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-
+  // Kernels go to NVVM and into a gpu.binary before the host is touched:
+  // until then the host functions are plain memref code (allocations and
+  // gpu.launch_func), which is what the runtime reads to launch the kernels
+  // itself (see KernelPlan.h) when the host is not lowered.
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.features = options.features;
   pm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &kernelPm = pm.nest<gpu::GPUModuleOp>();
+  kernelPm.addPass(createLowerAffinePass());
+  kernelPm.addPass(createSCFToControlFlowPass());
+  kernelPm.addPass(memref::createExpandStridedMetadataPass());
   kernelPm.addPass(createConvertGpuOpsToNVVMOps());
   kernelPm.addPass(createCanonicalizerPass());
   kernelPm.addPass(createCSEPass());
   kernelPm.addPass(createReconcileUnrealizedCastsPass());
 
+  if (options.serialize) {
+    GpuModuleToBinaryPassOptions binary;
+    binary.toolkitPath = options.toolkit;
+    binary.compilationTarget = options.format;
+    pm.addPass(createGpuModuleToBinaryPass(binary));
+  }
+  if (!options.lowerHost)
+    return;
+
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
@@ -311,16 +377,11 @@ void mlir::trace::buildTraceLowerToGpuPipeline(
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-
-  GpuModuleToBinaryPassOptions binary;
-  binary.toolkitPath = options.toolkit;
-  binary.compilationTarget = options.format;
-  pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
 void mlir::trace::buildTraceLowerToCpuPipeline(
     OpPassManager &pm, const CpuPipelineOptions &options) {
-  addTraceToLinalg(pm, "trace-lower-to-cpu");
+  addTraceToLinalg(pm, "trace-lower-to-cpu", /*perOp=*/false);
   addBufferization(pm);
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createConvertLinalgToLoopsPass());
@@ -371,6 +432,12 @@ void mlir::trace::registerGpuBinaryTranslation() {
   static llvm::cl::opt<std::string> toolkit(
       "toolkit", llvm::cl::desc("--emit-gpu-binary: CUDA toolkit root"),
       llvm::cl::init("/usr/local/cuda"));
+  static llvm::cl::opt<bool> perOp(
+      "per-op",
+      llvm::cl::desc("--emit-gpu-binary: one host function per compute op "
+                     "(the kernels trace-run --gpu-binary launches); "
+                     "--per-op=false lowers each graph as a whole"),
+      llvm::cl::init(true));
 
   TranslateFromMLIRRegistration emitGpuBinary(
       "emit-gpu-binary",
@@ -384,6 +451,7 @@ void mlir::trace::registerGpuBinaryTranslation() {
         options.toolkit = toolkit;
         options.format = "fatbin";
         options.mergeKernelModules = true;
+        options.perOp = perOp;
         PassManager pm(op->getContext(), op->getName().getStringRef());
         buildTraceLowerToGpuPipeline(pm, options);
         if (failed(pm.run(op)))

@@ -1,0 +1,102 @@
+//===- GpuLibrary.cpp - A loaded fatbin of generated kernels --------------===//
+//
+// The CUDA runtime's library API (cudaLibraryLoadData, CUDA 12+) rather than
+// the driver's cuModuleLoadData: it loads a fatbin without linking libcuda,
+// so binaries still start on machines without a driver, and a cudaKernel_t
+// goes to cudaLaunchKernel as it is, on the default stream the runtime's
+// own kernels and the profiler's events use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Runtime/GeneratedKernels.h"
+
+#include <cuda_runtime.h>
+
+using namespace traceir;
+
+namespace {
+
+llvm::Error cudaFailure(const llvm::Twine &what, cudaError_t err) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 what + ": " + cudaGetErrorName(err) + " (" +
+                                     cudaGetErrorString(err) + ")");
+}
+
+class CUDALibrary final : public GpuLibrary {
+public:
+  CUDALibrary(int device, cudaLibrary_t library,
+              std::vector<cudaKernel_t> kernels, std::vector<std::string> names)
+      : device(device), library(library), kernels(std::move(kernels)),
+        names(std::move(names)) {}
+  ~CUDALibrary() override { cudaLibraryUnload(library); }
+
+  llvm::Error launch(uint32_t index, const uint32_t grid[3],
+                     const uint32_t block[3], uint32_t sharedBytes,
+                     void **args) override {
+    if (index >= kernels.size())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "no generated kernel #" +
+                                         llvm::Twine(index));
+    cudaError_t err = cudaLaunchKernel(
+        reinterpret_cast<const void *>(kernels[index]),
+        dim3(grid[0], grid[1], grid[2]), dim3(block[0], block[1], block[2]),
+        args, sharedBytes, /*stream=*/0);
+    if (err != cudaSuccess)
+      return cudaFailure("launching generated kernel '" + names[index] +
+                             "' on cuda:" + llvm::Twine(device),
+                         err);
+    return llvm::Error::success();
+  }
+
+private:
+  int device;
+  cudaLibrary_t library;
+  std::vector<cudaKernel_t> kernels;
+  std::vector<std::string> names;
+};
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<GpuLibrary>>
+traceir::loadGpuLibrary(int device, const std::string &binary,
+                        llvm::ArrayRef<std::string> kernelNames) {
+  if (cudaError_t err = cudaSetDevice(device); err != cudaSuccess)
+    return cudaFailure("selecting cuda:" + llvm::Twine(device), err);
+  cudaLibrary_t library = nullptr;
+  if (cudaError_t err = cudaLibraryLoadData(&library, binary.data(), nullptr,
+                                            nullptr, 0, nullptr, nullptr, 0);
+      err != cudaSuccess)
+    return cudaFailure("loading the GPU binary (" + llvm::Twine(binary.size()) +
+                           " bytes)",
+                       err);
+  std::vector<cudaKernel_t> kernels;
+  for (const std::string &name : kernelNames) {
+    cudaKernel_t kernel = nullptr;
+    if (cudaError_t err = cudaLibraryGetKernel(&kernel, library, name.c_str());
+        err != cudaSuccess) {
+      cudaLibraryUnload(library);
+      return cudaFailure("the GPU binary has no kernel '" + name +
+                             "' (was it built from this graph, by "
+                             "trace-translate --emit-gpu-binary with the "
+                             "same options?)",
+                         err);
+    }
+    kernels.push_back(kernel);
+  }
+  return std::make_unique<CUDALibrary>(
+      device, library, std::move(kernels),
+      std::vector<std::string>(kernelNames.begin(), kernelNames.end()));
+}
+
+llvm::Expected<std::string> traceir::cudaDeviceChip(int device) {
+  int major = 0, minor = 0;
+  if (cudaError_t err = cudaDeviceGetAttribute(
+          &major, cudaDevAttrComputeCapabilityMajor, device);
+      err != cudaSuccess)
+    return cudaFailure("querying cuda:" + llvm::Twine(device), err);
+  if (cudaError_t err = cudaDeviceGetAttribute(
+          &minor, cudaDevAttrComputeCapabilityMinor, device);
+      err != cudaSuccess)
+    return cudaFailure("querying cuda:" + llvm::Twine(device), err);
+  return "sm_" + std::to_string(major) + std::to_string(minor);
+}

@@ -1,0 +1,139 @@
+//===- GeneratedKernels.cpp - Running an op with generated kernels --------===//
+//
+// Host logic only: the device side is GpuLibrary (CUDA/GpuLibrary.cpp), so
+// everything here runs, and is tested, on machines without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Runtime/GeneratedKernels.h"
+#include "TraceIR/Runtime/Executable.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace traceir;
+
+GpuLibrary::~GpuLibrary() = default;
+
+size_t GeneratedKernels::numCovered() const {
+  return std::count_if(ops.begin(), ops.end(),
+                       [](const auto &op) { return op.has_value(); });
+}
+
+bool traceir::looksLikeFatbin(llvm::StringRef bytes) {
+  // The fatbin header starts with the 32-bit magic 0xBA55ED50 (little
+  // endian on every host CUDA supports).
+  static const char kMagic[4] = {'\x50', '\xed', '\x55', '\xba'};
+  return bytes.size() >= 4 && std::memcmp(bytes.data(), kMagic, 4) == 0;
+}
+
+static llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+llvm::Error traceir::packKernelArgs(const GeneratedOp &op,
+                                    const KernelLaunch &launch,
+                                    llvm::ArrayRef<void *> buffers,
+                                    PackedKernelArgs &out) {
+  if (size_t(launch.argBegin) + launch.numArgs > op.args.size())
+    return makeError("generated code of " + op.function +
+                     ": a launch's arguments are out of range");
+  out.values.assign(launch.numArgs, 0);
+  out.pointers.resize(launch.numArgs);
+  for (uint32_t i = 0; i < launch.numArgs; ++i) {
+    const KernelArg &a = op.args[launch.argBegin + i];
+    uint64_t &slot = out.values[i];
+    switch (a.kind) {
+    case KernelArg::Kind::Pointer: {
+      if (a.buffer < 0 || size_t(a.buffer) >= buffers.size())
+        return makeError("generated code of " + op.function + ": argument #" +
+                         llvm::Twine(i) + " names buffer " +
+                         llvm::Twine(a.buffer) + " of " +
+                         llvm::Twine(buffers.size()));
+      void *p = buffers[a.buffer];
+      std::memcpy(&slot, &p, sizeof(p));
+      break;
+    }
+    case KernelArg::Kind::I64:
+      std::memcpy(&slot, &a.i, sizeof(int64_t));
+      break;
+    case KernelArg::Kind::I32: {
+      int32_t v = static_cast<int32_t>(a.i);
+      std::memcpy(&slot, &v, sizeof(v));
+      break;
+    }
+    case KernelArg::Kind::F32: {
+      float v = static_cast<float>(a.f);
+      std::memcpy(&slot, &v, sizeof(v));
+      break;
+    }
+    case KernelArg::Kind::F64:
+      std::memcpy(&slot, &a.f, sizeof(double));
+      break;
+    }
+    out.pointers[i] = &slot;
+  }
+  return llvm::Error::success();
+}
+
+void traceir::runGeneratedOp(KernelContext &ctx) {
+  const GeneratedOp &op = ctx.generatedOp();
+  GpuLibrary *library = ctx.gpuLibrary();
+  if (!library)
+    return ctx.fail("no GPU binary is loaded for its generated kernels");
+  llvm::SmallVector<void *, 16> buffers;
+  // Storages for dense copies of strided operands; kept until the kernels
+  // are launched (their memory is scratch, freed after the call).
+  llvm::SmallVector<Storage, 4> copies;
+  copies.reserve(op.numOperands);
+  for (unsigned i = 0; i < ctx.numArgs(); ++i) {
+    if (!ctx.isTensor(i))
+      continue;
+    const Tensor &t = ctx.tensor(i);
+    if (t.isContiguous()) {
+      buffers.push_back(t.bytes());
+      continue;
+    }
+    // The generated code reads dense row-major memory (identity layouts
+    // at function boundaries); a view with other strides is gathered.
+    Storage &st = copies.emplace_back();
+    st.nbytes = t.nbytes();
+    st.device = t.storage->device;
+    st.data = ctx.scratch(std::max<int64_t>(st.nbytes, 1));
+    if (!st.data)
+      return;
+    Tensor dense = t;
+    dense.storage = &st;
+    dense.offset = 0;
+    dense.strides = Tensor::contiguousStrides(t.shape);
+    if (!ctx.allocator().copyStrided(t, dense))
+      return ctx.fail("copying operand #" + llvm::Twine(buffers.size()) +
+                      " into dense memory failed");
+    buffers.push_back(st.data);
+  }
+  if (buffers.size() != op.numOperands || ctx.numResults() != op.numResults)
+    return ctx.fail("its generated code (" + op.function + ") takes " +
+                    llvm::Twine(op.numOperands) + " operands and " +
+                    llvm::Twine(op.numResults) + " results, the op has " +
+                    llvm::Twine(buffers.size()) + " and " +
+                    llvm::Twine(ctx.numResults()));
+  for (unsigned r = 0; r < op.numResults; ++r)
+    buffers.push_back(ctx.result(r).bytes());
+  for (int64_t bytes : op.tempBytes) {
+    void *p = ctx.scratch(std::max<int64_t>(bytes, 1));
+    if (!p)
+      return;
+    buffers.push_back(p);
+  }
+  PackedKernelArgs packed;
+  for (const KernelLaunch &launch : op.launches) {
+    if (llvm::Error err = packKernelArgs(op, launch, buffers, packed))
+      return ctx.fail(llvm::toString(std::move(err)));
+    if (llvm::Error err =
+            library->launch(launch.kernel, launch.grid, launch.block,
+                            launch.dynamicSharedBytes, packed.pointers.data()))
+      return ctx.fail(llvm::toString(std::move(err)));
+  }
+}

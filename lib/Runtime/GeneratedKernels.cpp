@@ -128,7 +128,21 @@ void traceir::runGeneratedOp(KernelContext &ctx) {
     buffers.push_back(p);
   }
   PackedKernelArgs packed;
-  for (const KernelLaunch &launch : op.launches) {
+  for (const GeneratedStep &step : op.steps) {
+    if (step.kind == GeneratedStep::Kind::Copy) {
+      const DeviceCopy &c = op.copies[step.index];
+      if (c.src < 0 || c.dst < 0 || size_t(c.src) >= buffers.size() ||
+          size_t(c.dst) >= buffers.size())
+        return ctx.fail("generated code of " + op.function +
+                        ": a copy names a buffer out of range");
+      if (llvm::Error err =
+              library->copy(static_cast<char *>(buffers[c.dst]) + c.dstOffset,
+                            static_cast<char *>(buffers[c.src]) + c.srcOffset,
+                            c.bytes))
+        return ctx.fail(llvm::toString(std::move(err)));
+      continue;
+    }
+    const KernelLaunch &launch = op.launches[step.index];
     if (llvm::Error err = packKernelArgs(op, launch, buffers, packed))
       return ctx.fail(llvm::toString(std::move(err)));
     if (llvm::Error err =

@@ -107,10 +107,10 @@ static void printPlan(raw_ostream &os, StringRef graph,
     int64_t temp = 0;
     for (int64_t b : op->tempBytes)
       temp += b;
-    os << formatv("  op {0} ({1}): {2} launches, {3} temporary buffers ({4} "
-                  "bytes)\n",
-                  k, op->function, op->launches.size(), op->tempBytes.size(),
-                  temp);
+    os << formatv("  op {0} ({1}): {2} launches, {3} copies, {4} temporary "
+                  "buffers ({5} bytes)\n",
+                  k, op->function, op->launches.size(), op->copies.size(),
+                  op->tempBytes.size(), temp);
     for (const traceir::KernelLaunch &l : op->launches)
       os << formatv("    {0} grid {1}x{2}x{3} block {4}x{5}x{6} args {7}\n",
                     gen.kernelNames[l.kernel], l.grid[0], l.grid[1], l.grid[2],

@@ -48,6 +48,21 @@ struct KernelLaunch {
   uint32_t argBegin = 0, numArgs = 0; ///< into GeneratedOp::args
 };
 
+/// A copy between two buffers on the device (what bufferization leaves when
+/// an op's result is a reshaped temporary): `bytes` from byte `srcOffset`
+/// of buffer `src` to byte `dstOffset` of buffer `dst`, both contiguous.
+struct DeviceCopy {
+  int32_t src = -1, dst = -1;
+  int64_t srcOffset = 0, dstOffset = 0, bytes = 0;
+};
+
+/// One step of an op's host code, in program order: a launch or a copy.
+struct GeneratedStep {
+  enum class Kind : uint8_t { Launch, Copy };
+  Kind kind = Kind::Launch;
+  uint32_t index = 0; ///< into GeneratedOp::launches or ::copies
+};
+
 /// The host code of one op's generated kernels. Buffers are numbered: the
 /// op's tensor operands first (contiguous, in operand order), then its
 /// results, then temporaries of tempBytes[i] bytes.
@@ -56,6 +71,8 @@ struct GeneratedOp {
   uint32_t numOperands = 0, numResults = 0;
   std::vector<int64_t> tempBytes;
   std::vector<KernelLaunch> launches;
+  std::vector<DeviceCopy> copies;
+  std::vector<GeneratedStep> steps;
   std::vector<KernelArg> args;
 
   size_t numBuffers() const {
@@ -99,6 +116,8 @@ public:
   virtual llvm::Error launch(uint32_t index, const uint32_t grid[3],
                              const uint32_t block[3], uint32_t sharedBytes,
                              void **args) = 0;
+  /// Copies `bytes` between device buffers, ordered with the launches.
+  virtual llvm::Error copy(void *dst, const void *src, size_t bytes) = 0;
 };
 
 /// Loads `binary` on CUDA device `device` and looks up every kernel of

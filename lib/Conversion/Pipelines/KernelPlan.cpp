@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -106,8 +107,51 @@ private:
     }
     if (auto launch = dyn_cast<gpu::LaunchFuncOp>(inst))
       return readLaunch(launch, op, why);
+    if (auto copy = dyn_cast<memref::CopyOp>(inst))
+      return readCopy(copy, op, why);
     why = "its host code has '" + inst.getName().getStringRef().str() + "'";
     return false;
+  }
+
+  /// A buffer, or a view of one, with a static layout: its buffer number
+  /// and its offset and strides in elements.
+  bool layoutOf(Value v, int32_t &buffer, int64_t &offset,
+                SmallVectorImpl<int64_t> &strides) {
+    auto type = dyn_cast<MemRefType>(v.getType());
+    auto it = buffers.find(v);
+    if (!type || it == buffers.end() || !type.hasStaticShape() ||
+        failed(type.getStridesAndOffset(strides, offset)) ||
+        ShapedType::isDynamic(offset) ||
+        llvm::any_of(strides, ShapedType::isDynamic))
+      return false;
+    buffer = it->second;
+    return true;
+  }
+
+  /// A copy between dense (row-major) layouts is one device memcpy; this
+  /// is what bufferization leaves when a result is a reshaped temporary.
+  bool readCopy(memref::CopyOp copy, GeneratedOp &op, std::string &why) {
+    auto srcType = cast<MemRefType>(copy.getSource().getType());
+    auto dstType = cast<MemRefType>(copy.getTarget().getType());
+    traceir::DeviceCopy c;
+    int64_t srcOffset, dstOffset;
+    SmallVector<int64_t> srcStrides, dstStrides;
+    if (!layoutOf(copy.getSource(), c.src, srcOffset, srcStrides) ||
+        !layoutOf(copy.getTarget(), c.dst, dstOffset, dstStrides) ||
+        srcType.getElementType() != dstType.getElementType() ||
+        srcStrides != computeStrides(srcType.getShape()) ||
+        dstStrides != computeStrides(dstType.getShape())) {
+      why = "its host code copies between buffers that are not dense";
+      return false;
+    }
+    int64_t elementBytes = (srcType.getElementTypeBitWidth() + 7) / 8;
+    c.srcOffset = srcOffset * elementBytes;
+    c.dstOffset = dstOffset * elementBytes;
+    c.bytes = srcType.getNumElements() * elementBytes;
+    op.steps.push_back({traceir::GeneratedStep::Kind::Copy,
+                        static_cast<uint32_t>(op.copies.size())});
+    op.copies.push_back(c);
+    return true;
   }
 
   std::optional<int64_t> constInt(Value v) {
@@ -153,20 +197,17 @@ private:
     // The kernel's LLVM signature, as gpu-to-llvm would pass it.
     for (Value arg : launch.getKernelOperands()) {
       if (auto type = dyn_cast<MemRefType>(arg.getType())) {
-        auto buf = buffers.find(arg);
         SmallVector<int64_t> strides;
         int64_t offset;
-        if (buf == buffers.end() || !type.hasStaticShape() ||
-            failed(type.getStridesAndOffset(strides, offset)) ||
-            ShapedType::isDynamic(offset) ||
-            llvm::any_of(strides, ShapedType::isDynamic)) {
+        int32_t buffer;
+        if (!layoutOf(arg, buffer, offset, strides)) {
           why = "a kernel reads a memref that is not a buffer with a static "
                 "layout";
           return false;
         }
         KernelArg ptr;
         ptr.kind = KernelArg::Kind::Pointer;
-        ptr.buffer = buf->second;
+        ptr.buffer = buffer;
         op.args.push_back(ptr); // allocated
         op.args.push_back(ptr); // aligned
         auto i64 = [&](int64_t v) {
@@ -209,6 +250,8 @@ private:
       op.args.push_back(a);
     }
     k.numArgs = op.args.size() - k.argBegin;
+    op.steps.push_back({traceir::GeneratedStep::Kind::Launch,
+                        static_cast<uint32_t>(op.launches.size())});
     op.launches.push_back(k);
     return true;
   }

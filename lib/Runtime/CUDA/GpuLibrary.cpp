@@ -48,6 +48,17 @@ public:
     return llvm::Error::success();
   }
 
+  llvm::Error copy(void *dst, const void *src, size_t bytes) override {
+    cudaError_t err = cudaMemcpyAsync(dst, src, bytes,
+                                      cudaMemcpyDeviceToDevice, /*stream=*/0);
+    if (err != cudaSuccess)
+      return cudaFailure("copying " + llvm::Twine(bytes) +
+                             " bytes for a generated op on cuda:" +
+                             llvm::Twine(device),
+                         err);
+    return llvm::Error::success();
+  }
+
 private:
   int device;
   cudaLibrary_t library;

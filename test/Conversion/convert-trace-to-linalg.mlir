@@ -353,6 +353,70 @@ trace.graph @batch_norm(%x: tensor<2x3x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf
 
 // -----
 
+// scaled_dot_product_attention with a bool mask [L, S] broadcast over the
+// batch and heads: the batch dims collapse; scores are a contraction over E
+// that reads K [b, j, e] in place (no transpose); scale, then a masked-out
+// entry becomes -inf; the softmax gives 0 where the row max is -inf (a
+// fully masked row); P @ V is a batch_matmul, expanded back.
+// CHECK-DAG: #[[Q:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[K:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[S:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[MASK:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-LABEL: func.func @sdpa_bool_mask(
+// CHECK-SAME: %[[QA:.*]]: tensor<2x3x4x8xf32>, %[[KA:.*]]: tensor<2x3x5x8xf32>, %[[VA:.*]]: tensor<2x3x5x6xf32>, %[[MA:.*]]: tensor<4x5xi1>
+// CHECK: %[[Q3:.*]] = tensor.collapse_shape %[[QA]] {{\[}}[0, 1], [2], [3]] : tensor<2x3x4x8xf32> into tensor<6x4x8xf32>
+// CHECK: %[[K3:.*]] = tensor.collapse_shape %[[KA]]
+// CHECK: %[[V3:.*]] = tensor.collapse_shape %[[VA]]
+// CHECK: %[[SC:.*]] = linalg.generic {indexing_maps = [#[[Q]], #[[K]], #[[S]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[Q3]], %[[K3]] : tensor<6x4x8xf32>, tensor<6x5x8xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: %[[SC4:.*]] = tensor.expand_shape %[[SC]] {{.*}} into tensor<2x3x4x5xf32>
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[MASK]], #{{.*}}], {{.*}} ins(%[[SC4]], %[[MA]] : tensor<2x3x4x5xf32>, tensor<4x5xi1>)
+// CHECK: ^bb0(%[[X:[^:]*]]: f32, %[[M:[^:]*]]: i1, %{{.*}}: f32):
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[X]], %{{.*}} : f32
+// CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: arith.select %[[M]], %[[SCALED]], %[[NINF]] : f32
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: ^bb0(%{{.*}}: f32, %[[MAX:[^:]*]]: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK: %[[P:.*]] = arith.divf
+// CHECK: %[[DEAD:.*]] = arith.cmpf oeq, %[[MAX]], %{{.*}} : f32
+// CHECK: arith.select %[[DEAD]], %{{.*}}, %[[P]] : f32
+// CHECK: %[[P3:.*]] = tensor.collapse_shape %{{.*}} into tensor<6x4x5xf32>
+// CHECK: %[[O:.*]] = linalg.batch_matmul ins(%[[P3]], %[[V3]] : tensor<6x4x5xf32>, tensor<6x5x6xf32>)
+// CHECK: tensor.expand_shape %[[O]] {{.*}} into tensor<2x3x4x6xf32>
+trace.graph @sdpa_bool_mask(%q: tensor<2x3x4x8xf32>, %k: tensor<2x3x5x8xf32>, %v: tensor<2x3x5x6xf32>, %m: tensor<4x5xi1>) -> tensor<2x3x4x6xf32> {
+  %0 = pyop "scaled_dot_product_attention"(%q, %k, %v, %m) : (tensor<2x3x4x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x5x6xf32>, tensor<4x5xi1>) -> tensor<2x3x4x6xf32>
+  ret %0 : tensor<2x3x4x6xf32>
+}
+
+// -----
+
+// Causal with an explicit scale, 3-D: key j after query i (linalg.index of
+// the last two dims) is -inf; a float mask is added instead; the default
+// scale is 1/sqrt(E) = 0.5 for E = 4.
+// CHECK-LABEL: func.func @sdpa_causal_float(
+// CHECK: ^bb0(%[[X:[^:]*]]: f32, %{{.*}}: f32):
+// CHECK: %[[SCALE:.*]] = arith.constant 3.000000e-01 : f32
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[X]], %[[SCALE]] : f32
+// CHECK: %[[I:.*]] = linalg.index 1 : index
+// CHECK: %[[J:.*]] = linalg.index 2 : index
+// CHECK: %[[LATER:.*]] = arith.cmpi ugt, %[[J]], %[[I]] : index
+// CHECK: arith.select %[[LATER]], %{{.*}}, %[[SCALED]] : f32
+// CHECK: linalg.batch_matmul
+// CHECK: ^bb0(%[[Y:[^:]*]]: f32, %[[FM:[^:]*]]: f32, %{{.*}}: f32):
+// CHECK: %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK: %[[S2:.*]] = arith.mulf %[[Y]], %[[HALF]] : f32
+// CHECK: arith.addf %[[S2]], %[[FM]] : f32
+// CHECK: linalg.batch_matmul
+trace.graph @sdpa_causal_float(%q: tensor<3x5x4xf32>, %m: tensor<5x5xf32>) -> (tensor<3x5x4xf32>, tensor<3x5x4xf32>) {
+  %0 = pyop "scaled_dot_product_attention"(%q, %q, %q, None, 0.0, True, 0.3) : (tensor<3x5x4xf32>, tensor<3x5x4xf32>, tensor<3x5x4xf32>) -> tensor<3x5x4xf32>
+  %1 = pyop "scaled_dot_product_attention"(%q, %q, %q, %m) : (tensor<3x5x4xf32>, tensor<3x5x4xf32>, tensor<3x5x4xf32>, tensor<5x5xf32>) -> tensor<3x5x4xf32>
+  ret %0, %1 : tensor<3x5x4xf32>, tensor<3x5x4xf32>
+}
+
+// -----
+
 // What cannot be lowered stays a trace.pyop inside the func.func, with a
 // remark saying why; the rest of the graph is still lowered around it.
 // CHECK-LABEL: func.func @left(

@@ -172,3 +172,77 @@ def test_unlowered_op_is_an_error_naming_it(tmp_path):
                          capture_output=True, text=True)
     assert run.returncode != 0
     assert "trace-lower-to-cpu: op 'adaptive_avg_pool2d' was not lowered to linalg" in run.stderr
+
+
+# scaled_dot_product_attention: the lowering against the runtime's kernel
+# (PyTorch's math backend). Masks: bool (False masks out) and float (added),
+# each with a row masked out entirely, which both give zeros, not NaN.
+def _sdpa_cases():
+    g = torch.Generator().manual_seed(2)
+    r = lambda *s: torch.randn(*s, generator=g)
+    bool_mask = torch.rand(4, 5, generator=g) > 0.4
+    bool_mask[1] = False
+    float_mask = r(2, 1, 4, 5)
+    float_mask[0, 0, 2] = float("-inf")
+    float_mask[1, 0, 0, 3] = float("-inf")
+    return [
+        ("4d", [r(2, 3, 4, 8), r(2, 3, 5, 8), r(2, 3, 5, 6)]),
+        ("3d_bool_mask", [r(3, 4, 8), r(3, 5, 8), r(3, 5, 6), bool_mask]),
+        ("4d_float_mask_scale", [r(2, 3, 4, 8), r(2, 3, 5, 8), r(2, 3, 5, 8), float_mask, 0.0, False, 0.25]),
+        ("3d_causal_scale", [r(3, 5, 4), r(3, 5, 4), r(3, 5, 2), None, 0.0, True, 0.7]),
+        ("causal_more_keys", [r(2, 2, 3, 4), r(2, 2, 6, 4), r(2, 2, 6, 4), None, 0.0, True]),
+        ("broadcast_batch", [r(2, 3, 4, 8), r(3, 5, 8), r(1, 3, 5, 8)]),
+    ]
+
+
+SDPA = _sdpa_cases()
+
+
+@pytest.mark.parametrize("name,args", SDPA, ids=[n for n, _ in SDPA])
+def test_twin_matches_runtime_sdpa(name, args, tmp_path):
+    q, k, v = args[:3]
+    result = torch.empty(*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]),
+                         q.shape[-2], v.shape[-1])
+    text, inputs = op_graph("scaled_dot_product_attention", args, [result])
+    out = twin_vs_runtime(text, inputs, None, tmp_path, rtol=1e-5, atol=1e-6)
+    mask = args[3] if len(args) > 3 else None
+    if mask is not None:
+        # Fully masked rows are zeros in both.
+        full = ~mask if mask.dtype == torch.bool else mask == float("-inf")
+        dead = full.all(-1).expand(out[0].shape[:-1])
+        assert dead.any()
+        assert (out[0][dead] == 0).all()
+    else:
+        causal = len(args) > 5 and args[5]
+        want = torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, is_causal=causal, scale=args[6] if len(args) > 6 else None)
+        torch.testing.assert_close(out[0], want, rtol=1e-5, atol=1e-5)
+
+
+def test_sdpa_with_dropout_stays_a_pyop(tmp_path):
+    q = torch.randn(2, 3, 4)
+    text, _ = op_graph("scaled_dot_product_attention", [q, q, q, None, 0.1], [q])
+    graph = tmp_path / "g.mlir"
+    graph.write_text(text)
+    run = subprocess.run([os.path.join(BIN, "trace-opt"), str(graph), "--convert-trace-to-linalg"],
+                         capture_output=True, text=True, check=True)
+    assert "not lowered to linalg: dropout_p > 0 draws random numbers" in run.stderr
+    assert 'trace.pyop "scaled_dot_product_attention"' in run.stdout
+
+
+# The benchmark models, whole: both forms of the transformer encoder layer.
+from test_graphs import transformer_layer_export_graph, transformer_layer_graph  # noqa: E402
+
+
+@pytest.mark.parametrize("graph", [transformer_layer_graph, transformer_layer_export_graph])
+def test_twin_matches_runtime_on_transformer_layers(graph, tmp_path):
+    B, S, E, H, F = 2, 7, 32, 4, 64
+    torch.manual_seed(4)
+    layer = torch.nn.TransformerEncoderLayer(E, H, F, dropout=0.1, batch_first=True).eval()
+    x = torch.randn(B, S, E)
+    text = graph(B, S, E, H, F)
+    assert "scaled_dot_product_attention" in text or graph is transformer_layer_graph
+    out = twin_vs_runtime(text, {"src": x}, dict(layer.state_dict()), tmp_path, rtol=1e-5, atol=1e-5)
+    with torch.no_grad():
+        torch.testing.assert_close(out[0], layer(x), rtol=1e-4, atol=1e-5)
+

@@ -234,6 +234,34 @@ Value transpose(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
       .getResult()[0];
 }
 
+/// Whether `type` broadcasts to `shape` by numpy's rules.
+bool broadcastsTo(RankedTensorType type, ArrayRef<int64_t> shape) {
+  if (type.getRank() > static_cast<int64_t>(shape.size()))
+    return false;
+  unsigned lead = shape.size() - type.getRank();
+  for (auto [i, size] : llvm::enumerate(type.getShape()))
+    if (size != 1 && size != shape[lead + i])
+      return false;
+  return true;
+}
+
+/// `v` [..., R, C] broadcast to the batch dims `batch` and collapsed to
+/// [prod(batch), R, C], an operand of a 3-D batched contraction. Only a
+/// batch dim that stretches costs a copy; the collapse is a view.
+Value toBatch3D(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> batch) {
+  auto t = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> full(batch);
+  full.append({t.getDimSize(t.getRank() - 2), t.getDimSize(t.getRank() - 1)});
+  auto fullType = t.clone(full);
+  if (t != fullType)
+    v = buildElementwise(
+        b, loc, fullType, {v},
+        [](OpBuilder &, Location, ValueRange in) { return in[0]; });
+  return reshapeTo(b, loc, v,
+                   t.clone({ShapedType::getNumElements(batch),
+                            full[full.size() - 2], full.back()}));
+}
+
 /// A zero-filled tensor of `type` (a matmul accumulator).
 Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
   Value zero = constantOf(b, loc, type.getElementType(), 0);
@@ -256,12 +284,14 @@ std::optional<int64_t> normDim(std::optional<int64_t> dim, int64_t rank) {
 //===----------------------------------------------------------------------===//
 
 /// One call being lowered: the op, its re-interleaved arguments and its
-/// single static result type.
+/// static result types (`resultType` is result 0's, which is all that
+/// single-result families need).
 struct Call {
   // Op handles are cheap values whose accessors are non-const.
   mutable PyOp op;
   PyArgs args;
   RankedTensorType resultType;
+  SmallVector<RankedTensorType> resultTypes;
 
   Value tensor(unsigned i) const {
     return op.getTensors()[args.operandIndex(i)];
@@ -279,6 +309,9 @@ public:
   virtual ~PyOpLowering() = default;
   /// The PyOp names this family lowers.
   virtual ArrayRef<StringLiteral> names() const = 0;
+  /// Whether `lower` replaces every result of an op with several (the
+  /// recurrent layers' output and final states); the others replace one.
+  virtual bool multipleResults() const { return false; }
   virtual LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                               std::string &why) const = 0;
 };
@@ -623,22 +656,8 @@ public:
     // into one batch dimension, batch_matmul, expand back.
     ArrayRef<int64_t> out = call.resultType.getShape();
     ArrayRef<int64_t> batch = out.drop_back(2);
-    auto toBatch3D = [&](Value v) {
-      auto t = cast<RankedTensorType>(v.getType());
-      SmallVector<int64_t> full(batch);
-      full.append(
-          {t.getDimSize(t.getRank() - 2), t.getDimSize(t.getRank() - 1)});
-      auto fullType = RankedTensorType::get(full, elt);
-      if (t != fullType)
-        v = buildElementwise(
-            rewriter, loc, fullType, {v},
-            [](OpBuilder &, Location, ValueRange in) { return in[0]; });
-      int64_t n = ShapedType::getNumElements(batch);
-      return reshapeTo(
-          rewriter, loc, v,
-          RankedTensorType::get({n, full[full.size() - 2], full.back()}, elt));
-    };
-    Value l3 = toBatch3D(lhs), r3 = toBatch3D(rhs);
+    Value l3 = toBatch3D(rewriter, loc, lhs, batch);
+    Value r3 = toBatch3D(rewriter, loc, rhs, batch);
     auto out3 = RankedTensorType::get(
         {ShapedType::getNumElements(batch), out[out.size() - 2], out.back()},
         elt);
@@ -756,9 +775,52 @@ public:
   }
 };
 
-/// softmax / log_softmax / _log_softmax along one dim, numerically stable:
-/// m = max(x), s = sum(exp(x - m)); softmax = exp(x - m) / s and
-/// log_softmax = x - m - log(s). Computed in the result's element type.
+/// Softmax (or log_softmax) of the float tensor `x` along `dim`, in its
+/// element type and numerically stable: m = max(x), s = sum(exp(x - m));
+/// softmax = exp(x - m) / s and log_softmax = x - m - log(s). With
+/// `zeroMaskedRows` (softmax only), a row whose max is -inf, every element
+/// masked out, gives zeros as PyTorch's _safe_softmax does (exp(-inf -
+/// -inf) would make it NaN).
+Value buildSoftmax(OpBuilder &b, Location loc, Value x, int64_t dim, bool isLog,
+                   bool zeroMaskedRows = false) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Type elt = type.getElementType();
+  int64_t rank = type.getRank();
+  SmallVector<bool> reduced(rank, false);
+  reduced[dim] = true;
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  AffineMap drop = dropDimsMap(reduced, b.getContext());
+  Value m = buildReduction(b, loc, type.getShape(), reduced, elt, {x}, {id},
+                           -INFINITY,
+                           [](OpBuilder &nb, Location l, ValueRange a,
+                              Value acc) { return max(nb, l, acc, a[0]); });
+  Value s =
+      buildReduction(b, loc, type.getShape(), reduced, elt, {x, m}, {id, drop},
+                     0, [](OpBuilder &nb, Location l, ValueRange a, Value acc) {
+                       Value e =
+                           math::ExpOp::create(nb, l, sub(nb, l, a[0], a[1]));
+                       return add(nb, l, acc, e);
+                     });
+  return buildGeneric(
+      b, loc, type, {x, m, s}, {id, drop, drop},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value shifted = sub(nb, l, a[0], a[1]);
+        if (isLog)
+          return sub(nb, l, shifted, math::LogOp::create(nb, l, a[2]));
+        Value p = arith::DivFOp::create(
+            nb, l, math::ExpOp::create(nb, l, shifted), a[2]);
+        if (!zeroMaskedRows)
+          return p;
+        Value masked =
+            arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, a[1],
+                                  constantOf(nb, l, elt, -INFINITY));
+        return arith::SelectOp::create(nb, l, masked, constantOf(nb, l, elt, 0),
+                                       p);
+      });
+}
+
+/// softmax / log_softmax / _log_softmax along one dim (buildSoftmax),
+/// computed in the result's element type.
 class SoftmaxLowering : public PyOpLowering {
 public:
   ArrayRef<StringLiteral> names() const override {
@@ -779,37 +841,15 @@ public:
     auto dim = normDim(getInt(call.args.scalar(1)), rank);
     if (!dim || rank == 0)
       return fail(why, "dim is not an int in range (or a 0-d input)");
-    SmallVector<bool> reduced(rank, false);
-    reduced[*dim] = true;
-    MLIRContext *ctx = rewriter.getContext();
-    AffineMap id = rewriter.getMultiDimIdentityMap(rank);
-    AffineMap drop = dropDimsMap(reduced, ctx);
+    if (in.clone(elt) != call.resultType)
+      return fail(why, "the result's shape is not the input's");
     Value x = call.tensor(0);
     if (in.getElementType() != elt)
       x = buildElementwise(rewriter, loc, in.clone(elt), {x},
                            [&](OpBuilder &b, Location l, ValueRange a) {
                              return castElement(b, l, a[0], elt);
                            });
-    Value m = buildReduction(rewriter, loc, in.getShape(), reduced, elt, {x},
-                             {id}, -INFINITY,
-                             [](OpBuilder &b, Location l, ValueRange a,
-                                Value acc) { return max(b, l, acc, a[0]); });
-    Value s = buildReduction(
-        rewriter, loc, in.getShape(), reduced, elt, {x, m}, {id, drop}, 0,
-        [](OpBuilder &b, Location l, ValueRange a, Value acc) {
-          Value e = math::ExpOp::create(b, l, sub(b, l, a[0], a[1]));
-          return add(b, l, acc, e);
-        });
-    Value y = buildGeneric(
-        rewriter, loc, call.resultType, {x, m, s}, {id, drop, drop},
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value shifted = sub(b, l, a[0], a[1]);
-          if (isLog)
-            return sub(b, l, shifted, math::LogOp::create(b, l, a[2]));
-          return arith::DivFOp::create(b, l, math::ExpOp::create(b, l, shifted),
-                                       a[2]);
-        });
-    rewriter.replaceOp(call.op, y);
+    rewriter.replaceOp(call.op, buildSoftmax(rewriter, loc, x, *dim, isLog));
     return success();
   }
 };
@@ -1259,6 +1299,163 @@ public:
 };
 
 //===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
+/// is_causal, scale, enable_gqa) as the runtime computes it (PyTorch's math
+/// backend): the batch dims broadcast and collapse into one; scores = scale
+/// * Q @ K^T as a generic contraction that reads K transposed where it lies;
+/// the mask (bool: false masks out; float: added) or the causal mask (key j
+/// after query i) applied in one generic over the uncollapsed scores; a
+/// stable softmax whose fully masked rows are zeros, as in the runtime and
+/// PyTorch on the CPU; then P @ V as a batch_matmul.
+class AttentionLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"scaled_dot_product_attention"};
+    return kNames;
+  }
+
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    Location loc = call.op.getLoc();
+    Type elt = call.resultElt();
+    if (!isa<FloatType>(elt))
+      return fail(why, "attention with a non-float result");
+    for (unsigned i = 0; i < 3; ++i)
+      if (!call.args.isTensor(i) || call.tensorType(i).getElementType() != elt)
+        return fail(why, "query, key and value are not tensors of the "
+                         "result's element type");
+    RankedTensorType qt = call.tensorType(0), kt = call.tensorType(1),
+                     vt = call.tensorType(2);
+    if (qt.getRank() < 2 || kt.getRank() < 2 || vt.getRank() < 2)
+      return fail(why, "query, key or value of rank < 2");
+    auto dim = [](RankedTensorType t, int64_t fromEnd) {
+      return t.getDimSize(t.getRank() - fromEnd);
+    };
+    int64_t l = dim(qt, 2), e = dim(qt, 1), s = dim(kt, 2), ev = dim(vt, 1);
+    ArrayRef<int64_t> out = call.resultType.getShape();
+    if (call.resultType.getRank() < 2 || out[out.size() - 2] != l ||
+        out.back() != ev)
+      return fail(why, "the result is not [..., L, Ev]");
+    ArrayRef<int64_t> batch = out.drop_back(2);
+    auto withBatch = [&](int64_t rows, int64_t cols) {
+      SmallVector<int64_t> shape(batch);
+      shape.append({rows, cols});
+      return shape;
+    };
+    if (!broadcastsTo(qt, withBatch(l, e)) ||
+        !broadcastsTo(kt, withBatch(s, e)) ||
+        !broadcastsTo(vt, withBatch(s, ev)))
+      return fail(why, "query [..., L, E], key [..., S, E] and value [..., "
+                       "S, Ev] do not broadcast to the result's batch dims");
+
+    if (!call.args.isNoneOrAbsent(4)) {
+      auto p = getNumber(call.args.scalar(4));
+      if (!p)
+        return fail(why, "dropout_p is not a number");
+      if (*p != 0)
+        return fail(why, "dropout_p > 0 draws random numbers");
+    }
+    std::optional<bool> causal = call.args.isNoneOrAbsent(5)
+                                     ? std::optional<bool>(false)
+                                     : getBool(call.args.scalar(5));
+    std::optional<double> scale =
+        call.args.isNoneOrAbsent(6)
+            ? std::optional<double>(1.0 / std::sqrt(static_cast<double>(e)))
+            : getNumber(call.args.scalar(6));
+    std::optional<bool> gqa = call.args.isNoneOrAbsent(7)
+                                  ? std::optional<bool>(false)
+                                  : getBool(call.args.scalar(7));
+    if (!causal || !scale || !gqa)
+      return fail(why, "is_causal, scale or enable_gqa not understood");
+    if (*gqa)
+      return fail(why, "enable_gqa=True (grouped-query attention)");
+    bool hasMask = call.args.isTensor(3);
+    if (!hasMask && !call.args.isNoneOrAbsent(3))
+      return fail(why, "attn_mask is neither a tensor nor None");
+    bool maskIsBool = false;
+    if (hasMask) {
+      RankedTensorType mt = call.tensorType(3);
+      maskIsBool = mt.getElementType().isInteger(1);
+      if (!maskIsBool && mt.getElementType() != elt)
+        return fail(why, "attn_mask is neither bool nor of the query's type");
+      if (!broadcastsTo(mt, withBatch(l, s)))
+        return fail(why, "attn_mask does not broadcast to [..., L, S]");
+      if (*causal)
+        return fail(why, "attn_mask together with is_causal=True");
+    }
+
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t n = ShapedType::getNumElements(batch);
+    Value q3 = toBatch3D(rewriter, loc, call.tensor(0), batch);
+    Value k3 = toBatch3D(rewriter, loc, call.tensor(1), batch);
+    Value v3 = toBatch3D(rewriter, loc, call.tensor(2), batch);
+
+    // scores[b, i, j] = sum_e q[b, i, e] * k[b, j, e], over (b, i, j, e).
+    auto scoresType = RankedTensorType::get({n, l, s}, elt);
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(4, 0, {d(0), d(1), d(3)}, ctx),
+        AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx),
+        AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx)};
+    SmallVector<utils::IteratorType> iters(3, utils::IteratorType::parallel);
+    iters.push_back(utils::IteratorType::reduction);
+    Value scores = linalg::GenericOp::create(
+                       rewriter, loc, scoresType, ValueRange{q3, k3},
+                       zeros(rewriter, loc, scoresType), maps, iters,
+                       [](OpBuilder &b, Location l, ValueRange a) {
+                         linalg::YieldOp::create(
+                             b, l, add(b, l, a[2], mul(b, l, a[0], a[1])));
+                       })
+                       .getResult(0);
+
+    // Scale and mask in the uncollapsed [..., L, S], where the mask
+    // broadcasts; the row max of a fully masked row is then -inf.
+    auto fullType = RankedTensorType::get(withBatch(l, s), elt);
+    int64_t rank = fullType.getRank();
+    Value full = reshapeTo(rewriter, loc, scores, fullType);
+    SmallVector<Value> inputs = {full};
+    SmallVector<AffineMap> inMaps = {rewriter.getMultiDimIdentityMap(rank)};
+    if (hasMask) {
+      inputs.push_back(call.tensor(3));
+      inMaps.push_back(
+          broadcastMap(call.tensorType(3), fullType.getShape(), ctx));
+    }
+    Value masked =
+        buildGeneric(rewriter, loc, fullType, inputs, inMaps,
+                     [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                       Value x = mul(b, l, a[0], constantOf(b, l, elt, *scale));
+                       Value ninf = constantOf(b, l, elt, -INFINITY);
+                       if (*causal) {
+                         Value i = linalg::IndexOp::create(b, l, rank - 2);
+                         Value j = linalg::IndexOp::create(b, l, rank - 1);
+                         Value later = arith::CmpIOp::create(
+                             b, l, arith::CmpIPredicate::ugt, j, i);
+                         return arith::SelectOp::create(b, l, later, ninf, x);
+                       }
+                       if (!hasMask)
+                         return x;
+                       if (maskIsBool)
+                         return arith::SelectOp::create(b, l, a[1], x, ninf);
+                       return add(b, l, x, a[1]);
+                     });
+    Value p = buildSoftmax(rewriter, loc, masked, rank - 1, /*isLog=*/false,
+                           /*zeroMaskedRows=*/true);
+
+    auto out3 = RankedTensorType::get({n, l, ev}, elt);
+    Value y = linalg::BatchMatmulOp::create(
+                  rewriter, loc, TypeRange{out3},
+                  ValueRange{reshapeTo(rewriter, loc, p, scoresType), v3},
+                  ValueRange{zeros(rewriter, loc, out3)})
+                  .getResult(0);
+    rewriter.replaceOp(call.op, reshapeTo(rewriter, loc, y, call.resultType));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // Views
 //===----------------------------------------------------------------------===//
 
@@ -1498,6 +1695,7 @@ public:
     add(std::make_unique<ConvLowering>());
     add(std::make_unique<PoolLowering>());
     add(std::make_unique<EmbeddingLowering>());
+    add(std::make_unique<AttentionLowering>());
     add(std::make_unique<ReshapeLowering>());
     add(std::make_unique<TransposeLowering>());
     add(std::make_unique<SliceLowering>());
@@ -1548,18 +1746,24 @@ private:
     const PyOpLowering *lowering = table.lookup(op.getOpName());
     if (!lowering)
       return fail(why, "no lowering for '" + op.getOpName() + "'");
-    if (op.getNumResults() != 1)
+    if (op.getNumResults() == 0)
+      return fail(why, "no result");
+    if (op.getNumResults() != 1 && !lowering->multipleResults())
       return fail(why, "more than one result");
     for (Type t : op->getOperandTypes())
       if (!isStatic(t))
         return fail(why, "an operand has a dynamic shape (" +
                              llvm::to_string(t) + ")");
-    if (!isStatic(op.getResult(0).getType()))
-      return fail(why, "the result has a dynamic shape");
+    SmallVector<RankedTensorType> resultTypes;
+    for (Type t : op->getResultTypes()) {
+      if (!isStatic(t))
+        return fail(why, "the result has a dynamic shape");
+      resultTypes.push_back(cast<RankedTensorType>(t));
+    }
     Call call{op,
               PyArgs(op.getCconv(), op.getTensors().getTypes(),
                      op.getScalars().getValue()),
-              cast<RankedTensorType>(op.getResult(0).getType())};
+              resultTypes.front(), resultTypes};
     return lowering->lower(call, rewriter, why);
   }
 

@@ -353,6 +353,139 @@ trace.graph @batch_norm(%x: tensor<2x3x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf
 
 // -----
 
+// scaled_dot_product_attention with a bool mask [L, S] broadcast over the
+// batch and heads: the batch dims collapse; scores are a contraction over E
+// that reads K [b, j, e] in place (no transpose); scale, then a masked-out
+// entry becomes -inf; the softmax gives 0 where the row max is -inf (a
+// fully masked row); P @ V is a batch_matmul, expanded back.
+// CHECK-DAG: #[[Q:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[K:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[S:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[MASK:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-LABEL: func.func @sdpa_bool_mask(
+// CHECK-SAME: %[[QA:.*]]: tensor<2x3x4x8xf32>, %[[KA:.*]]: tensor<2x3x5x8xf32>, %[[VA:.*]]: tensor<2x3x5x6xf32>, %[[MA:.*]]: tensor<4x5xi1>
+// CHECK: %[[Q3:.*]] = tensor.collapse_shape %[[QA]] {{\[}}[0, 1], [2], [3]] : tensor<2x3x4x8xf32> into tensor<6x4x8xf32>
+// CHECK: %[[K3:.*]] = tensor.collapse_shape %[[KA]]
+// CHECK: %[[V3:.*]] = tensor.collapse_shape %[[VA]]
+// CHECK: %[[SC:.*]] = linalg.generic {indexing_maps = [#[[Q]], #[[K]], #[[S]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[Q3]], %[[K3]] : tensor<6x4x8xf32>, tensor<6x5x8xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: %[[SC4:.*]] = tensor.expand_shape %[[SC]] {{.*}} into tensor<2x3x4x5xf32>
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[MASK]], #{{.*}}], {{.*}} ins(%[[SC4]], %[[MA]] : tensor<2x3x4x5xf32>, tensor<4x5xi1>)
+// CHECK: ^bb0(%[[X:[^:]*]]: f32, %[[M:[^:]*]]: i1, %{{.*}}: f32):
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[X]], %{{.*}} : f32
+// CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: arith.select %[[M]], %[[SCALED]], %[[NINF]] : f32
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: ^bb0(%{{.*}}: f32, %[[MAX:[^:]*]]: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK: %[[P:.*]] = arith.divf
+// CHECK: %[[DEAD:.*]] = arith.cmpf oeq, %[[MAX]], %{{.*}} : f32
+// CHECK: arith.select %[[DEAD]], %{{.*}}, %[[P]] : f32
+// CHECK: %[[P3:.*]] = tensor.collapse_shape %{{.*}} into tensor<6x4x5xf32>
+// CHECK: %[[O:.*]] = linalg.batch_matmul ins(%[[P3]], %[[V3]] : tensor<6x4x5xf32>, tensor<6x5x6xf32>)
+// CHECK: tensor.expand_shape %[[O]] {{.*}} into tensor<2x3x4x6xf32>
+trace.graph @sdpa_bool_mask(%q: tensor<2x3x4x8xf32>, %k: tensor<2x3x5x8xf32>, %v: tensor<2x3x5x6xf32>, %m: tensor<4x5xi1>) -> tensor<2x3x4x6xf32> {
+  %0 = pyop "scaled_dot_product_attention"(%q, %k, %v, %m) : (tensor<2x3x4x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x5x6xf32>, tensor<4x5xi1>) -> tensor<2x3x4x6xf32>
+  ret %0 : tensor<2x3x4x6xf32>
+}
+
+// -----
+
+// Causal with an explicit scale, 3-D: key j after query i (linalg.index of
+// the last two dims) is -inf; a float mask is added instead; the default
+// scale is 1/sqrt(E) = 0.5 for E = 4.
+// CHECK-LABEL: func.func @sdpa_causal_float(
+// CHECK: ^bb0(%[[X:[^:]*]]: f32, %{{.*}}: f32):
+// CHECK: %[[SCALE:.*]] = arith.constant 3.000000e-01 : f32
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[X]], %[[SCALE]] : f32
+// CHECK: %[[I:.*]] = linalg.index 1 : index
+// CHECK: %[[J:.*]] = linalg.index 2 : index
+// CHECK: %[[LATER:.*]] = arith.cmpi ugt, %[[J]], %[[I]] : index
+// CHECK: arith.select %[[LATER]], %{{.*}}, %[[SCALED]] : f32
+// CHECK: linalg.batch_matmul
+// CHECK: ^bb0(%[[Y:[^:]*]]: f32, %[[FM:[^:]*]]: f32, %{{.*}}: f32):
+// CHECK: %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK: %[[S2:.*]] = arith.mulf %[[Y]], %[[HALF]] : f32
+// CHECK: arith.addf %[[S2]], %[[FM]] : f32
+// CHECK: linalg.batch_matmul
+trace.graph @sdpa_causal_float(%q: tensor<3x5x4xf32>, %m: tensor<5x5xf32>) -> (tensor<3x5x4xf32>, tensor<3x5x4xf32>) {
+  %0 = pyop "scaled_dot_product_attention"(%q, %q, %q, None, 0.0, True, 0.3) : (tensor<3x5x4xf32>, tensor<3x5x4xf32>, tensor<3x5x4xf32>) -> tensor<3x5x4xf32>
+  %1 = pyop "scaled_dot_product_attention"(%q, %q, %q, %m) : (tensor<3x5x4xf32>, tensor<3x5x4xf32>, tensor<3x5x4xf32>, tensor<5x5xf32>) -> tensor<3x5x4xf32>
+  ret %0, %1 : tensor<3x5x4xf32>, tensor<3x5x4xf32>
+}
+
+// -----
+
+// lstm, 1 layer, forward then reverse, with biases: per direction, the
+// input projection of the whole sequence is one matmul onto b_ih + b_hh;
+// an scf.for over the 5 steps carries h, c (fresh copies of h0 and c0)
+// and the output as tensors; each step multiplies h by w_hh^T, applies the
+// cell to that step's gates plus this product in
+// one generic written over (h, c) and the output's slice at [t, 0, d * H]
+// (so that both the yields and the insert_slice bufferize in place). The
+// reverse direction counts t down and continues the same output tensor.
+// CHECK-DAG: #[[G0:.*]] = affine_map<(d0, d1) -> (d0, 0, d1)>
+// CHECK-DAG: #[[G3:.*]] = affine_map<(d0, d1) -> (d0, 3, d1)>
+// CHECK-LABEL: func.func @lstm_bidirectional(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<5x2x3xf32>, %[[H0:[^:]*]]: tensor<2x2x4xf32>, %[[C0:[^:]*]]: tensor<2x2x4xf32>, %[[WIH:[^:]*]]: tensor<16x3xf32>, %[[WHH:[^:]*]]: tensor<16x4xf32>
+// CHECK: %[[ROWS:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : tensor<5x2x3xf32> into tensor<10x3xf32>
+// CHECK: %[[OUT0:.*]] = tensor.empty() : tensor<5x2x8xf32>
+// CHECK: %[[BIAS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<10x16xf32>)
+// CHECK: %[[WIHT:.*]] = linalg.transpose ins(%[[WIH]] : tensor<16x3xf32>)
+// CHECK: %[[PROJ:.*]] = linalg.matmul ins(%[[ROWS]], %[[WIHT]] : tensor<10x3xf32>, tensor<3x16xf32>) outs(%[[BIAS]] : tensor<10x16xf32>)
+// CHECK: %[[GATES:.*]] = tensor.expand_shape %[[PROJ]] {{.*}} into tensor<5x2x16xf32>
+// CHECK: %[[WHHT:.*]] = linalg.transpose ins(%[[WHH]] : tensor<16x4xf32>)
+// CHECK: %[[HROW:.*]] = tensor.extract_slice %[[H0]][0, 0, 0] [1, 2, 4] [1, 1, 1] : tensor<2x2x4xf32> to tensor<2x4xf32>
+// CHECK: %[[HI:.*]] = linalg.copy ins(%[[HROW]] : tensor<2x4xf32>)
+// CHECK: %[[CROW:.*]] = tensor.extract_slice %[[C0]][0, 0, 0] [1, 2, 4] [1, 1, 1] : tensor<2x2x4xf32> to tensor<2x4xf32>
+// CHECK: %[[CI:.*]] = linalg.copy ins(%[[CROW]] : tensor<2x4xf32>)
+// CHECK: %[[FWD:.*]]:3 = scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[H:.*]] = %[[HI]], %[[C:.*]] = %[[CI]], %[[OUT:.*]] = %[[OUT0]]) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<5x2x8xf32>) {
+// CHECK: %[[GT:.*]] = tensor.extract_slice %[[GATES]][%[[T]], 0, 0] [1, 2, 16] [1, 1, 1] : tensor<5x2x16xf32> to tensor<2x16xf32>
+// CHECK: %[[ZERO:.*]] = linalg.fill
+// CHECK: %[[REC:.*]] = linalg.matmul ins(%[[H]], %[[WHHT]] : tensor<2x4xf32>, tensor<4x16xf32>) outs(%[[ZERO]] : tensor<2x16xf32>)
+// CHECK: %[[SLOT:.*]] = tensor.extract_slice %[[OUT]][%[[T]], 0, 0] [1, 2, 4] [1, 1, 1] : tensor<5x2x8xf32> to tensor<2x4xf32>
+// CHECK: %[[GX:.*]] = tensor.expand_shape %[[GT]] {{\[}}[0], [1, 2]] output_shape [2, 4, 4]
+// CHECK: %[[GH:.*]] = tensor.expand_shape %[[REC]] {{\[}}[0], [1, 2]] output_shape [2, 4, 4]
+// CHECK: %[[CELL:.*]]:3 = linalg.generic {indexing_maps = [#[[G0]], #{{.*}}, #{{.*}}, #[[G3]], #[[G0]], #{{.*}}, #{{.*}}, #[[G3]], #{{.*}}, #{{.*}}, #{{.*}}], {{.*}} ins(%[[GX]], %[[GX]], %[[GX]], %[[GX]], %[[GH]], %[[GH]], %[[GH]], %[[GH]] : {{.*}}) outs(%[[H]], %[[C]], %[[SLOT]] : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+// CHECK: math.tanh
+// CHECK: %[[NEWOUT:.*]] = tensor.insert_slice %[[CELL]]#2 into %[[OUT]][%[[T]], 0, 0] [1, 2, 4] [1, 1, 1] : tensor<2x4xf32> into tensor<5x2x8xf32>
+// CHECK: scf.yield %[[CELL]]#0, %[[CELL]]#1, %[[NEWOUT]]
+// CHECK: scf.for %[[T2:.*]] = {{.*}} iter_args({{.*}}, {{.*}}, %[[OUT2:.*]] = %[[FWD]]#2)
+// CHECK: %[[REV:.*]] = arith.subi %{{.*}}, %[[T2]] : index
+// CHECK: tensor.extract_slice %[[OUT2]][%[[REV]], 0, 4] [1, 2, 4]
+// CHECK: %[[HN:.*]] = tensor.insert_slice %[[FWD]]#0 into %{{.*}}[0, 0, 0] [1, 2, 4] [1, 1, 1] : tensor<2x4xf32> into tensor<2x2x4xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %[[HN]][1, 0, 0]
+// CHECK: return
+trace.graph @lstm_bidirectional(%x: tensor<5x2x3xf32>, %h0: tensor<2x2x4xf32>, %c0: tensor<2x2x4xf32>, %w0: tensor<16x3xf32>, %u0: tensor<16x4xf32>, %b0: tensor<16xf32>, %d0: tensor<16xf32>, %w1: tensor<16x3xf32>, %u1: tensor<16x4xf32>, %b1: tensor<16xf32>, %d1: tensor<16xf32>) -> (tensor<5x2x8xf32>, tensor<2x2x4xf32>, tensor<2x2x4xf32>) {
+  %0:3 = pyop "lstm"(%x, %h0, %c0, %w0, %u0, %b0, %d0, %w1, %u1, %b1, %d1, True, 1, 0.0, False, True, False) : (tensor<5x2x3xf32>, tensor<2x2x4xf32>, tensor<2x2x4xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<5x2x8xf32>, tensor<2x2x4xf32>, tensor<2x2x4xf32>)
+  ret %0#0, %0#1, %0#2 : tensor<5x2x8xf32>, tensor<2x2x4xf32>, tensor<2x2x4xf32>
+}
+
+// -----
+
+// gru, 2 layers, batch_first, no biases: the input is transposed to
+// time-major first and the output back; the hidden projection starts from
+// zero each step (r scales only it inside n); the cell reads h_{t-1} as its
+// out; layer 1 reads layer 0's output.
+// CHECK-LABEL: func.func @gru_batch_first(
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<2x5x3xf32>) outs(%{{.*}} : tensor<5x2x3xf32>) permutation = [1, 0, 2]
+// CHECK: %[[L0:.*]]:2 = scf.for
+// CHECK: %[[Z:.*]] = linalg.fill
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<4x12xf32>) outs(%[[Z]] : tensor<2x12xf32>)
+// CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK: arith.subf
+// CHECK: scf.yield
+// CHECK: tensor.collapse_shape %[[L0]]#1 {{\[}}[0, 1], [2]] : tensor<5x2x4xf32> into tensor<10x4xf32>
+// CHECK: scf.for
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<5x2x4xf32>) outs(%{{.*}} : tensor<2x5x4xf32>) permutation = [1, 0, 2]
+trace.graph @gru_batch_first(%x: tensor<2x5x3xf32>, %h0: tensor<2x2x4xf32>, %w0: tensor<12x3xf32>, %u0: tensor<12x4xf32>, %w1: tensor<12x4xf32>, %u1: tensor<12x4xf32>) -> (tensor<2x5x4xf32>, tensor<2x2x4xf32>) {
+  %0:2 = pyop "gru"(%x, %h0, %w0, %u0, %w1, %u1, False, 2, 0.0, False, False, True) : (tensor<2x5x3xf32>, tensor<2x2x4xf32>, tensor<12x3xf32>, tensor<12x4xf32>, tensor<12x4xf32>, tensor<12x4xf32>) -> (tensor<2x5x4xf32>, tensor<2x2x4xf32>)
+  ret %0#0, %0#1 : tensor<2x5x4xf32>, tensor<2x2x4xf32>
+}
+
+// -----
+
 // What cannot be lowered stays a trace.pyop inside the func.func, with a
 // remark saying why; the rest of the graph is still lowered around it.
 // CHECK-LABEL: func.func @left(
@@ -370,4 +503,23 @@ trace.graph @left(%x: tensor<4xf32>, %d: tensor<?xf32>) -> (tensor<4xf32>, tenso
   %2 = pyop "relu"(%d) : (tensor<?xf32>) -> tensor<?xf32>
   %3 = pyop "neg"(%1) : (tensor<4xf32>) -> tensor<4xf32>
   ret %3, %2 : tensor<4xf32>, tensor<?xf32>
+}
+
+// -----
+
+// Attention dropout and dropout between training lstm layers draw random
+// numbers; a single training layer has nothing to drop and is lowered.
+// CHECK-LABEL: func.func @left_random(
+// CHECK: trace.pyop "scaled_dot_product_attention"
+// CHECK: trace.pyop "lstm"
+// CHECK-NOT: trace.pyop
+// CHECK: scf.for
+// CHECK: return
+trace.graph @left_random(%q: tensor<2x3x4xf32>, %x: tensor<3x1x2xf32>, %h: tensor<2x1x2xf32>, %w0: tensor<8x2xf32>, %u0: tensor<8x2xf32>, %w1: tensor<8x2xf32>, %u1: tensor<8x2xf32>, %h1: tensor<1x1x2xf32>) -> (tensor<2x3x4xf32>, tensor<3x1x2xf32>, tensor<3x1x2xf32>) {
+  // expected-remark @+1 {{not lowered to linalg: dropout_p > 0 draws random numbers}}
+  %0 = pyop "scaled_dot_product_attention"(%q, %q, %q, None, 0.1) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  // expected-remark @+1 {{not lowered to linalg: training dropout between layers draws random numbers}}
+  %1:3 = pyop "lstm"(%x, %h, %h, %w0, %u0, %w1, %u1, False, 2, 0.5, True, False, False) : (tensor<3x1x2xf32>, tensor<2x1x2xf32>, tensor<2x1x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>) -> (tensor<3x1x2xf32>, tensor<2x1x2xf32>, tensor<2x1x2xf32>)
+  %2:3 = pyop "lstm"(%x, %h1, %h1, %w0, %u0, False, 1, 0.5, True, False, False) : (tensor<3x1x2xf32>, tensor<1x1x2xf32>, tensor<1x1x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>) -> (tensor<3x1x2xf32>, tensor<1x1x2xf32>, tensor<1x1x2xf32>)
+  ret %0, %1#0, %2#0 : tensor<2x3x4xf32>, tensor<3x1x2xf32>, tensor<3x1x2xf32>
 }

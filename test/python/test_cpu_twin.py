@@ -172,3 +172,157 @@ def test_unlowered_op_is_an_error_naming_it(tmp_path):
                          capture_output=True, text=True)
     assert run.returncode != 0
     assert "trace-lower-to-cpu: op 'adaptive_avg_pool2d' was not lowered to linalg" in run.stderr
+
+
+# scaled_dot_product_attention: the lowering against the runtime's kernel
+# (PyTorch's math backend). Masks: bool (False masks out) and float (added),
+# each with a row masked out entirely, which both give zeros, not NaN.
+def _sdpa_cases():
+    g = torch.Generator().manual_seed(2)
+    r = lambda *s: torch.randn(*s, generator=g)
+    bool_mask = torch.rand(4, 5, generator=g) > 0.4
+    bool_mask[1] = False
+    float_mask = r(2, 1, 4, 5)
+    float_mask[0, 0, 2] = float("-inf")
+    float_mask[1, 0, 0, 3] = float("-inf")
+    return [
+        ("4d", [r(2, 3, 4, 8), r(2, 3, 5, 8), r(2, 3, 5, 6)]),
+        ("3d_bool_mask", [r(3, 4, 8), r(3, 5, 8), r(3, 5, 6), bool_mask]),
+        ("4d_float_mask_scale", [r(2, 3, 4, 8), r(2, 3, 5, 8), r(2, 3, 5, 8), float_mask, 0.0, False, 0.25]),
+        ("3d_causal_scale", [r(3, 5, 4), r(3, 5, 4), r(3, 5, 2), None, 0.0, True, 0.7]),
+        ("causal_more_keys", [r(2, 2, 3, 4), r(2, 2, 6, 4), r(2, 2, 6, 4), None, 0.0, True]),
+        ("broadcast_batch", [r(2, 3, 4, 8), r(3, 5, 8), r(1, 3, 5, 8)]),
+    ]
+
+
+SDPA = _sdpa_cases()
+
+
+@pytest.mark.parametrize("name,args", SDPA, ids=[n for n, _ in SDPA])
+def test_twin_matches_runtime_sdpa(name, args, tmp_path):
+    q, k, v = args[:3]
+    result = torch.empty(*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]),
+                         q.shape[-2], v.shape[-1])
+    text, inputs = op_graph("scaled_dot_product_attention", args, [result])
+    out = twin_vs_runtime(text, inputs, None, tmp_path, rtol=1e-5, atol=1e-6)
+    mask = args[3] if len(args) > 3 else None
+    if mask is not None:
+        # Fully masked rows are zeros in both.
+        full = ~mask if mask.dtype == torch.bool else mask == float("-inf")
+        dead = full.all(-1).expand(out[0].shape[:-1])
+        assert dead.any()
+        assert (out[0][dead] == 0).all()
+    else:
+        causal = len(args) > 5 and args[5]
+        want = torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, is_causal=causal, scale=args[6] if len(args) > 6 else None)
+        torch.testing.assert_close(out[0], want, rtol=1e-5, atol=1e-5)
+
+
+def test_sdpa_with_dropout_stays_a_pyop(tmp_path):
+    q = torch.randn(2, 3, 4)
+    text, _ = op_graph("scaled_dot_product_attention", [q, q, q, None, 0.1], [q])
+    graph = tmp_path / "g.mlir"
+    graph.write_text(text)
+    run = subprocess.run([os.path.join(BIN, "trace-opt"), str(graph), "--convert-trace-to-linalg"],
+                         capture_output=True, text=True, check=True)
+    assert "not lowered to linalg: dropout_p > 0 draws random numbers" in run.stderr
+    assert 'trace.pyop "scaled_dot_product_attention"' in run.stdout
+
+
+# lstm and gru in eval mode: layers, directions, batch_first, with and
+# without biases, given initial states; the runtime's RNNLayers.h is the
+# reference, PyTorch's nn.LSTM / nn.GRU the check of both.
+RNNS = [
+    # (cell, input, hidden, layers, bidirectional, batch_first, bias, seq, batch)
+    ("lstm", 3, 4, 1, False, False, True, 5, 2),
+    ("lstm", 3, 5, 2, True, True, True, 4, 3),
+    ("lstm", 4, 3, 3, False, False, False, 6, 2),
+    ("lstm", 2, 4, 2, True, False, False, 1, 1),
+    ("gru", 3, 4, 1, False, False, True, 5, 2),
+    ("gru", 3, 5, 2, True, True, True, 4, 3),
+    ("gru", 4, 3, 2, False, True, False, 6, 2),
+]
+
+
+@pytest.mark.parametrize("cell,inp,hid,layers,bidir,bf,bias,seq,batch", RNNS,
+                         ids=[f"{c[0]}-l{c[3]}{'-bi' if c[4] else ''}{'-bf' if c[5] else ''}"
+                              f"{'' if c[6] else '-nobias'}" for c in RNNS])
+def test_twin_matches_runtime_rnn(cell, inp, hid, layers, bidir, bf, bias, seq, batch, tmp_path):
+    torch.manual_seed(3)
+    cls = torch.nn.LSTM if cell == "lstm" else torch.nn.GRU
+    # dropout only acts in training: eval mode ignores it.
+    module = cls(inp, hid, layers, bias=bias, batch_first=bf, dropout=0.3 if layers > 1 else 0.0,
+                 bidirectional=bidir).eval()
+    dirs = 2 if bidir else 1
+    x = torch.randn((batch, seq, inp) if bf else (seq, batch, inp))
+    h0 = torch.randn(layers * dirs, batch, hid)
+    c0 = torch.randn(layers * dirs, batch, hid)
+    with torch.no_grad():
+        want = module(x, (h0, c0) if cell == "lstm" else h0)
+    want = [want[0], *want[1]] if cell == "lstm" else list(want)
+    states = [h0, c0] if cell == "lstm" else [h0]
+    weights = [w.detach() for w in module._flat_weights]
+    args = [x, *states, *weights, bias, layers, 0.3 if layers > 1 else 0.0, False, bidir, bf]
+    text, inputs = op_graph(cell, args, want)
+    out = twin_vs_runtime(text, inputs, None, tmp_path, rtol=1e-5, atol=1e-6)
+    for got, expected in zip(out, want):
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_lstm_training_dropout_stays_a_pyop(tmp_path):
+    module = torch.nn.LSTM(3, 4, 2)
+    x, h0 = torch.randn(5, 2, 3), torch.randn(2, 2, 4)
+    args = [x, h0, h0, *[w.detach() for w in module._flat_weights], True, 2, 0.5, True, False, False]
+    text, _ = op_graph("lstm", args, [torch.zeros(5, 2, 4), h0, h0])
+    graph = tmp_path / "g.mlir"
+    graph.write_text(text)
+    run = subprocess.run([os.path.join(BIN, "trace-opt"), str(graph), "--convert-trace-to-linalg"],
+                         capture_output=True, text=True, check=True)
+    assert "not lowered to linalg: training dropout between layers draws random numbers" in run.stderr
+
+
+# The benchmark models, whole: both forms of the transformer encoder layer
+# and the word language model (LSTM from examples/word_lm.trace, and GRU).
+from test_graphs import (transformer_layer_export_graph, transformer_layer_graph,  # noqa: E402
+                         word_lm_gru_case)
+from word_lm_inputs import RNNModel  # noqa: E402  (test_graphs put examples/ on the path)
+
+
+@pytest.mark.parametrize("graph", [transformer_layer_graph, transformer_layer_export_graph])
+def test_twin_matches_runtime_on_transformer_layers(graph, tmp_path):
+    B, S, E, H, F = 2, 7, 32, 4, 64
+    torch.manual_seed(4)
+    layer = torch.nn.TransformerEncoderLayer(E, H, F, dropout=0.1, batch_first=True).eval()
+    x = torch.randn(B, S, E)
+    text = graph(B, S, E, H, F)
+    assert "scaled_dot_product_attention" in text or graph is transformer_layer_graph
+    out = twin_vs_runtime(text, {"src": x}, dict(layer.state_dict()), tmp_path, rtol=1e-5, atol=1e-5)
+    with torch.no_grad():
+        torch.testing.assert_close(out[0], layer(x), rtol=1e-4, atol=1e-5)
+
+
+def test_twin_matches_runtime_on_the_word_lm(tmp_path):
+    from test_word_lm import TRACE, eval_trace_text, import_anf
+    torch.manual_seed(0)
+    model = RNNModel()
+    with torch.no_grad():
+        model.encoder.weight.uniform_(-0.1, 0.1)
+        model.decoder.weight.uniform_(-0.1, 0.1)
+    params = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    g = torch.Generator().manual_seed(1)
+    tokens = torch.randint(0, 10000, (35, 20), generator=g)
+    h0, c0 = 0.5 * torch.randn(2, 20, 200, generator=g), 0.5 * torch.randn(2, 20, 200, generator=g)
+    with open(TRACE) as f:
+        graph = import_anf(eval_trace_text(f.read()))
+    assert '"lstm"' in graph
+    out = twin_vs_runtime(graph, {"tokens": tokens, "hidden.0": h0, "hidden.1": c0}, params, tmp_path,
+                          rtol=1e-5, atol=1e-5)
+    assert [o.shape for o in out] == [(35, 20, 10000), (2, 20, 200), (2, 20, 200)]
+
+
+def test_twin_matches_runtime_on_the_gru_word_lm(tmp_path):
+    text, inputs, params, expected = word_lm_gru_case()
+    out = twin_vs_runtime(text, inputs, params, tmp_path, rtol=1e-5, atol=1e-5)
+    for got, want in zip(out, expected):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)

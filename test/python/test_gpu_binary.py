@@ -120,3 +120,34 @@ def test_fatbin_holds_the_kernels_trace_run_launches(tmp_path):
     assert launched and sorted(functions) == sorted(set(launched)), (functions, plan)
     # One host function per op: every kernel belongs to one op's function.
     assert all(re.match(r"mlp__op[012]_(linear|gelu|softmax)_kernel", f) for f in functions), functions
+
+
+@pytest.mark.parametrize("model", ["lstm", "gru"])
+def test_word_lm_compiles_to_one_fatbin(model, tmp_path):
+    # The eval word LM (examples/word_lm.trace, and its GRU form): embedding,
+    # the recurrent layers' time loops launching their kernels from the
+    # host, the decoder; every outlined kernel has SASS for sm_90.
+    from test_graphs import word_lm_gru_graph
+    from test_word_lm import TRACE, eval_trace_text, import_anf
+    if model == "lstm":
+        with open(TRACE) as f:
+            text = import_anf(eval_trace_text(f.read()))
+    else:
+        text = word_lm_gru_graph(35, 20, 10000, 200, 200)
+    graph, out = tmp_path / "g.mlir", tmp_path / "g.fatbin"
+    graph.write_text(text)
+    # The whole graph as one host function (not the runtime's per-op form).
+    subprocess.run([os.path.join(BIN, "trace-translate"), str(graph), "--emit-gpu-binary", "--chip=sm_90",
+                    "--per-op=false", "-o", str(out)], check=True)
+    sass = cuobjdump("-sass", str(out))
+    assert re.findall(r"code for (sm_\d+)", sass) == ["sm_90"]
+    ir = subprocess.run(
+        [os.path.join(BIN, "trace-opt"), str(graph), "--trace-lower-to-gpu=chip=sm_90",
+         "--mlir-print-ir-after=gpu-kernel-outlining", "-o", os.devnull],
+        check=True, capture_output=True, text=True).stderr
+    # The host function (before the kernel modules) keeps the time loops of
+    # both layers, with launches inside.
+    host = ir[ir.index("func.func @"):ir.index("gpu.module @")]
+    loops = host.split("scf.for")[1:]
+    assert len(loops) == 2 and all("gpu.launch_func" in body for body in loops)
+    assert sorted(re.findall(r"Function : (\w+)", sass)) == sorted(re.findall(r"gpu\.module @(\w+)", ir))

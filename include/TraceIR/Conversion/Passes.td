@@ -20,8 +20,11 @@ def ConvertTraceToLinalg : Pass<"convert-trace-to-linalg", "::mlir::ModuleOp"> {
     reductions, softmax and layer_norm as generic reductions; the matmul
     family as `linalg.matmul` / `linalg.batch_matmul` (+ `linalg.transpose`);
     views as `tensor.expand_shape` / `collapse_shape` / `extract_slice` and
-    `linalg.transpose`; embedding as a gather). Type promotion follows the
-    result type the op registry inferred.
+    `linalg.transpose`; embedding as a gather; scaled_dot_product_attention
+    as two batched contractions around a masked softmax; lstm and gru as an
+    `scf.for` over the time steps whose tensor `iter_args` carry the states
+    and the output). Type promotion follows the result type the op registry
+    inferred.
 
     Only static shapes are lowered: an op with a dynamic or unranked operand
     or result, an unknown name, or arguments a lowering does not handle
@@ -57,7 +60,7 @@ def ConvertTraceToLinalg : Pass<"convert-trace-to-linalg", "::mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect",
-    "::mlir::math::MathDialect"
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect"
   ];
   let statistics = [
     Statistic<"numLowered", "num-lowered", "Number of trace.pyop ops lowered">,

@@ -7,10 +7,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -29,8 +31,24 @@ llvm::Error makeError(const Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-/// Reads one per-op host function. Anything but straight-line allocations,
-/// constants, views, launches and deallocations makes the op keep the
+/// A host value while the host code is evaluated: a constant, or a view
+/// of a buffer (its number, and its offset, sizes and strides in
+/// elements).
+struct HostValue {
+  Attribute constant;
+  int32_t buffer = -1;
+  int64_t offset = 0;
+  SmallVector<int64_t, 4> sizes, strides;
+  bool isView() const { return buffer >= 0; }
+};
+
+/// Evaluates one per-op host function into a GeneratedOp, the way a CPU
+/// would run it but with every kernel launch and device copy recorded
+/// instead of done: constants and index arithmetic are folded by the ops'
+/// own folders, views get their layouts, loops with constant bounds (the
+/// time loop of an RNN) are unrolled, and a deallocated temporary is
+/// reused by the next allocation of its size. Anything else (data-dependent
+/// control flow, host reads or writes of buffers) makes the op keep the
 /// runtime's kernel: `why` says what was found.
 class HostReader {
 public:
@@ -43,8 +61,9 @@ public:
     op.function = func.getSymName().str();
     op.numOperands = numOperands;
     op.numResults = numResults;
-    buffers.clear();
-    constants.clear();
+    values.clear();
+    freeTemps.clear();
+    tempOf.clear();
     if (func.getNumArguments() != numOperands + numResults) {
       why = "its host function takes " +
             std::to_string(func.getNumArguments()) + " buffers, not " +
@@ -58,95 +77,253 @@ public:
     }
     for (BlockArgument arg : func.getArguments()) {
       auto type = dyn_cast<MemRefType>(arg.getType());
-      if (!type || !type.getLayout().isIdentity()) {
+      if (!type || !type.getLayout().isIdentity() || !type.hasStaticShape()) {
         why = "a host function argument is not a dense memref";
         return std::nullopt;
       }
-      buffers[arg] = arg.getArgNumber();
+      values[arg] = denseView(arg.getArgNumber(), type);
     }
-    for (Operation &inst : func.getBody().front()) {
-      if (!readOp(inst, op, why))
-        return std::nullopt;
-    }
+    if (!runBlock(func.getBody().front(), op, why))
+      return std::nullopt;
     return op;
   }
 
 private:
-  bool readOp(Operation &inst, GeneratedOp &op, std::string &why) {
-    if (auto cst = dyn_cast<arith::ConstantOp>(inst)) {
-      constants[cst.getResult()] = cst.getValue();
-      return true;
-    }
-    if (isa<memref::DeallocOp, func::ReturnOp>(inst))
-      return true; // temporaries live until the op's call ends
-    if (auto alloc = dyn_cast<memref::AllocOp>(inst)) {
-      MemRefType type = alloc.getType();
-      if (!type.hasStaticShape() || !type.getLayout().isIdentity()) {
-        why = "its host code allocates a dynamically shaped buffer";
+  // Unrolling stops here: past it the plan would be larger than the code.
+  static constexpr size_t kMaxSteps = 1 << 16;
+
+  static HostValue denseView(int32_t buffer, MemRefType type) {
+    HostValue v;
+    v.buffer = buffer;
+    v.sizes.assign(type.getShape().begin(), type.getShape().end());
+    v.strides = computeStrides(type.getShape());
+    return v;
+  }
+
+  bool runBlock(Block &block, GeneratedOp &op, std::string &why) {
+    for (Operation &inst : block)
+      if (!runOp(inst, op, why))
         return false;
-      }
-      int64_t bytes =
-          type.getNumElements() *
-          ((type.getElementTypeBitWidth() + 7) / 8); // i1 takes a byte
-      buffers[alloc.getResult()] =
-          op.numOperands + op.numResults + op.tempBytes.size();
-      op.tempBytes.push_back(bytes);
+    return true;
+  }
+
+  bool runOp(Operation &inst, GeneratedOp &op, std::string &why) {
+    if (isa<func::ReturnOp, scf::YieldOp>(inst))
+      return true; // loops read their yields themselves
+    if (auto alloc = dyn_cast<memref::AllocOp>(inst))
+      return runAlloc(alloc, op, why);
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(inst)) {
+      // Its storage is free for the next allocation of the same size:
+      // every step runs in order on one stream.
+      auto it = values.find(dealloc.getMemref());
+      if (it != values.end() && tempOf.count(it->second.buffer))
+        freeTemps[tempOf[it->second.buffer]].push_back(it->second.buffer);
       return true;
     }
-    if (auto view = dyn_cast<ViewLikeOpInterface>(inst)) {
-      // A view's layout is in its (static) type; it only needs its root.
-      auto it = buffers.find(view.getViewSource());
-      if (inst.getNumResults() != 1 || it == buffers.end()) {
-        why = "its host code has a view '" +
-              inst.getName().getStringRef().str() +
-              "' of something other than a buffer";
-        return false;
-      }
-      buffers[inst.getResult(0)] = it->second;
-      return true;
-    }
+    if (auto loop = dyn_cast<scf::ForOp>(inst))
+      return runFor(loop, op, why);
+    if (auto subview = dyn_cast<memref::SubViewOp>(inst))
+      return runSubView(subview, why);
+    if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(
+            inst))
+      return runReshape(inst, why);
     if (auto launch = dyn_cast<gpu::LaunchFuncOp>(inst))
-      return readLaunch(launch, op, why);
+      return runLaunch(launch, op, why);
     if (auto copy = dyn_cast<memref::CopyOp>(inst))
-      return readCopy(copy, op, why);
+      return runCopy(copy, op, why);
+    if (inst.getNumRegions() == 0 && inst.getNumResults() > 0 &&
+        isMemoryEffectFree(&inst) && fold(inst))
+      return true; // constants and index arithmetic
     why = "its host code has '" + inst.getName().getStringRef().str() + "'";
     return false;
   }
 
-  /// A buffer, or a view of one, with a static layout: its buffer number
-  /// and its offset and strides in elements.
-  bool layoutOf(Value v, int32_t &buffer, int64_t &offset,
-                SmallVectorImpl<int64_t> &strides) {
-    auto type = dyn_cast<MemRefType>(v.getType());
-    auto it = buffers.find(v);
-    if (!type || it == buffers.end() || !type.hasStaticShape() ||
-        failed(type.getStridesAndOffset(strides, offset)) ||
-        ShapedType::isDynamic(offset) ||
-        llvm::any_of(strides, ShapedType::isDynamic))
+  /// Folds a side-effect-free op whose operands are all constants.
+  bool fold(Operation &inst) {
+    SmallVector<Attribute> operands;
+    for (Value v : inst.getOperands()) {
+      auto it = values.find(v);
+      if (it == values.end() || !it->second.constant)
+        return false;
+      operands.push_back(it->second.constant);
+    }
+    SmallVector<OpFoldResult> results;
+    if (auto cst = dyn_cast<arith::ConstantOp>(inst))
+      results.push_back(cst.getValue());
+    else if (failed(inst.fold(operands, results)) ||
+             results.size() != inst.getNumResults())
       return false;
-    buffer = it->second;
+    for (auto [result, folded] : llvm::zip(inst.getResults(), results)) {
+      HostValue v;
+      if (auto attr = dyn_cast<Attribute>(folded))
+        v.constant = attr;
+      else if (auto it = values.find(cast<Value>(folded)); it != values.end())
+        v = it->second; // folded to one of its operands
+      if (!v.constant)
+        return false;
+      values[result] = v;
+    }
     return true;
   }
 
-  /// A copy between dense (row-major) layouts is one device memcpy; this
-  /// is what bufferization leaves when a result is a reshaped temporary.
-  bool readCopy(memref::CopyOp copy, GeneratedOp &op, std::string &why) {
+  std::optional<int64_t> constInt(Value v) {
+    auto it = values.find(v);
+    if (it == values.end())
+      return std::nullopt;
+    if (auto attr = dyn_cast_or_null<IntegerAttr>(it->second.constant))
+      return attr.getInt();
+    return std::nullopt;
+  }
+
+  bool runAlloc(memref::AllocOp alloc, GeneratedOp &op, std::string &why) {
+    MemRefType type = alloc.getType();
+    if (!type.hasStaticShape() || !type.getLayout().isIdentity()) {
+      why = "its host code allocates a dynamically shaped buffer";
+      return false;
+    }
+    int64_t bytes = type.getNumElements() *
+                    ((type.getElementTypeBitWidth() + 7) / 8); // i1: a byte
+    int32_t buffer;
+    auto &reusable = freeTemps[bytes];
+    if (!reusable.empty()) {
+      buffer = reusable.pop_back_val();
+    } else {
+      buffer = op.numOperands + op.numResults + op.tempBytes.size();
+      op.tempBytes.push_back(bytes);
+      tempOf[buffer] = bytes;
+    }
+    values[alloc.getResult()] = denseView(buffer, type);
+    return true;
+  }
+
+  bool runFor(scf::ForOp loop, GeneratedOp &op, std::string &why) {
+    std::optional<int64_t> lb = constInt(loop.getLowerBound());
+    std::optional<int64_t> ub = constInt(loop.getUpperBound());
+    std::optional<int64_t> step = constInt(loop.getStep());
+    if (!lb || !ub || !step || *step <= 0) {
+      why = "its host code has a loop without constant bounds";
+      return false;
+    }
+    Block &body = *loop.getBody();
+    SmallVector<HostValue> carried;
+    for (Value init : loop.getInitArgs()) {
+      auto it = values.find(init);
+      if (it == values.end()) {
+        why = "a host loop carries a value it cannot follow";
+        return false;
+      }
+      carried.push_back(it->second);
+    }
+    for (int64_t i = *lb; i < *ub; i += *step) {
+      HostValue iv;
+      iv.constant = IntegerAttr::get(loop.getInductionVar().getType(), i);
+      values[loop.getInductionVar()] = iv;
+      for (auto [arg, v] : llvm::zip(loop.getRegionIterArgs(), carried))
+        values[arg] = v;
+      if (!runBlock(body, op, why))
+        return false;
+      if (op.steps.size() > kMaxSteps) {
+        why = "its host loops launch more than " + std::to_string(kMaxSteps) +
+              " kernels";
+        return false;
+      }
+      auto yield = cast<scf::YieldOp>(body.getTerminator());
+      for (auto [k, v] : llvm::enumerate(yield.getOperands()))
+        carried[k] = values[v];
+    }
+    for (auto [result, v] : llvm::zip(loop.getResults(), carried))
+      values[result] = v;
+    return true;
+  }
+
+  /// Sizes and strides from the (static) result type; the offset from the
+  /// source's, which may depend on a loop's induction variable.
+  bool viewOf(Value result, const HostValue &source, int64_t offset,
+              std::string &why) {
+    auto type = cast<MemRefType>(result.getType());
+    SmallVector<int64_t> strides;
+    int64_t typeOffset;
+    if (!type.hasStaticShape() ||
+        failed(type.getStridesAndOffset(strides, typeOffset)) ||
+        llvm::any_of(strides, ShapedType::isDynamic)) {
+      why = "its host code makes a view without static sizes and strides";
+      return false;
+    }
+    HostValue v;
+    v.buffer = source.buffer;
+    v.offset = offset;
+    v.sizes.assign(type.getShape().begin(), type.getShape().end());
+    v.strides.assign(strides.begin(), strides.end());
+    values[result] = v;
+    return true;
+  }
+
+  const HostValue *viewAt(Value v) {
+    auto it = values.find(v);
+    return it != values.end() && it->second.isView() ? &it->second : nullptr;
+  }
+
+  bool runSubView(memref::SubViewOp subview, std::string &why) {
+    const HostValue *src = viewAt(subview.getSource());
+    if (!src) {
+      why = "its host code has a view of something other than a buffer";
+      return false;
+    }
+    int64_t offset = src->offset;
+    for (auto [d, ofr] : llvm::enumerate(subview.getMixedOffsets())) {
+      std::optional<int64_t> o = getConstantIntValue(ofr);
+      if (!o)
+        o = constInt(cast<Value>(ofr));
+      if (!o || d >= src->strides.size()) {
+        why = "its host code has a view at an offset it cannot compute";
+        return false;
+      }
+      offset += *o * src->strides[d];
+    }
+    HostValue source = *src;
+    return viewOf(subview.getResult(), source, offset, why);
+  }
+
+  bool runReshape(Operation &inst, std::string &why) {
+    const HostValue *src = viewAt(inst.getOperand(0));
+    if (!src) {
+      why = "its host code has a view of something other than a buffer";
+      return false;
+    }
+    HostValue source = *src;
+    return viewOf(inst.getResult(0), source, source.offset, why);
+  }
+
+  /// Row-major without gaps (a size-1 dimension's stride does not matter).
+  static bool isDense(const HostValue &v) {
+    int64_t expected = 1;
+    for (int64_t d = v.sizes.size() - 1; d >= 0; --d) {
+      if (v.sizes[d] != 1 && v.strides[d] != expected)
+        return false;
+      expected *= v.sizes[d];
+    }
+    return true;
+  }
+
+  /// A copy between dense (row-major) views is one device memcpy; this is
+  /// what bufferization leaves when a result is a reshaped temporary.
+  bool runCopy(memref::CopyOp copy, GeneratedOp &op, std::string &why) {
+    const HostValue *src = viewAt(copy.getSource());
+    const HostValue *dst = viewAt(copy.getTarget());
     auto srcType = cast<MemRefType>(copy.getSource().getType());
     auto dstType = cast<MemRefType>(copy.getTarget().getType());
-    traceir::DeviceCopy c;
-    int64_t srcOffset, dstOffset;
-    SmallVector<int64_t> srcStrides, dstStrides;
-    if (!layoutOf(copy.getSource(), c.src, srcOffset, srcStrides) ||
-        !layoutOf(copy.getTarget(), c.dst, dstOffset, dstStrides) ||
+    if (!src || !dst ||
         srcType.getElementType() != dstType.getElementType() ||
-        srcStrides != computeStrides(srcType.getShape()) ||
-        dstStrides != computeStrides(dstType.getShape())) {
+        !isDense(*src) || !isDense(*dst)) {
       why = "its host code copies between buffers that are not dense";
       return false;
     }
     int64_t elementBytes = (srcType.getElementTypeBitWidth() + 7) / 8;
-    c.srcOffset = srcOffset * elementBytes;
-    c.dstOffset = dstOffset * elementBytes;
+    traceir::DeviceCopy c;
+    c.src = src->buffer;
+    c.dst = dst->buffer;
+    c.srcOffset = src->offset * elementBytes;
+    c.dstOffset = dst->offset * elementBytes;
     c.bytes = srcType.getNumElements() * elementBytes;
     op.steps.push_back({traceir::GeneratedStep::Kind::Copy,
                         static_cast<uint32_t>(op.copies.size())});
@@ -154,13 +331,8 @@ private:
     return true;
   }
 
-  std::optional<int64_t> constInt(Value v) {
-    if (auto attr = dyn_cast_or_null<IntegerAttr>(constants.lookup(v)))
-      return attr.getInt();
-    return std::nullopt;
-  }
-
-  bool readLaunch(gpu::LaunchFuncOp launch, GeneratedOp &op, std::string &why) {
+  bool runLaunch(gpu::LaunchFuncOp launch, GeneratedOp &op,
+                 std::string &why) {
     if (!launch.getAsyncDependencies().empty() || launch.getAsyncToken() ||
         launch.hasClusterSize()) {
       why = "a launch is asynchronous or uses clusters";
@@ -196,36 +368,33 @@ private:
     k.argBegin = op.args.size();
     // The kernel's LLVM signature, as gpu-to-llvm would pass it.
     for (Value arg : launch.getKernelOperands()) {
-      if (auto type = dyn_cast<MemRefType>(arg.getType())) {
-        SmallVector<int64_t> strides;
-        int64_t offset;
-        int32_t buffer;
-        if (!layoutOf(arg, buffer, offset, strides)) {
-          why = "a kernel reads a memref that is not a buffer with a static "
-                "layout";
-          return false;
-        }
+      auto found = values.find(arg);
+      if (found == values.end()) {
+        why = "a kernel takes a value the host code does not compute";
+        return false;
+      }
+      const HostValue &v = found->second;
+      if (v.isView()) {
         KernelArg ptr;
         ptr.kind = KernelArg::Kind::Pointer;
-        ptr.buffer = buffer;
+        ptr.buffer = v.buffer;
         op.args.push_back(ptr); // allocated
         op.args.push_back(ptr); // aligned
-        auto i64 = [&](int64_t v) {
+        auto i64 = [&](int64_t x) {
           KernelArg a;
           a.kind = KernelArg::Kind::I64;
-          a.i = v;
+          a.i = x;
           op.args.push_back(a);
         };
-        i64(offset);
-        for (int64_t size : type.getShape())
+        i64(v.offset);
+        for (int64_t size : v.sizes)
           i64(size);
-        for (int64_t stride : strides)
+        for (int64_t stride : v.strides)
           i64(stride);
         continue;
       }
-      Attribute value = constants.lookup(arg);
       KernelArg a;
-      if (auto i = dyn_cast_or_null<IntegerAttr>(value)) {
+      if (auto i = dyn_cast_or_null<IntegerAttr>(v.constant)) {
         unsigned width = isa<IndexType>(i.getType())
                              ? 64
                              : i.getType().getIntOrFloatBitWidth();
@@ -235,7 +404,7 @@ private:
         }
         a.kind = width == 64 ? KernelArg::Kind::I64 : KernelArg::Kind::I32;
         a.i = i.getInt();
-      } else if (auto f = dyn_cast_or_null<FloatAttr>(value)) {
+      } else if (auto f = dyn_cast_or_null<FloatAttr>(v.constant)) {
         if (!f.getType().isF32() && !f.getType().isF64()) {
           why = "a kernel takes a float that is neither f32 nor f64";
           return false;
@@ -244,7 +413,7 @@ private:
             f.getType().isF32() ? KernelArg::Kind::F32 : KernelArg::Kind::F64;
         a.f = f.getValueAsDouble();
       } else {
-        why = "a kernel takes a value that is not a buffer or a constant";
+        why = "a kernel takes a value that is not a buffer or a number";
         return false;
       }
       op.args.push_back(a);
@@ -258,8 +427,10 @@ private:
 
   GeneratedKernels &out;
   llvm::StringMap<uint32_t> &kernelIndex;
-  llvm::DenseMap<Value, int32_t> buffers;
-  llvm::DenseMap<Value, Attribute> constants;
+  llvm::DenseMap<Value, HostValue> values;
+  /// Temporaries by size that a dealloc made free, and each one's size.
+  llvm::DenseMap<int64_t, SmallVector<int32_t, 2>> freeTemps;
+  llvm::DenseMap<int32_t, int64_t> tempOf;
 };
 
 } // namespace

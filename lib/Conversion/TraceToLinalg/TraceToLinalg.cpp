@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/PatternMatch.h"
@@ -234,6 +235,34 @@ Value transpose(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
       .getResult()[0];
 }
 
+/// Whether `type` broadcasts to `shape` by numpy's rules.
+bool broadcastsTo(RankedTensorType type, ArrayRef<int64_t> shape) {
+  if (type.getRank() > static_cast<int64_t>(shape.size()))
+    return false;
+  unsigned lead = shape.size() - type.getRank();
+  for (auto [i, size] : llvm::enumerate(type.getShape()))
+    if (size != 1 && size != shape[lead + i])
+      return false;
+  return true;
+}
+
+/// `v` [..., R, C] broadcast to the batch dims `batch` and collapsed to
+/// [prod(batch), R, C], an operand of a 3-D batched contraction. Only a
+/// batch dim that stretches costs a copy; the collapse is a view.
+Value toBatch3D(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> batch) {
+  auto t = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> full(batch);
+  full.append({t.getDimSize(t.getRank() - 2), t.getDimSize(t.getRank() - 1)});
+  auto fullType = t.clone(full);
+  if (t != fullType)
+    v = buildElementwise(
+        b, loc, fullType, {v},
+        [](OpBuilder &, Location, ValueRange in) { return in[0]; });
+  return reshapeTo(b, loc, v,
+                   t.clone({ShapedType::getNumElements(batch),
+                            full[full.size() - 2], full.back()}));
+}
+
 /// A zero-filled tensor of `type` (a matmul accumulator).
 Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
   Value zero = constantOf(b, loc, type.getElementType(), 0);
@@ -256,12 +285,14 @@ std::optional<int64_t> normDim(std::optional<int64_t> dim, int64_t rank) {
 //===----------------------------------------------------------------------===//
 
 /// One call being lowered: the op, its re-interleaved arguments and its
-/// single static result type.
+/// static result types (`resultType` is result 0's, which is all that
+/// single-result families need).
 struct Call {
   // Op handles are cheap values whose accessors are non-const.
   mutable PyOp op;
   PyArgs args;
   RankedTensorType resultType;
+  SmallVector<RankedTensorType> resultTypes;
 
   Value tensor(unsigned i) const {
     return op.getTensors()[args.operandIndex(i)];
@@ -279,6 +310,9 @@ public:
   virtual ~PyOpLowering() = default;
   /// The PyOp names this family lowers.
   virtual ArrayRef<StringLiteral> names() const = 0;
+  /// Whether `lower` replaces every result of an op with several (the
+  /// recurrent layers' output and final states); the others replace one.
+  virtual bool multipleResults() const { return false; }
   virtual LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                               std::string &why) const = 0;
 };
@@ -623,22 +657,8 @@ public:
     // into one batch dimension, batch_matmul, expand back.
     ArrayRef<int64_t> out = call.resultType.getShape();
     ArrayRef<int64_t> batch = out.drop_back(2);
-    auto toBatch3D = [&](Value v) {
-      auto t = cast<RankedTensorType>(v.getType());
-      SmallVector<int64_t> full(batch);
-      full.append(
-          {t.getDimSize(t.getRank() - 2), t.getDimSize(t.getRank() - 1)});
-      auto fullType = RankedTensorType::get(full, elt);
-      if (t != fullType)
-        v = buildElementwise(
-            rewriter, loc, fullType, {v},
-            [](OpBuilder &, Location, ValueRange in) { return in[0]; });
-      int64_t n = ShapedType::getNumElements(batch);
-      return reshapeTo(
-          rewriter, loc, v,
-          RankedTensorType::get({n, full[full.size() - 2], full.back()}, elt));
-    };
-    Value l3 = toBatch3D(lhs), r3 = toBatch3D(rhs);
+    Value l3 = toBatch3D(rewriter, loc, lhs, batch);
+    Value r3 = toBatch3D(rewriter, loc, rhs, batch);
     auto out3 = RankedTensorType::get(
         {ShapedType::getNumElements(batch), out[out.size() - 2], out.back()},
         elt);
@@ -756,9 +776,52 @@ public:
   }
 };
 
-/// softmax / log_softmax / _log_softmax along one dim, numerically stable:
-/// m = max(x), s = sum(exp(x - m)); softmax = exp(x - m) / s and
-/// log_softmax = x - m - log(s). Computed in the result's element type.
+/// Softmax (or log_softmax) of the float tensor `x` along `dim`, in its
+/// element type and numerically stable: m = max(x), s = sum(exp(x - m));
+/// softmax = exp(x - m) / s and log_softmax = x - m - log(s). With
+/// `zeroMaskedRows` (softmax only), a row whose max is -inf, every element
+/// masked out, gives zeros as PyTorch's _safe_softmax does (exp(-inf -
+/// -inf) would make it NaN).
+Value buildSoftmax(OpBuilder &b, Location loc, Value x, int64_t dim, bool isLog,
+                   bool zeroMaskedRows = false) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Type elt = type.getElementType();
+  int64_t rank = type.getRank();
+  SmallVector<bool> reduced(rank, false);
+  reduced[dim] = true;
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  AffineMap drop = dropDimsMap(reduced, b.getContext());
+  Value m = buildReduction(b, loc, type.getShape(), reduced, elt, {x}, {id},
+                           -INFINITY,
+                           [](OpBuilder &nb, Location l, ValueRange a,
+                              Value acc) { return max(nb, l, acc, a[0]); });
+  Value s =
+      buildReduction(b, loc, type.getShape(), reduced, elt, {x, m}, {id, drop},
+                     0, [](OpBuilder &nb, Location l, ValueRange a, Value acc) {
+                       Value e =
+                           math::ExpOp::create(nb, l, sub(nb, l, a[0], a[1]));
+                       return add(nb, l, acc, e);
+                     });
+  return buildGeneric(
+      b, loc, type, {x, m, s}, {id, drop, drop},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value shifted = sub(nb, l, a[0], a[1]);
+        if (isLog)
+          return sub(nb, l, shifted, math::LogOp::create(nb, l, a[2]));
+        Value p = arith::DivFOp::create(
+            nb, l, math::ExpOp::create(nb, l, shifted), a[2]);
+        if (!zeroMaskedRows)
+          return p;
+        Value masked =
+            arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, a[1],
+                                  constantOf(nb, l, elt, -INFINITY));
+        return arith::SelectOp::create(nb, l, masked, constantOf(nb, l, elt, 0),
+                                       p);
+      });
+}
+
+/// softmax / log_softmax / _log_softmax along one dim (buildSoftmax),
+/// computed in the result's element type.
 class SoftmaxLowering : public PyOpLowering {
 public:
   ArrayRef<StringLiteral> names() const override {
@@ -779,37 +842,15 @@ public:
     auto dim = normDim(getInt(call.args.scalar(1)), rank);
     if (!dim || rank == 0)
       return fail(why, "dim is not an int in range (or a 0-d input)");
-    SmallVector<bool> reduced(rank, false);
-    reduced[*dim] = true;
-    MLIRContext *ctx = rewriter.getContext();
-    AffineMap id = rewriter.getMultiDimIdentityMap(rank);
-    AffineMap drop = dropDimsMap(reduced, ctx);
+    if (in.clone(elt) != call.resultType)
+      return fail(why, "the result's shape is not the input's");
     Value x = call.tensor(0);
     if (in.getElementType() != elt)
       x = buildElementwise(rewriter, loc, in.clone(elt), {x},
                            [&](OpBuilder &b, Location l, ValueRange a) {
                              return castElement(b, l, a[0], elt);
                            });
-    Value m = buildReduction(rewriter, loc, in.getShape(), reduced, elt, {x},
-                             {id}, -INFINITY,
-                             [](OpBuilder &b, Location l, ValueRange a,
-                                Value acc) { return max(b, l, acc, a[0]); });
-    Value s = buildReduction(
-        rewriter, loc, in.getShape(), reduced, elt, {x, m}, {id, drop}, 0,
-        [](OpBuilder &b, Location l, ValueRange a, Value acc) {
-          Value e = math::ExpOp::create(b, l, sub(b, l, a[0], a[1]));
-          return add(b, l, acc, e);
-        });
-    Value y = buildGeneric(
-        rewriter, loc, call.resultType, {x, m, s}, {id, drop, drop},
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value shifted = sub(b, l, a[0], a[1]);
-          if (isLog)
-            return sub(b, l, shifted, math::LogOp::create(b, l, a[2]));
-          return arith::DivFOp::create(b, l, math::ExpOp::create(b, l, shifted),
-                                       a[2]);
-        });
-    rewriter.replaceOp(call.op, y);
+    rewriter.replaceOp(call.op, buildSoftmax(rewriter, loc, x, *dim, isLog));
     return success();
   }
 };
@@ -1259,6 +1300,544 @@ public:
 };
 
 //===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
+/// is_causal, scale, enable_gqa) as the runtime computes it (PyTorch's math
+/// backend): the batch dims broadcast and collapse into one; scores = scale
+/// * Q @ K^T as a generic contraction that reads K transposed where it lies;
+/// the mask (bool: false masks out; float: added) or the causal mask (key j
+/// after query i) applied in one generic over the uncollapsed scores; a
+/// stable softmax whose fully masked rows are zeros, as in the runtime and
+/// PyTorch on the CPU; then P @ V as a batch_matmul.
+class AttentionLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"scaled_dot_product_attention"};
+    return kNames;
+  }
+
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    Location loc = call.op.getLoc();
+    Type elt = call.resultElt();
+    if (!isa<FloatType>(elt))
+      return fail(why, "attention with a non-float result");
+    for (unsigned i = 0; i < 3; ++i)
+      if (!call.args.isTensor(i) || call.tensorType(i).getElementType() != elt)
+        return fail(why, "query, key and value are not tensors of the "
+                         "result's element type");
+    RankedTensorType qt = call.tensorType(0), kt = call.tensorType(1),
+                     vt = call.tensorType(2);
+    if (qt.getRank() < 2 || kt.getRank() < 2 || vt.getRank() < 2)
+      return fail(why, "query, key or value of rank < 2");
+    auto dim = [](RankedTensorType t, int64_t fromEnd) {
+      return t.getDimSize(t.getRank() - fromEnd);
+    };
+    int64_t l = dim(qt, 2), e = dim(qt, 1), s = dim(kt, 2), ev = dim(vt, 1);
+    ArrayRef<int64_t> out = call.resultType.getShape();
+    if (call.resultType.getRank() < 2 || out[out.size() - 2] != l ||
+        out.back() != ev)
+      return fail(why, "the result is not [..., L, Ev]");
+    ArrayRef<int64_t> batch = out.drop_back(2);
+    auto withBatch = [&](int64_t rows, int64_t cols) {
+      SmallVector<int64_t> shape(batch);
+      shape.append({rows, cols});
+      return shape;
+    };
+    if (!broadcastsTo(qt, withBatch(l, e)) ||
+        !broadcastsTo(kt, withBatch(s, e)) ||
+        !broadcastsTo(vt, withBatch(s, ev)))
+      return fail(why, "query [..., L, E], key [..., S, E] and value [..., "
+                       "S, Ev] do not broadcast to the result's batch dims");
+
+    if (!call.args.isNoneOrAbsent(4)) {
+      auto p = getNumber(call.args.scalar(4));
+      if (!p)
+        return fail(why, "dropout_p is not a number");
+      if (*p != 0)
+        return fail(why, "dropout_p > 0 draws random numbers");
+    }
+    std::optional<bool> causal = call.args.isNoneOrAbsent(5)
+                                     ? std::optional<bool>(false)
+                                     : getBool(call.args.scalar(5));
+    std::optional<double> scale =
+        call.args.isNoneOrAbsent(6)
+            ? std::optional<double>(1.0 / std::sqrt(static_cast<double>(e)))
+            : getNumber(call.args.scalar(6));
+    std::optional<bool> gqa = call.args.isNoneOrAbsent(7)
+                                  ? std::optional<bool>(false)
+                                  : getBool(call.args.scalar(7));
+    if (!causal || !scale || !gqa)
+      return fail(why, "is_causal, scale or enable_gqa not understood");
+    if (*gqa)
+      return fail(why, "enable_gqa=True (grouped-query attention)");
+    bool hasMask = call.args.isTensor(3);
+    if (!hasMask && !call.args.isNoneOrAbsent(3))
+      return fail(why, "attn_mask is neither a tensor nor None");
+    bool maskIsBool = false;
+    if (hasMask) {
+      RankedTensorType mt = call.tensorType(3);
+      maskIsBool = mt.getElementType().isInteger(1);
+      if (!maskIsBool && mt.getElementType() != elt)
+        return fail(why, "attn_mask is neither bool nor of the query's type");
+      if (!broadcastsTo(mt, withBatch(l, s)))
+        return fail(why, "attn_mask does not broadcast to [..., L, S]");
+      if (*causal)
+        return fail(why, "attn_mask together with is_causal=True");
+    }
+
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t n = ShapedType::getNumElements(batch);
+    Value q3 = toBatch3D(rewriter, loc, call.tensor(0), batch);
+    Value k3 = toBatch3D(rewriter, loc, call.tensor(1), batch);
+    Value v3 = toBatch3D(rewriter, loc, call.tensor(2), batch);
+
+    // scores[b, i, j] = sum_e q[b, i, e] * k[b, j, e], over (b, i, j, e).
+    auto scoresType = RankedTensorType::get({n, l, s}, elt);
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(4, 0, {d(0), d(1), d(3)}, ctx),
+        AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx),
+        AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx)};
+    SmallVector<utils::IteratorType> iters(3, utils::IteratorType::parallel);
+    iters.push_back(utils::IteratorType::reduction);
+    Value scores = linalg::GenericOp::create(
+                       rewriter, loc, scoresType, ValueRange{q3, k3},
+                       zeros(rewriter, loc, scoresType), maps, iters,
+                       [](OpBuilder &b, Location l, ValueRange a) {
+                         linalg::YieldOp::create(
+                             b, l, add(b, l, a[2], mul(b, l, a[0], a[1])));
+                       })
+                       .getResult(0);
+
+    // Scale and mask in the uncollapsed [..., L, S], where the mask
+    // broadcasts; the row max of a fully masked row is then -inf.
+    auto fullType = RankedTensorType::get(withBatch(l, s), elt);
+    int64_t rank = fullType.getRank();
+    Value full = reshapeTo(rewriter, loc, scores, fullType);
+    SmallVector<Value> inputs = {full};
+    SmallVector<AffineMap> inMaps = {rewriter.getMultiDimIdentityMap(rank)};
+    if (hasMask) {
+      inputs.push_back(call.tensor(3));
+      inMaps.push_back(
+          broadcastMap(call.tensorType(3), fullType.getShape(), ctx));
+    }
+    Value masked =
+        buildGeneric(rewriter, loc, fullType, inputs, inMaps,
+                     [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                       Value x = mul(b, l, a[0], constantOf(b, l, elt, *scale));
+                       Value ninf = constantOf(b, l, elt, -INFINITY);
+                       if (*causal) {
+                         Value i = linalg::IndexOp::create(b, l, rank - 2);
+                         Value j = linalg::IndexOp::create(b, l, rank - 1);
+                         Value later = arith::CmpIOp::create(
+                             b, l, arith::CmpIPredicate::ugt, j, i);
+                         return arith::SelectOp::create(b, l, later, ninf, x);
+                       }
+                       if (!hasMask)
+                         return x;
+                       if (maskIsBool)
+                         return arith::SelectOp::create(b, l, a[1], x, ninf);
+                       return add(b, l, x, a[1]);
+                     });
+    Value p = buildSoftmax(rewriter, loc, masked, rank - 1, /*isLog=*/false,
+                           /*zeroMaskedRows=*/true);
+
+    auto out3 = RankedTensorType::get({n, l, ev}, elt);
+    Value y = linalg::BatchMatmulOp::create(
+                  rewriter, loc, TypeRange{out3},
+                  ValueRange{reshapeTo(rewriter, loc, p, scoresType), v3},
+                  ValueRange{zeros(rewriter, loc, out3)})
+                  .getResult(0);
+    rewriter.replaceOp(call.op, reshapeTo(rewriter, loc, y, call.resultType));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Recurrent layers
+//===----------------------------------------------------------------------===//
+
+/// lstm(input, h0, c0, weights..., has_biases, num_layers, dropout, train,
+/// bidirectional, batch_first) -> (output, h_n, c_n) and gru (the same
+/// without c0 and c_n), as the runtime's RNNLayers.h computes them. Per
+/// layer and direction, the input projection of the whole sequence is one
+/// linalg.matmul onto the broadcast bias (the lstm folds b_hh in; the gru
+/// keeps b_hh for n = tanh(W_in x + b_in + r * (W_hn h + b_hn))). The time
+/// steps are an scf.for whose tensor iter_args carry h (and c) and the
+/// layer's output: a matmul of h_{t-1} by w_hh^T, one generic for the cell,
+/// and a tensor.insert_slice of h_t into the output, so the IR does not grow
+/// with the sequence, and on the GPU the loop stays on the host, launching
+/// its kernels. Training with dropout between layers draws random numbers.
+class RnnLowering : public PyOpLowering {
+public:
+  ArrayRef<StringLiteral> names() const override {
+    static const StringLiteral kNames[] = {"lstm", "gru"};
+    return kNames;
+  }
+  bool multipleResults() const override { return true; }
+
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override {
+    StringRef name = call.op.getOpName();
+    bool lstm = name == "lstm";
+    unsigned states = lstm ? 2 : 1;
+    unsigned nt = 0;
+    while (call.args.isTensor(nt))
+      ++nt;
+    if (nt < 1 + states)
+      return fail(why, name + " expects input and " +
+                           (lstm ? "h0 and c0" : "h0") + " tensors");
+    auto flag = [&](unsigned i, bool dflt) {
+      return call.args.isNoneOrAbsent(i) ? std::optional<bool>(dflt)
+                                         : getBool(call.args.scalar(i));
+    };
+    std::optional<bool> hasBiases = flag(nt, true), train = flag(nt + 3, false),
+                        bidirectional = flag(nt + 4, false),
+                        batchFirst = flag(nt + 5, false);
+    std::optional<int64_t> layers = getInt(call.args.scalar(nt + 1));
+    std::optional<double> dropout = call.args.isNoneOrAbsent(nt + 2)
+                                        ? std::optional<double>(0)
+                                        : getNumber(call.args.scalar(nt + 2));
+    if (!hasBiases || !train || !bidirectional || !batchFirst || !layers ||
+        !dropout)
+      return fail(why, "has_biases, num_layers, dropout, train, "
+                       "bidirectional or batch_first not understood");
+    if (*layers <= 0)
+      return fail(why, "num_layers is not positive");
+    // Dropout applies to the outputs of every layer but the last.
+    if (*train && *dropout > 0 && *layers > 1)
+      return fail(why, "training dropout between layers draws random "
+                       "numbers");
+    int64_t dirs = *bidirectional ? 2 : 1;
+    unsigned perLayer = *hasBiases ? 4 : 2;
+    int64_t numWeights = int64_t(nt) - 1 - states;
+    if (numWeights != *layers * dirs * perLayer)
+      return fail(why, "expected " + Twine(*layers * dirs * perLayer) +
+                           " weight tensors, got " + Twine(numWeights));
+    Type elt = call.resultElt();
+    if (!isa<FloatType>(elt))
+      return fail(why, name + " with a non-float result");
+    for (unsigned i = 0; i < nt; ++i)
+      if (call.tensorType(i).getElementType() != elt)
+        return fail(why, "arguments of mixed element types");
+
+    RankedTensorType xt = call.tensorType(0), ht = call.tensorType(1);
+    if (xt.getRank() != 3 || ht.getRank() != 3)
+      return fail(why, "input or h0 is not 3-D");
+    int64_t seq = xt.getDimSize(*batchFirst ? 1 : 0);
+    int64_t batch = xt.getDimSize(*batchFirst ? 0 : 1);
+    int64_t inputSize = xt.getDimSize(2), hidden = ht.getDimSize(2);
+    int64_t gatesSize = (lstm ? 4 : 3) * hidden, features = dirs * hidden;
+    auto stateType =
+        RankedTensorType::get({*layers * dirs, batch, hidden}, elt);
+    auto outType = RankedTensorType::get(
+        *batchFirst ? ArrayRef<int64_t>{batch, seq, features}
+                    : ArrayRef<int64_t>{seq, batch, features},
+        elt);
+    for (unsigned i = 1; i <= states; ++i)
+      if (call.tensorType(i) != stateType)
+        return fail(why, "h0 or c0 is not [num_layers * directions, batch, "
+                         "hidden]");
+    if (call.resultTypes.size() != 1 + states ||
+        call.resultTypes[0] != outType ||
+        llvm::any_of(ArrayRef(call.resultTypes).drop_front(),
+                     [&](RankedTensorType t) { return t != stateType; }))
+      return fail(why, "the results are not the output and final states");
+    for (int64_t l = 0; l < *layers; ++l)
+      for (int64_t d = 0; d < dirs; ++d)
+        for (unsigned k = 0; k < perLayer; ++k) {
+          SmallVector<int64_t> want = {gatesSize};
+          if (k < 2)
+            want.push_back(k == 1 ? hidden : l == 0 ? inputSize : features);
+          unsigned i = 1 + states + (l * dirs + d) * perLayer + k;
+          if (call.tensorType(i).getShape() != ArrayRef(want))
+            return fail(why, "weight #" + Twine(i - 1 - states) +
+                                 " does not have nn." +
+                                 (lstm ? "LSTM" : "GRU") + "'s shape");
+        }
+
+    Location loc = call.op.getLoc();
+    Value layerIn = call.tensor(0);
+    if (*batchFirst)
+      layerIn = transpose(rewriter, loc, layerIn, {1, 0, 2});
+    auto seqType = RankedTensorType::get({seq, batch, features}, elt);
+    SmallVector<Value> finalH, finalC;
+    for (int64_t l = 0; l < *layers; ++l) {
+      int64_t inSize = l == 0 ? inputSize : features;
+      Value rows = reshapeTo(rewriter, loc, layerIn,
+                             RankedTensorType::get({seq * batch, inSize}, elt));
+      Value layerOut = emptyLike(rewriter, loc, seqType);
+      for (int64_t d = 0; d < dirs; ++d) {
+        int64_t index = l * dirs + d;
+        unsigned base = 1 + states + index * perLayer;
+        Value bih = *hasBiases ? call.tensor(base + 2) : Value();
+        Value bhh = *hasBiases ? call.tensor(base + 3) : Value();
+        Value gates = inputProjection(rewriter, loc, rows, call.tensor(base),
+                                      bih, lstm ? bhh : Value(), seq, batch);
+        Value whhT = transpose(rewriter, loc, call.tensor(base + 1), {1, 0});
+        SmallVector<Value> init = {
+            stateAt(rewriter, loc, call.tensor(1), index)};
+        if (lstm)
+          init.push_back(stateAt(rewriter, loc, call.tensor(2), index));
+        init.push_back(layerOut);
+        auto loop =
+            timeLoop(rewriter, loc, lstm, gates, whhT, lstm ? Value() : bhh,
+                     init, seq, d == 1, d * hidden);
+        finalH.push_back(loop.getResult(0));
+        if (lstm)
+          finalC.push_back(loop.getResult(1));
+        layerOut = loop.getResults().back();
+      }
+      layerIn = layerOut;
+    }
+    Value output = layerIn;
+    if (*batchFirst)
+      output = transpose(rewriter, loc, output, {1, 0, 2});
+    SmallVector<Value> results = {output,
+                                  stack(rewriter, loc, finalH, stateType)};
+    if (lstm)
+      results.push_back(stack(rewriter, loc, finalC, stateType));
+    rewriter.replaceOp(call.op, results);
+    return success();
+  }
+
+private:
+  /// gates [seq, batch, G] = b1 + b2 + rows [seq * batch, In] @ w_ih^T, the
+  /// biases (either may be null) broadcast over the rows as the
+  /// accumulator.
+  static Value inputProjection(OpBuilder &b, Location loc, Value rows,
+                               Value wih, Value b1, Value b2, int64_t seq,
+                               int64_t batch) {
+    auto wt = cast<RankedTensorType>(wih.getType());
+    int64_t gatesSize = wt.getDimSize(0);
+    auto accType = wt.clone({seq * batch, gatesSize});
+    Value acc;
+    SmallVector<Value> biases;
+    for (Value v : {b1, b2})
+      if (v)
+        biases.push_back(v);
+    if (biases.empty()) {
+      acc = zeros(b, loc, accType);
+    } else {
+      acc = buildElementwise(
+          b, loc, accType, biases, [](OpBuilder &nb, Location l, ValueRange a) {
+            return a.size() == 1 ? a[0] : add(nb, l, a[0], a[1]);
+          });
+    }
+    Value y =
+        linalg::MatmulOp::create(
+            b, loc, TypeRange{accType},
+            ValueRange{rows, transpose(b, loc, wih, {1, 0})}, ValueRange{acc})
+            .getResult(0);
+    return reshapeTo(b, loc, y, wt.clone({seq, batch, gatesSize}));
+  }
+
+  /// Row `index` of a [layers * dirs, batch, hidden] state, as a fresh
+  /// [batch, hidden] tensor: the time loop updates its states in place, and
+  /// h0 and c0 are the caller's (one-shot bufferization takes function
+  /// arguments as writable).
+  static Value stateAt(OpBuilder &b, Location loc, Value state, int64_t index) {
+    auto t = cast<RankedTensorType>(state.getType());
+    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(index),
+                                         b.getIndexAttr(0), b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                       b.getIndexAttr(t.getDimSize(1)),
+                                       b.getIndexAttr(t.getDimSize(2))};
+    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+    auto rowType = t.clone({t.getDimSize(1), t.getDimSize(2)});
+    Value row = tensor::ExtractSliceOp::create(b, loc, rowType, state, offsets,
+                                               sizes, strides);
+    return linalg::CopyOp::create(b, loc, row, emptyLike(b, loc, rowType))
+        .getResult(0);
+  }
+
+  /// The [batch, hidden] final states of each layer and direction, in
+  /// order, as one [layers * dirs, batch, hidden] tensor.
+  static Value stack(OpBuilder &b, Location loc, ArrayRef<Value> parts,
+                     RankedTensorType type) {
+    Value out = emptyLike(b, loc, type);
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                       b.getIndexAttr(type.getDimSize(1)),
+                                       b.getIndexAttr(type.getDimSize(2))};
+    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+    for (auto [i, part] : llvm::enumerate(parts)) {
+      SmallVector<OpFoldResult> offsets = {b.getIndexAttr(i), b.getIndexAttr(0),
+                                           b.getIndexAttr(0)};
+      out = tensor::InsertSliceOp::create(b, loc, part, out, offsets, sizes,
+                                          strides);
+    }
+    return out;
+  }
+
+  /// The time loop of one layer and direction. `init` is (h, [c,] out):
+  /// the initial states and the layer's output [seq, batch, features], into
+  /// which h_t goes at column `column`. `reverse` walks t from seq - 1 down.
+  static scf::ForOp timeLoop(OpBuilder &b, Location loc, bool lstm, Value gates,
+                             Value whhT, Value bhh, ValueRange init,
+                             int64_t seq, bool reverse, int64_t column) {
+    auto gt = cast<RankedTensorType>(gates.getType());
+    auto ht = cast<RankedTensorType>(init[0].getType());
+    int64_t batch = ht.getDimSize(0), hidden = ht.getDimSize(1);
+    int64_t gatesSize = gt.getDimSize(2);
+    auto rowType = ht.clone({batch, gatesSize});
+    Value lb = arith::ConstantIndexOp::create(b, loc, 0);
+    Value ub = arith::ConstantIndexOp::create(b, loc, seq);
+    Value step = arith::ConstantIndexOp::create(b, loc, 1);
+    return scf::ForOp::create(
+        b, loc, lb, ub, step, init,
+        [&](OpBuilder &nb, Location l, Value s, ValueRange iter) {
+          Value t = s;
+          if (reverse)
+            t = arith::SubIOp::create(
+                nb, l, arith::ConstantIndexOp::create(nb, l, seq - 1), s);
+          SmallVector<OpFoldResult> strides(3, nb.getIndexAttr(1));
+          SmallVector<OpFoldResult> offsets = {t, nb.getIndexAttr(0),
+                                               nb.getIndexAttr(0)};
+          SmallVector<OpFoldResult> sizes = {nb.getIndexAttr(1),
+                                             nb.getIndexAttr(batch),
+                                             nb.getIndexAttr(gatesSize)};
+          Value gx = tensor::ExtractSliceOp::create(nb, l, rowType, gates,
+                                                    offsets, sizes, strides);
+          Value h = iter[0];
+          // h_{t-1} @ w_hh^T on its own, added to the input projection in
+          // the cell as the runtime's gemm adds it: accumulating into the
+          // gates' slice would make bufferization copy it every step.
+          Value gh = linalg::MatmulOp::create(nb, l, TypeRange{rowType},
+                                              ValueRange{h, whhT},
+                                              ValueRange{zeros(nb, l, rowType)})
+                         .getResult(0);
+          // The cell also writes h_t straight into the output's slice, so
+          // the insert_slice bufferizes in place instead of copying.
+          Value out = iter.back();
+          SmallVector<OpFoldResult> outOffsets = {t, nb.getIndexAttr(0),
+                                                  nb.getIndexAttr(column)};
+          SmallVector<OpFoldResult> outSizes = {nb.getIndexAttr(1),
+                                                nb.getIndexAttr(batch),
+                                                nb.getIndexAttr(hidden)};
+          Value slot = tensor::ExtractSliceOp::create(
+              nb, l, ht, out, outOffsets, outSizes, strides);
+          SmallVector<Value> next =
+              lstm ? lstmCell(nb, l, gx, gh, h, iter[1], slot, hidden)
+                   : gruCell(nb, l, gx, gh, bhh, h, slot, hidden);
+          next.back() = tensor::InsertSliceOp::create(
+              nb, l, next.back(), out, outOffsets, outSizes, strides);
+          scf::YieldOp::create(nb, l, next);
+        });
+  }
+
+  /// `v` [..., gates * hidden] viewed as [..., gates, hidden], so that a
+  /// generic over [batch, hidden] reads gate k with a constant index
+  /// (gateMap); linalg's verifier rejects offset columns (d1 + k * hidden).
+  static Value splitGates(OpBuilder &b, Location loc, Value v, int64_t hidden) {
+    auto t = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(t.getShape().drop_back());
+    shape.append({t.getShape().back() / hidden, hidden});
+    return reshapeTo(b, loc, v, t.clone(shape));
+  }
+
+  /// The map reading gate `k` of a splitGates [batch, gates, hidden] row
+  /// (or a [gates, hidden] bias) in a [batch, hidden] iteration space.
+  static AffineMap gateMap(MLIRContext *ctx, int64_t k, bool bias = false) {
+    AffineExpr gate = getAffineConstantExpr(k, ctx);
+    AffineExpr col = getAffineDimExpr(1, ctx);
+    if (bias)
+      return AffineMap::get(2, 0, {gate, col}, ctx);
+    return AffineMap::get(2, 0, {getAffineDimExpr(0, ctx), gate, col}, ctx);
+  }
+
+  static Value sigmoid(OpBuilder &b, Location l, Value x) {
+    Value one = constantOf(b, l, x.getType(), 1);
+    Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));
+    return arith::DivFOp::create(b, l, one, add(b, l, one, e));
+  }
+
+  /// i, f, g, o = gx + gh; c = f c_{t-1} + i g; h = o tanh(c): one generic
+  /// whose results (h, c, h again) are written over `h`, `c` (so that the
+  /// loop's yields are its iter_args' buffers, as one-shot bufferization
+  /// requires of an scf.for) and `slot`, the output's slice for this step.
+  /// h_{t-1} is dead by then: the matmul has read it.
+  static SmallVector<Value> lstmCell(OpBuilder &b, Location loc, Value gx,
+                                     Value gh, Value h, Value c, Value slot,
+                                     int64_t hidden) {
+    MLIRContext *ctx = b.getContext();
+    auto type = cast<RankedTensorType>(c.getType());
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (Value v : {gx, gh}) {
+      Value split = splitGates(b, loc, v, hidden);
+      for (int64_t k = 0; k < 4; ++k) {
+        inputs.push_back(split);
+        maps.push_back(gateMap(ctx, k));
+      }
+    }
+    AffineMap id = b.getMultiDimIdentityMap(2);
+    maps.append({id, id, id});
+    SmallVector<utils::IteratorType> iters(2, utils::IteratorType::parallel);
+    auto cell = linalg::GenericOp::create(
+        b, loc, TypeRange{type, type, type}, inputs, ValueRange{h, c, slot},
+        maps, iters, [](OpBuilder &nb, Location l, ValueRange a) {
+          auto gate = [&](int k) { return add(nb, l, a[k], a[4 + k]); };
+          Value i = sigmoid(nb, l, gate(0)), f = sigmoid(nb, l, gate(1));
+          Value g = math::TanhOp::create(nb, l, gate(2));
+          Value o = sigmoid(nb, l, gate(3));
+          Value cNew = add(nb, l, mul(nb, l, f, a[9]), mul(nb, l, i, g));
+          Value hNew = mul(nb, l, o, math::TanhOp::create(nb, l, cNew));
+          linalg::YieldOp::create(nb, l, ValueRange{hNew, cNew, hNew});
+        });
+    return SmallVector<Value>(cell.getResults());
+  }
+
+  /// r = sigmoid(gi_r + gh_r + b_hr), z likewise, n = tanh(gi_n + r (gh_n +
+  /// b_hn)), h = (1 - z) n + z h_{t-1}; gi holds x W_i^T + b_i, `bhh` is
+  /// null without biases. Written over `h` (the generic's out, read as
+  /// h_{t-1} element by element) and `slot`, as lstmCell does.
+  static SmallVector<Value> gruCell(OpBuilder &b, Location loc, Value gi,
+                                    Value gh, Value bhh, Value h, Value slot,
+                                    int64_t hidden) {
+    MLIRContext *ctx = b.getContext();
+    auto type = cast<RankedTensorType>(h.getType());
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (Value v : {gi, gh}) {
+      Value split = splitGates(b, loc, v, hidden);
+      for (int64_t k = 0; k < 3; ++k) {
+        inputs.push_back(split);
+        maps.push_back(gateMap(ctx, k));
+      }
+    }
+    if (bhh) {
+      Value split = splitGates(b, loc, bhh, hidden);
+      for (int64_t k = 0; k < 3; ++k) {
+        inputs.push_back(split);
+        maps.push_back(gateMap(ctx, k, /*bias=*/true));
+      }
+    }
+    maps.append(2, b.getMultiDimIdentityMap(2));
+    SmallVector<utils::IteratorType> iters(2, utils::IteratorType::parallel);
+    auto cell = linalg::GenericOp::create(
+        b, loc, TypeRange{type, type}, inputs, ValueRange{h, slot}, maps, iters,
+        [&](OpBuilder &nb, Location l, ValueRange a) {
+          auto bias = [&](int k, Value v) {
+            return bhh ? add(nb, l, v, a[6 + k]) : v;
+          };
+          Value hPrev = a[a.size() - 2];
+          Value r = sigmoid(nb, l, bias(0, add(nb, l, a[0], a[3])));
+          Value z = sigmoid(nb, l, bias(1, add(nb, l, a[1], a[4])));
+          Value n = math::TanhOp::create(
+              nb, l, add(nb, l, a[2], mul(nb, l, r, bias(2, a[5]))));
+          Value one = constantOf(nb, l, type.getElementType(), 1);
+          Value hNew = add(nb, l, mul(nb, l, sub(nb, l, one, z), n),
+                           mul(nb, l, z, hPrev));
+          linalg::YieldOp::create(nb, l, ValueRange{hNew, hNew});
+        });
+    return SmallVector<Value>(cell.getResults());
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // Views
 //===----------------------------------------------------------------------===//
 
@@ -1498,6 +2077,8 @@ public:
     add(std::make_unique<ConvLowering>());
     add(std::make_unique<PoolLowering>());
     add(std::make_unique<EmbeddingLowering>());
+    add(std::make_unique<AttentionLowering>());
+    add(std::make_unique<RnnLowering>());
     add(std::make_unique<ReshapeLowering>());
     add(std::make_unique<TransposeLowering>());
     add(std::make_unique<SliceLowering>());
@@ -1548,18 +2129,24 @@ private:
     const PyOpLowering *lowering = table.lookup(op.getOpName());
     if (!lowering)
       return fail(why, "no lowering for '" + op.getOpName() + "'");
-    if (op.getNumResults() != 1)
+    if (op.getNumResults() == 0)
+      return fail(why, "no result");
+    if (op.getNumResults() != 1 && !lowering->multipleResults())
       return fail(why, "more than one result");
     for (Type t : op->getOperandTypes())
       if (!isStatic(t))
         return fail(why, "an operand has a dynamic shape (" +
                              llvm::to_string(t) + ")");
-    if (!isStatic(op.getResult(0).getType()))
-      return fail(why, "the result has a dynamic shape");
+    SmallVector<RankedTensorType> resultTypes;
+    for (Type t : op->getResultTypes()) {
+      if (!isStatic(t))
+        return fail(why, "the result has a dynamic shape");
+      resultTypes.push_back(cast<RankedTensorType>(t));
+    }
     Call call{op,
               PyArgs(op.getCconv(), op.getTensors().getTypes(),
                      op.getScalars().getValue()),
-              cast<RankedTensorType>(op.getResult(0).getType())};
+              resultTypes.front(), resultTypes};
     return lowering->lower(call, rewriter, why);
   }
 

@@ -119,7 +119,7 @@ def main():
                     cells.append(f"{t:.2f}" if t is not None else err)
             print(f"| {name} | " + " | ".join(cells) + " |")
 
-    from gpu_models import mlp, transformer, cnn
+    from gpu_models import GRAPHS
     from safetensors.torch import save_file
     status = subprocess.run([os.path.join(bin_dir, "trace-run"), "--device", "cuda",
                              os.path.join(ROOT, "test", "Runtime", "mlp.mlir")],
@@ -131,7 +131,7 @@ def main():
     print("| graph | op | runtime | generated | generated / runtime |")
     print("|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as d:
-        for name, build in (("MLP", mlp), ("transformer B2 S7 E32", transformer), ("CNN", cnn)):
+        for name, build in GRAPHS.items():
             text, inputs, params = build()
             path = os.path.join(d, "g.mlir")
             with open(path, "w") as f:

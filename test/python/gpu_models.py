@@ -37,4 +37,17 @@ def cnn():
     return test_graphs.cnn_graph(4, training=False), {"x": torch.randn(4, 3, 16, 16)}, params
 
 
-GRAPHS = {"mlp": mlp, "transformer": transformer, "cnn": cnn}
+def transformer_export():
+    B, S, E, H, F = 2, 7, 32, 4, 64
+    layer = torch.nn.TransformerEncoderLayer(E, H, F, dropout=0.1, batch_first=True).eval()
+    return (test_graphs.transformer_layer_export_graph(B, S, E, H, F), {"src": torch.randn(B, S, E)},
+            dict(layer.state_dict()))
+
+
+def word_lm_gru():
+    text, inputs, params, _ = test_graphs.word_lm_gru_case()
+    return text, inputs, params
+
+
+GRAPHS = {"mlp": mlp, "transformer": transformer, "transformer_export": transformer_export, "cnn": cnn,
+          "word_lm_gru": word_lm_gru}

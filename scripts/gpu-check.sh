@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The CUDA tier, for a machine with a GPU: builds, then runs every PyTorch-
 # oracle op and graph test on cuda (TRACEIR_DEVICE=cuda) plus the CUDA-only
-# tests, and prints what ran and what failed. Meant to finish in under 8
-# minutes. Usage: scripts/gpu-check.sh [pytest args...]
+# tests (among them the compiler's generated kernels against the runtime's,
+# test_generated_kernels.py), prints what ran and what failed, and last the
+# kernel times of generated vs hand-written kernels (bench/lowering_bench.py).
+# Meant to finish in under 9 minutes. Usage: scripts/gpu-check.sh [pytest args...]
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${TRACEIR_VENV:-$HOME/.cache/traceir/venv}"
@@ -21,4 +23,6 @@ fi
 echo "== CUDA tier: pytest with TRACEIR_DEVICE=cuda"
 cd "$ROOT" && TRACEIR_BUILD="$ROOT/build" TRACEIR_DEVICE=cuda \
   timeout 450 "$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider test/python "$@" || status=1
+echo "== generated vs hand-written kernel times (bench/lowering_bench.py)"
+timeout 90 "$VENV/bin/python" "$ROOT/bench/lowering_bench.py" --repeat 1 --runs 10 || status=1
 exit "${status:-0}"

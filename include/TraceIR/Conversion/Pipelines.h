@@ -10,7 +10,12 @@
 //                         interface wrappers (_mlir_ciface_<name>) so
 //                         ExecutionEngine can call the funcs.
 // Both bufferize function results into trailing out-params (memrefs the
-// caller allocates), so callers own every input and output buffer.
+// caller allocates), so callers own every input and output buffer. In
+// per-op mode (option per-op, and trace-translate --emit-gpu-binary's
+// default) the GPU pipeline first splits each graph into one function per
+// compute op (--trace-split-ops): the form the runtime launches (see
+// KernelPlan.h). Kernels are serialized before the host code is lowered, so
+// the host functions can be read at the memref level (lowerHost = false).
 //
 //===----------------------------------------------------------------------===//
 

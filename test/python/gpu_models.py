@@ -49,5 +49,21 @@ def word_lm_gru():
     return text, inputs, params
 
 
+def word_lm_lstm():
+    """The bundled 2017 trace in eval form, with the example model's
+    weights (as test_word_lm.py builds them)."""
+    import test_word_lm as w
+    torch.manual_seed(0)
+    model = w.RNNModel()
+    params = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    g = torch.Generator().manual_seed(1)
+    inputs = {"tokens": torch.randint(0, w.NTOKEN, (w.BPTT, w.BATCH), generator=g),
+              "hidden.0": 0.5 * torch.randn(w.NLAYERS, w.BATCH, w.NHID, generator=g),
+              "hidden.1": 0.5 * torch.randn(w.NLAYERS, w.BATCH, w.NHID, generator=g)}
+    with open(w.TRACE) as f:
+        text = w.import_anf(w.eval_trace_text(f.read()))
+    return text, inputs, params
+
+
 GRAPHS = {"mlp": mlp, "transformer": transformer, "transformer_export": transformer_export, "cnn": cnn,
-          "word_lm_gru": word_lm_gru}
+          "word_lm_gru": word_lm_gru, "word_lm_lstm": word_lm_lstm}

@@ -88,10 +88,11 @@ constexpr llvm::StringLiteral kRecurrentAttention = R"(
                   %wh: tensor<64x16xf32> {trace.param = "wh"},
                   %q: tensor<2x4x5x8xf32> {trace.input = "q"},
                   %m: tensor<5x5xi1> {trace.input = "m"})
-      -> (tensor<3x4x16xf32>, tensor<2x4x5x8xf32>) {
+      -> (tensor<3x4x16xf32>, tensor<2x4x5x8xf32>, tensor<f32>) {
     %0:3 = pyop "lstm"(%x, %h, %c, %wi, %wh, False, 1, 0.0, False, False, False) : (tensor<3x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<64x16xf32>, tensor<64x16xf32>) -> (tensor<3x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>)
     %1 = pyop "scaled_dot_product_attention"(%q, %q, %q, %m) : (tensor<2x4x5x8xf32>, tensor<2x4x5x8xf32>, tensor<2x4x5x8xf32>, tensor<5x5xi1>) -> tensor<2x4x5x8xf32>
-    ret %0#0, %1 : tensor<3x4x16xf32>, tensor<2x4x5x8xf32>
+    %2 = pyop "sum"(%1) : (tensor<2x4x5x8xf32>) -> tensor<f32>
+    ret %0#0, %1, %2 : tensor<3x4x16xf32>, tensor<2x4x5x8xf32>, tensor<f32>
   })";
 
 struct SignatureCase {
@@ -174,7 +175,7 @@ TEST_P(PlanSignatures, MatchKernelSignatures) {
 INSTANTIATE_TEST_SUITE_P(Graphs, PlanSignatures,
                          ::testing::Values(SignatureCase{kMLP, 6},
                                            SignatureCase{kRecurrentAttention,
-                                                         2}));
+                                                         3}));
 
 // An RNN's host code loops over time steps: the plan is that loop unrolled,
 // each step's launches reading and writing that step's slices, and the

@@ -4,6 +4,7 @@
 #include "TraceIR/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -11,6 +12,7 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -223,6 +225,67 @@ struct MergeGpuModulesPass
   }
 };
 
+/// What convert-linalg-to-parallel-loops leaves outside parallel loops runs
+/// on the host: a reduction into a 0-d result (sum of every element, the
+/// max of a 1-D softmax) becomes a plain scf.for nest of loads and stores,
+/// or a bare store of its initial value. On a GPU that memory is device
+/// memory, which the host cannot touch; so each such op (a load, a store, or
+/// a region op containing one) is moved into a gpu.launch of one thread.
+/// Correct but serial: a tree reduction across threads would be the fast
+/// form, and is not written yet.
+struct SerialHostComputeToGpuPass
+    : public PassWrapper<SerialHostComputeToGpuPass,
+                         OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SerialHostComputeToGpuPass)
+
+  StringRef getArgument() const final {
+    return "trace-serial-host-compute-to-gpu";
+  }
+  StringRef getDescription() const final {
+    return "Moves memory accesses left on the host into one-thread launches";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<gpu::GPUDialect>();
+  }
+
+  /// Whether `op` loads or stores outside any launch, and launches nothing
+  /// itself (a host loop around launches, like an RNN's time loop, is
+  /// orchestration and stays on the host).
+  static bool isHostCompute(Operation *op) {
+    bool access = false, launches = false;
+    op->walk<WalkOrder::PreOrder>([&](Operation *inner) {
+      if (isa<gpu::LaunchOp>(inner)) {
+        launches = true;
+        return WalkResult::skip();
+      }
+      access |= isa<memref::LoadOp, memref::StoreOp>(inner);
+      return WalkResult::advance();
+    });
+    return access && !launches;
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    SmallVector<Operation *> hostOps;
+    for (Operation &op : func.getBody().front())
+      // An op whose results are used later cannot move into a launch.
+      if (op.getNumResults() == 0 && isHostCompute(&op))
+        hostOps.push_back(&op);
+    for (Operation *op : hostOps) {
+      OpBuilder b(op);
+      Value one = arith::ConstantIndexOp::create(b, op->getLoc(), 1);
+      auto launch =
+          gpu::LaunchOp::create(b, op->getLoc(), one, one, one, one, one, one);
+      Block &body = launch.getBody().front();
+      OpBuilder inner = OpBuilder::atBlockEnd(&body);
+      auto terminator = gpu::TerminatorOp::create(inner, op->getLoc());
+      op->moveBefore(terminator);
+    }
+  }
+};
+
 /// Both pipelines start from a trace.graph (or from linalg on tensors, which
 /// this leaves alone) and need every op lowered: a pyop left by
 /// --convert-trace-to-linalg is an error naming it and where it is.
@@ -331,6 +394,7 @@ void mlir::trace::buildTraceLowerToGpuPipeline(
       createParallelLoopTilingPass(tileSizes, /*noMinMaxBounds=*/true));
   funcPm.addPass(createGpuMapParallelLoopsPass());
   funcPm.addPass(createConvertParallelLoopToGpuPass());
+  funcPm.addPass(std::make_unique<SerialHostComputeToGpuPass>());
   // Folds the launch's grid and block sizes to constants, so outlining
   // sees (and a reader or test can check) the static launch shape.
   funcPm.addPass(createCanonicalizerPass());

@@ -8,8 +8,9 @@
 // RUN: trace-opt %s --trace-lower-to-gpu="chip=sm_80 features=+ptx80 format=fatbin toolkit=/usr/local/cuda" | FileCheck %s --check-prefixes=CHECK,SM80
 //
 // The loop mapping, seen right after outlining: parallel loops are tiled
-// onto blocks AND threads (32x8 threads per block by default, a 64x128
-// elementwise op gets a 2x16 grid), not run by one thread.
+// onto blocks AND threads (32x8 threads per block by default), not run by
+// one thread, innermost dimension first: threadIdx.x walks the contiguous
+// dimension (128 wide: 4 blocks of 32), y the rows (64: 8 blocks of 8).
 // RUN: trace-opt %s --trace-lower-to-gpu="chip=sm_90" --mlir-print-ir-after=gpu-kernel-outlining -o /dev/null 2>&1 | FileCheck %s --check-prefix=MAP
 //
 // The tile-sizes option changes the block shape.
@@ -40,22 +41,22 @@
 // Results became out-params: the caller allocates the output.
 // MAP-SAME: %[[OUT:.*]]: memref<64x128xf32>) {
 // MAP-DAG: %[[C1:.*]] = arith.constant 1 : index
-// MAP-DAG: %[[C2:.*]] = arith.constant 2 : index
-// MAP-DAG: %[[C16:.*]] = arith.constant 16 : index
+// MAP-DAG: %[[C4:.*]] = arith.constant 4 : index
 // MAP-DAG: %[[C32:.*]] = arith.constant 32 : index
 // MAP-DAG: %[[C8:.*]] = arith.constant 8 : index
-// MAP: gpu.launch_func @add_relu_kernel::@add_relu_kernel blocks in (%[[C2]], %[[C16]], %[[C1]]) threads in (%[[C32]], %[[C8]], %[[C1]])
-// MAP: gpu.func @add_relu_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 32, 8, 1>, known_grid_size = array<i32: 2, 16, 1>}
+// MAP: gpu.launch_func @add_relu_kernel::@add_relu_kernel blocks in (%[[C4]], %[[C8]], %[[C1]]) threads in (%[[C32]], %[[C8]], %[[C1]])
+// MAP: gpu.func @add_relu_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 32, 8, 1>, known_grid_size = array<i32: 4, 8, 1>}
 // MAP-DAG: %[[BX:.*]] = gpu.block_id x
 // MAP-DAG: %[[BY:.*]] = gpu.block_id y
 // MAP-DAG: %[[TX:.*]] = gpu.thread_id x
 // MAP-DAG: %[[TY:.*]] = gpu.thread_id y
-// Element index = thread id + block id * tile size, in both dimensions.
+// Element index = thread id + block id * tile size, in both dimensions;
+// x indexes the last (contiguous) dimension.
 // MAP-DAG: %[[OX:.*]] = affine.apply #{{.*}}()[%[[BX]]]
 // MAP-DAG: %[[OY:.*]] = affine.apply #{{.*}}()[%[[BY]]]
-// MAP-DAG: %[[I:.*]] = arith.addi %[[TX]], %[[OX]] : index
-// MAP-DAG: %[[J:.*]] = arith.addi %[[TY]], %[[OY]] : index
-// MAP: memref.store %{{.*}}, %{{.*}}[%[[I]], %[[J]]] : memref<64x128xf32>
+// MAP-DAG: %[[COL:.*]] = arith.addi %[[TX]], %[[OX]] : index
+// MAP-DAG: %[[ROW:.*]] = arith.addi %[[TY]], %[[OY]] : index
+// MAP: memref.store %{{.*}}, %{{.*}}[%[[ROW]], %[[COL]]] : memref<64x128xf32>
 // The reduction maps its parallel dimension onto blocks and threads and
 // keeps the reduced dimension as a loop inside each thread.
 // MAP-LABEL: func.func @row_sum(
@@ -70,7 +71,7 @@
 // MERGE: gpu.launch_func @trace_kernels::@row_sum_kernel_0
 // MERGE-NOT: gpu.binary
 
-// TILE: gpu.func @add_relu_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 16, 4, 1>, known_grid_size = array<i32: 4, 32, 1>}
+// TILE: gpu.func @add_relu_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 16, 4, 1>, known_grid_size = array<i32: 8, 16, 1>}
 
 // PTX: gpu.binary @add_relu_kernel [#gpu.object<#nvvm.target<chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.entry add_relu_kernel
 

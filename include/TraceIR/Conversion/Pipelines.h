@@ -53,7 +53,8 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   ListOption<int64_t> tileSizes{
       *this, "tile-sizes",
       llvm::cl::desc("Threads per block along each parallel loop dimension "
-                     "(outermost first; default 32,8)")};
+                     "(innermost first, which maps onto threadIdx.x; default "
+                     "32,8)")};
   Option<bool> mergeKernelModules{
       *this, "merge-kernel-modules",
       llvm::cl::desc("Put all kernels into one gpu.module, hence one "

@@ -175,11 +175,14 @@ NB_MODULE(_traceir, m) {
       .def_static(
           "create",
           [](const std::string &text, const std::string &graph,
-             const std::string &device, const std::string &name) {
-            return unwrap(api::Executable::create(text, graph, device, name));
+             const std::string &device, const std::string &name,
+             bool compileGpuKernels, const std::string &gpuBinary) {
+            return unwrap(api::Executable::create(
+                text, graph, device, name, compileGpuKernels, gpuBinary));
           },
           nb::arg("text"), nb::arg("graph") = "", nb::arg("device") = "cpu",
-          nb::arg("name") = "<string>")
+          nb::arg("name") = "<string>", nb::arg("compile_gpu_kernels") = false,
+          nb::arg("gpu_binary") = "")
       .def_prop_ro("device", &api::Executable::device)
       .def_prop_ro("param_names", &api::Executable::paramNames)
       .def_prop_ro("input_names", &api::Executable::inputNames)

@@ -1,6 +1,7 @@
 //===- API.cpp - TraceIR for language bindings ----------------------------===//
 
 #include "TraceIR/API/API.h"
+#include "TraceIR/Conversion/KernelPlan.h"
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Import/ANFImporter.h"
 #include "TraceIR/Runtime/Build.h"
@@ -190,8 +191,8 @@ Executable::~Executable() = default;
 
 Result<std::unique_ptr<Executable>>
 Executable::create(const std::string &text, const std::string &graphName,
-                   const std::string &deviceName,
-                   const std::string &sourceName) {
+                   const std::string &deviceName, const std::string &sourceName,
+                   bool compileGpuKernels, const std::string &gpuBinary) {
   auto device = parseDevice(deviceName);
   if (!device)
     return {nullptr, llvm::toString(device.takeError())};
@@ -202,7 +203,20 @@ Executable::create(const std::string &text, const std::string &graphName,
   auto graph = findGraph(*module, graphName, sourceName);
   if (!graph)
     return {nullptr, llvm::toString(graph.takeError())};
-  auto built = buildExecutable(*graph, *device);
+  if (compileGpuKernels && !gpuBinary.empty())
+    return {nullptr, "gpu_kernels: compile them or load a binary, not both"};
+  std::optional<mlir::trace::LoadedGeneratedKernels> generated;
+  if (compileGpuKernels || !gpuBinary.empty()) {
+    mlir::trace::GeneratedKernelsSource source;
+    source.gpuBinary = gpuBinary;
+    auto loaded = mlir::trace::loadGeneratedKernels(*graph, *device, source);
+    if (!loaded)
+      return {nullptr, llvm::toString(loaded.takeError())};
+    generated = std::move(*loaded);
+  }
+  auto built = buildExecutable(
+      *graph, *device, generated ? &generated->kernels : nullptr,
+      generated ? generated->library : nullptr);
   if (!built)
     return {nullptr, llvm::toString(built.takeError())};
   std::unique_ptr<Executable> exe(new Executable());

@@ -162,9 +162,12 @@ class CompiledGraph:
     """A graph built for one device with its parameters loaded; call it with
     the graph's inputs (positionally in `input_names` order, or by name)."""
 
-    def __init__(self, module, device, graph=""):
+    def __init__(self, module, device, graph="", gpu_kernels=None):
         self.module = module
-        self._exe = _traceir.Executable.create(module.text, graph, device, module.name)
+        compile_kernels = gpu_kernels == "compile"
+        binary = "" if gpu_kernels is None or compile_kernels else os.fspath(gpu_kernels)
+        self._exe = _traceir.Executable.create(module.text, graph, device, module.name,
+                                               compile_kernels, binary)
         missing = [n for n in self._exe.param_names if n not in module.params]
         if missing:
             raise TraceIRError("missing parameter" + ("s " if len(missing) > 1 else " ") +
@@ -234,14 +237,22 @@ class CompiledGraph:
         return json.loads(self._exe.memory_report())
 
 
-def compile(module, device="cpu", fallback=False, graph=""):
+def compile(module, device="cpu", fallback=False, graph="", gpu_kernels=None):
     """Builds `module` for `device` ("cpu", "cuda", "cuda:N"). With
     fallback=True a device that cannot be used falls back to the CPU, with a
-    warning that says why; otherwise that is an error."""
+    warning that says why; otherwise that is an error.
+
+    gpu_kernels="compile" (or the path of a fatbin that `trace-translate
+    --emit-gpu-binary` wrote for the same graph) runs the ops the lowering
+    covers with the compiler's kernels instead of the runtime's, like
+    `trace-run --compile-gpu-kernels` / `--gpu-binary`; CUDA devices only."""
     if not isinstance(module, Module):
         raise TypeError(f"compile() takes a traceir.Module, got {type(module).__name__}")
+    if gpu_kernels is not None and not (gpu_kernels == "compile" or isinstance(gpu_kernels, (str, os.PathLike))):
+        raise TypeError("gpu_kernels must be None, \"compile\" or the path of a fatbin, "
+                        f"got {type(gpu_kernels).__name__}")
     try:
-        return CompiledGraph(module, device, graph)
+        return CompiledGraph(module, device, graph, gpu_kernels)
     except TraceIRError as e:
         if not fallback or device == "cpu" or "no CUDA device" not in str(e):
             raise

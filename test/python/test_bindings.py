@@ -336,6 +336,32 @@ def test_cuda_fallback_is_explicit():
         assert exe.device == "cuda:0"
 
 
+def test_gpu_kernels_arguments(tmp_path):
+    # What needs no GPU: generated kernels run on CUDA only, a file that is
+    # not a fatbin is named, a wrong type is refused; and without a GPU,
+    # fallback=True still falls back to the CPU (and its own kernels).
+    m = traceir.from_torch(MLP().eval(), (torch.randn(2, 8),))
+    with pytest.raises(traceir.TraceIRError, match="generated GPU kernels run on a CUDA device, not on cpu"):
+        traceir.compile(m, device="cpu", gpu_kernels="compile")
+    bogus = tmp_path / "model.fatbin"
+    bogus.write_bytes(b"not a fatbin")
+    with pytest.raises(traceir.TraceIRError, match="is not a CUDA fatbin"):
+        traceir.compile(m, device="cuda", gpu_kernels=bogus)
+    with pytest.raises(traceir.TraceIRError, match="cannot read GPU binary"):
+        traceir.compile(m, device="cuda", gpu_kernels=str(tmp_path / "missing.fatbin"))
+    with pytest.raises(TypeError, match="gpu_kernels must be None"):
+        traceir.compile(m, device="cuda", gpu_kernels=3)
+    try:
+        exe = traceir.compile(m, device="cuda", gpu_kernels="compile")
+    except traceir.TraceIRError as e:
+        assert "no CUDA device" in str(e)
+        with pytest.warns(RuntimeWarning, match="running on the CPU instead"):
+            exe = traceir.compile(m, device="cuda", fallback=True, gpu_kernels="compile")
+        assert exe.device == "cpu"
+    x = torch.randn(2, 8)
+    torch.testing.assert_close(exe(x), traceir.compile(m, device=exe.device)(x), rtol=1e-4, atol=1e-5)
+
+
 def test_save_params_writes_nothing_on_error():
     m = traceir.Module(str(traceir.from_torch(MLP().eval(), (torch.randn(2, 8),))),
                        {"fc1.weight": "not a tensor"})

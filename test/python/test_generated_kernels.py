@@ -24,6 +24,13 @@ if not available:
 torch.manual_seed(0)
 
 
+def device_chip():
+    """cuda:0's chip name, e.g. sm_90, for trace-translate --chip."""
+    cap = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.split()
+    return "sm_" + cap[0].replace(".", "") if cap else "sm_90"
+
+
 def plan_of(text, tmp_path):
     path = tmp_path / "g.mlir"
     path.write_text(text)
@@ -52,12 +59,9 @@ def test_prebuilt_fatbin_runs_like_compiled(tmp_path):
     text, inputs, params = mlp()
     graph = tmp_path / "mlp.mlir"
     graph.write_text(text)
-    chip = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-                          capture_output=True, text=True).stdout.split()
-    chip = "sm_" + chip[0].replace(".", "") if chip else "sm_90"
     fatbin = tmp_path / "mlp.fatbin"
     subprocess.run([os.path.join(BIN, "trace-translate"), str(graph), "--emit-gpu-binary",
-                    f"--chip={chip}", "-o", str(fatbin)], check=True)
+                    f"--chip={device_chip()}", "-o", str(fatbin)], check=True)
     # The fatbin of the graph as written serves the graph with its frees:
     # frees are not in any op's code, so the fingerprint is the same.
     compiled, _ = run_graph(text, inputs, params, device="cuda", extra=["--compile-gpu-kernels"])
@@ -93,3 +97,20 @@ def test_profile_names_the_generated_kernels(tmp_path):
     assert [e["name"] for e in kernels] == ["linear", "gelu", "linear", "log_softmax"]
     for e in kernels:
         assert re.match(r"mlp__op\d_\w+_kernel", e["args"]["generated_kernels"]), e
+
+
+def test_python_compile_with_generated_kernels(tmp_path):
+    import traceir
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 10)).eval()
+    x = torch.randn(8, 32)
+    m = traceir.from_torch(model, (x,)).run_passes("free-dead-tensors")
+    with torch.no_grad():
+        want = model(x)
+    torch.testing.assert_close(traceir.compile(m, "cuda", gpu_kernels="compile")(x), want,
+                               rtol=1e-4, atol=1e-5)
+    graph = tmp_path / "m.mlir"
+    m.save(str(graph))
+    fatbin = tmp_path / "m.fatbin"
+    subprocess.run([os.path.join(BIN, "trace-translate"), str(graph), "--emit-gpu-binary",
+                    f"--chip={device_chip()}", "-o", str(fatbin)], check=True)
+    torch.testing.assert_close(traceir.compile(m, "cuda", gpu_kernels=fatbin)(x), want, rtol=1e-4, atol=1e-5)

@@ -22,7 +22,6 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -142,55 +141,32 @@ int main(int argc, char **argv) {
   if (!graph)
     return fail(toString(graph.takeError()));
 
-  // Generated kernels: read (and check) the fatbin first, so a wrong file
-  // is named even where no GPU is present.
   std::optional<traceir::GeneratedKernels> generated;
   std::shared_ptr<traceir::GpuLibrary> library;
   bool launchGenerated = !gpuBinary.empty() || compileGpuKernels;
-  if (launchGenerated || printKernelPlan) {
-    if (!gpuBinary.empty() && compileGpuKernels)
-      return fail("--gpu-binary and --compile-gpu-kernels exclude each other");
-    std::optional<std::string> prebuilt;
-    if (!gpuBinary.empty()) {
-      auto file = MemoryBuffer::getFile(gpuBinary, /*IsText=*/false);
-      if (!file)
-        return fail("cannot read GPU binary '" + gpuBinary +
-                    "': " + file.getError().message());
-      if (!traceir::looksLikeFatbin((*file)->getBuffer()))
-        return fail("'" + gpuBinary +
-                    "' is not a CUDA fatbin (no fatbin magic number); write "
-                    "one with trace-translate --emit-gpu-binary");
-      prebuilt = (*file)->getBuffer().str();
-    } else if (!compileGpuKernels) {
-      prebuilt = std::string(); // printing the plan needs no binary
-    }
-    if (launchGenerated && device->kind != traceir::Device::Kind::CUDA)
-      return fail(
-          "generated GPU kernels run on a GPU: use --device cuda or "
-          "cuda:N with " +
-          Twine(compileGpuKernels ? "--compile-gpu-kernels" : "--gpu-binary"));
-    mlir::trace::GpuPipelineOptions options;
-    options.toolkit = cudaToolkit;
-    if (compileGpuKernels) {
-      auto chip = traceir::cudaDeviceChip(device->index);
-      if (!chip)
-        return fail(toString(chip.takeError()));
-      options.chip = *chip;
-    }
-    auto built = mlir::trace::buildGeneratedKernels(*graph, options, prebuilt);
+  if (!gpuBinary.empty() && compileGpuKernels)
+    return fail("--gpu-binary and --compile-gpu-kernels exclude each other");
+  if (launchGenerated) {
+    mlir::trace::GeneratedKernelsSource source;
+    source.gpuBinary = gpuBinary;
+    source.toolkit = cudaToolkit;
+    auto loaded = mlir::trace::loadGeneratedKernels(*graph, *device, source);
+    if (!loaded)
+      return fail(toString(loaded.takeError()));
+    generated = std::move(loaded->kernels);
+    library = std::move(loaded->library);
+  } else if (printKernelPlan) {
+    // Printing the plan needs no binary, hence no ptxas and no GPU.
+    auto built = mlir::trace::buildGeneratedKernels(
+        *graph, mlir::trace::GpuPipelineOptions(), std::string());
     if (!built)
       return fail(toString(built.takeError()));
     generated = std::move(*built);
-    if (printKernelPlan) {
-      printPlan(outs(), graph->getSymName(), *generated);
-      if (!launchGenerated)
-        return 0;
-    }
-    auto loaded = traceir::loadGpuLibrary(device->index, generated->binary,
-                                          generated->kernelNames);
-    if (!loaded)
-      return fail(toString(loaded.takeError()));
-    library = std::move(*loaded);
+  }
+  if (printKernelPlan) {
+    printPlan(outs(), graph->getSymName(), *generated);
+    if (!launchGenerated)
+      return 0;
   }
 
   auto exe = traceir::buildExecutable(

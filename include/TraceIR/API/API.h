@@ -52,10 +52,14 @@ class Profiler;
 class Executable {
 public:
   /// Builds the graph named `graph` (or the only one) of the module text
-  /// for `device` ("cpu", "cuda", "cuda:N").
+  /// for `device` ("cpu", "cuda", "cuda:N"). With `compileGpuKernels` or a
+  /// `gpuBinary` (a fatbin of trace-translate --emit-gpu-binary), the ops
+  /// the lowering covers launch the compiler's kernels instead of the
+  /// runtime's (CUDA only; see trace-run --gpu-binary).
   static Result<std::unique_ptr<Executable>>
   create(const std::string &text, const std::string &graph,
-         const std::string &device, const std::string &sourceName);
+         const std::string &device, const std::string &sourceName,
+         bool compileGpuKernels = false, const std::string &gpuBinary = "");
   ~Executable();
 
   std::string device() const;

@@ -64,6 +64,10 @@ private:
 /// 64-byte aligned host memory, no cache: every byte it holds is live.
 std::unique_ptr<Allocator> createCPUAllocator();
 
+/// Makes CUDA device `index` current, or says plainly why it cannot (no
+/// driver, no GPU, bad index): the one check every CUDA entry point makes.
+llvm::Error selectCUDADevice(int index);
+
 /// A caching allocator on CUDA device `index`: freed blocks stay cached for
 /// reuse (cudaMalloc is slow) until releaseCache(). Fails with a plain
 /// message when there is no such device (no driver, no GPU, bad index).

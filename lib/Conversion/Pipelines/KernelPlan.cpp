@@ -17,6 +17,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 using namespace mlir;
 using namespace mlir::trace;
@@ -522,4 +523,41 @@ mlir::trace::buildGeneratedKernels(GraphOp graph,
     }
   }
   return out;
+}
+
+llvm::Expected<LoadedGeneratedKernels>
+mlir::trace::loadGeneratedKernels(GraphOp graph, traceir::Device device,
+                                  const GeneratedKernelsSource &source) {
+  std::optional<std::string> prebuilt;
+  if (!source.gpuBinary.empty()) {
+    auto file = llvm::MemoryBuffer::getFile(source.gpuBinary,
+                                            /*IsText=*/false);
+    if (!file)
+      return makeError("cannot read GPU binary '" + source.gpuBinary +
+                       "': " + file.getError().message());
+    if (!traceir::looksLikeFatbin((*file)->getBuffer()))
+      return makeError("'" + source.gpuBinary +
+                       "' is not a CUDA fatbin (no fatbin magic number); "
+                       "write one with trace-translate --emit-gpu-binary");
+    prebuilt = (*file)->getBuffer().str();
+  }
+  if (device.kind != traceir::Device::Kind::CUDA)
+    return makeError("generated GPU kernels run on a CUDA device, not on " +
+                     device.str());
+  GpuPipelineOptions options;
+  options.toolkit = source.toolkit;
+  if (!prebuilt) {
+    auto chip = traceir::cudaDeviceChip(device.index);
+    if (!chip)
+      return chip.takeError();
+    options.chip = *chip;
+  }
+  auto kernels = buildGeneratedKernels(graph, options, std::move(prebuilt));
+  if (!kernels)
+    return kernels.takeError();
+  auto library = traceir::loadGpuLibrary(device.index, kernels->binary,
+                                         kernels->kernelNames);
+  if (!library)
+    return library.takeError();
+  return LoadedGeneratedKernels{std::move(*kernels), std::move(*library)};
 }

@@ -112,8 +112,7 @@ private:
 };
 } // namespace
 
-llvm::Expected<std::unique_ptr<Allocator>>
-traceir::createCUDAAllocator(int index) {
+llvm::Error traceir::selectCUDADevice(int index) {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
@@ -129,5 +128,12 @@ traceir::createCUDAAllocator(int index) {
     cudaGetLastError();
     return cudaFailure("cannot use cuda:" + llvm::Twine(index), err);
   }
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<Allocator>>
+traceir::createCUDAAllocator(int index) {
+  if (llvm::Error err = selectCUDADevice(index))
+    return err;
   return std::make_unique<CUDAAllocator>(index);
 }

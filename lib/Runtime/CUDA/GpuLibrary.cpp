@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Runtime/Allocator.h"
 #include "TraceIR/Runtime/GeneratedKernels.h"
 
 #include <cuda_runtime.h>
@@ -71,8 +72,8 @@ private:
 llvm::Expected<std::unique_ptr<GpuLibrary>>
 traceir::loadGpuLibrary(int device, const std::string &binary,
                         llvm::ArrayRef<std::string> kernelNames) {
-  if (cudaError_t err = cudaSetDevice(device); err != cudaSuccess)
-    return cudaFailure("selecting cuda:" + llvm::Twine(device), err);
+  if (llvm::Error err = selectCUDADevice(device))
+    return err;
   cudaLibrary_t library = nullptr;
   if (cudaError_t err = cudaLibraryLoadData(&library, binary.data(), nullptr,
                                             nullptr, 0, nullptr, nullptr, 0);
@@ -100,6 +101,8 @@ traceir::loadGpuLibrary(int device, const std::string &binary,
 }
 
 llvm::Expected<std::string> traceir::cudaDeviceChip(int device) {
+  if (llvm::Error err = selectCUDADevice(device))
+    return err;
   int major = 0, minor = 0;
   if (cudaError_t err = cudaDeviceGetAttribute(
           &major, cudaDevAttrComputeCapabilityMajor, device);

@@ -57,3 +57,17 @@ echo "-- trace-run word_lm.freed.mlir --device $DEVICE ... --profile $OUT/word_l
   --profile "$OUT/word_lm.trace.json" --profile-summary
 "$VENV/bin/python" "$ROOT/test/python/trace_validator.py" "$OUT/word_lm.trace.json"
 echo "trace written and validated: $OUT/word_lm.trace.json (open it in https://ui.perfetto.dev or chrome://tracing)"
+
+# The compiler's side: the same graph lowered to a GPU binary, and which of
+# its ops trace-run would launch from it (the others keep the runtime's
+# kernels, each with the reason); on a GPU, run it that way too.
+echo "== trace-translate word_lm.freed.mlir --emit-gpu-binary --chip=sm_90 -o $OUT/word_lm.fatbin"
+"$BIN/trace-translate" "$OUT/word_lm.freed.mlir" --emit-gpu-binary --chip=sm_90 -o "$OUT/word_lm.fatbin"
+echo "fatbin: $(stat -c %s "$OUT/word_lm.fatbin") bytes"
+"$BIN/trace-run" "$OUT/word_lm.freed.mlir" --print-kernel-plan | grep -v '^    '
+if [[ $DEVICE == cuda ]]; then
+  echo "-- trace-run word_lm.freed.mlir --device cuda --compile-gpu-kernels ... --profile-summary"
+  "$BIN/trace-run" "$OUT/word_lm.freed.mlir" --device cuda --compile-gpu-kernels \
+    --params "$OUT/params.safetensors" --inputs "$OUT/inputs.safetensors" \
+    --outputs "$OUT/out.generated.safetensors" --profile-summary
+fi

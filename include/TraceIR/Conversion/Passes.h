@@ -6,6 +6,9 @@
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "mlir/Pass/Pass.h"
 
+#include <optional>
+#include <string>
+
 namespace mlir::trace {
 
 #define GEN_PASS_DECL
@@ -16,9 +19,10 @@ namespace mlir::trace {
 std::string splitOpSymbol(llvm::StringRef graph, unsigned index,
                           llvm::StringRef opName);
 
-/// Whether --trace-split-ops gives `op` a graph of its own: static types,
-/// only fresh results, no write into an operand, no random numbers.
-bool isSplittableOp(PyOp op);
+/// Why --trace-split-ops gives `op` no graph of its own (dynamic shapes, a
+/// view or in-place result, a write into an operand, random numbers, an
+/// unknown op), or nullopt when it does.
+std::optional<std::string> whyNotSplittable(PyOp op);
 
 #define GEN_PASS_REGISTRATION
 #include "TraceIR/Conversion/Passes.h.inc"

@@ -461,15 +461,18 @@ mlir::trace::buildGeneratedKernels(GraphOp graph,
   opts.lowerHost = false;
   opts.serialize = !prebuilt;
 
-  // Collect the pipeline's diagnostics into the error; remarks (ops left
-  // to the runtime) are reported through notCovered instead.
+  // Collect the pipeline's errors into the error; its remarks (why an op
+  // was not lowered, at the op's location) go into notCovered.
   std::string diagnostics;
+  SmallVector<std::pair<Location, std::string>> remarks;
   ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
     if (diag.getSeverity() == DiagnosticSeverity::Error) {
       if (!diagnostics.empty())
         diagnostics += "\n";
       llvm::raw_string_ostream os(diagnostics);
       os << diag.getLocation() << ": " << diag;
+    } else if (diag.getSeverity() == DiagnosticSeverity::Remark) {
+      remarks.emplace_back(diag.getLocation(), diag.str());
     }
     return success();
   });
@@ -487,15 +490,21 @@ mlir::trace::buildGeneratedKernels(GraphOp graph,
   for (auto [k, pyop] : llvm::enumerate(pyops)) {
     std::string where =
         "op " + std::to_string(k) + " '" + pyop.getOpName().str() + "'";
-    if (!isSplittableOp(pyop)) {
-      out.notCovered.push_back(where + ": a view, an in-place or random op, "
-                                       "or dynamic shapes");
+    if (std::optional<std::string> why = whyNotSplittable(pyop)) {
+      out.notCovered.push_back(where + ": " + *why);
       continue;
     }
     std::string name = splitOpSymbol(graph.getSymName(), k, pyop.getOpName());
     auto func = module->lookupSymbol<func::FuncOp>(name);
     if (!func) {
-      out.notCovered.push_back(where + ": not lowered to linalg");
+      // The split copy of the op kept its location, and so did the remark.
+      auto remark = llvm::find_if(remarks, [&](const auto &r) {
+        return r.first == pyop.getLoc();
+      });
+      out.notCovered.push_back(where + ": " +
+                               (remark != remarks.end()
+                                    ? remark->second
+                                    : std::string("not lowered to linalg")));
       continue;
     }
     std::string why;

@@ -35,15 +35,19 @@ std::string mlir::trace::splitOpSymbol(StringRef graph, unsigned index,
   return name;
 }
 
-bool mlir::trace::isSplittableOp(PyOp op) {
+std::optional<std::string> mlir::trace::whyNotSplittable(PyOp op) {
   auto isStatic = [](Type t) {
     auto ranked = dyn_cast<RankedTensorType>(t);
     return ranked && ranked.hasStaticShape();
   };
-  if (op->getNumResults() == 0 ||
-      !llvm::all_of(op->getOperandTypes(), isStatic) ||
+  if (op->getNumResults() == 0)
+    return std::string("it has no result");
+  if (!llvm::all_of(op->getOperandTypes(), isStatic) ||
       !llvm::all_of(op->getResultTypes(), isStatic))
-    return false;
+    return std::string("it has dynamic shapes");
+  const OpInfo *info = lookupOp(op.getOpName());
+  if (!info)
+    return std::string("the op registry does not know it");
   // Views and in-place ops share an operand's storage; the runtime does
   // them without a kernel (views) or must keep the aliasing (in place).
   SmallVector<ResultAlias, 4> aliases;
@@ -51,16 +55,17 @@ bool mlir::trace::isSplittableOp(PyOp op) {
   if (!llvm::all_of(aliases, [](const ResultAlias &a) {
         return a.kind == AliasKind::Fresh;
       }))
-    return false;
+    return std::string("its result is a view of an operand (no kernel)");
   // Ops that write into an operand (batch_norm's running statistics in
   // training) have effects a copy of the op would not reproduce, and random
   // ops must draw from the run's generator.
-  const OpInfo *info = lookupOp(op.getOpName());
-  if (!info)
-    return false;
   PyArgs args(op.getCconv(), op.getTensors().getTypes(),
               op.getScalars().getValue());
-  return !info->mutates(args) && !info->random(args);
+  if (info->mutates(args))
+    return std::string("it writes into an operand");
+  if (info->random(args))
+    return std::string("it draws random numbers (training mode)");
+  return std::nullopt;
 }
 
 namespace {
@@ -76,7 +81,7 @@ struct TraceSplitOpsPass
       unsigned index = 0;
       for (PyOp op : graph.getBody().front().getOps<PyOp>()) {
         unsigned k = index++;
-        if (!isSplittableOp(op))
+        if (whyNotSplittable(op))
           continue;
         std::string name = splitOpSymbol(graph.getSymName(), k, op.getOpName());
         if (symbols.lookup(name)) {

@@ -373,6 +373,17 @@ TEST_F(GeneratedKernelsTest, CopiesFollowTheirKernels) {
   // the first four are known.
   const float *o = (*out)[0].as<float>();
   EXPECT_EQ(std::vector<float>(o, o + 4), (std::vector<float>{30, 40, 50, 60}));
+
+  // A copy reaching past its source (8 + 32 > 32 bytes) is refused, not
+  // done: a plan is checked against the buffers it is given.
+  gen.ops[0]->copies[0].bytes = 32;
+  auto bad = buildExecutable(graph, Device{}, &gen, library);
+  ASSERT_TRUE(static_cast<bool>(bad)) << llvm::toString(bad.takeError());
+  auto refused = (*bad)->run({{"x", f32({2, 3}, {1, 2, 3, 4, 5, 6})}});
+  ASSERT_FALSE(static_cast<bool>(refused));
+  EXPECT_NE(llvm::toString(refused.takeError())
+                .find("a copy reaches outside its buffers"),
+            std::string::npos);
 }
 
 TEST_F(GeneratedKernelsTest, PlanOfAnotherGraphIsRejected) {

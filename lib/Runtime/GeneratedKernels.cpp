@@ -84,6 +84,7 @@ void traceir::runGeneratedOp(KernelContext &ctx) {
   if (!library)
     return ctx.fail("no GPU binary is loaded for its generated kernels");
   llvm::SmallVector<void *, 16> buffers;
+  llvm::SmallVector<int64_t, 16> sizes; // bytes of each buffer
   // Storages for dense copies of strided operands; kept until the kernels
   // are launched (their memory is scratch, freed after the call).
   llvm::SmallVector<Storage, 4> copies;
@@ -92,6 +93,7 @@ void traceir::runGeneratedOp(KernelContext &ctx) {
     if (!ctx.isTensor(i))
       continue;
     const Tensor &t = ctx.tensor(i);
+    sizes.push_back(t.nbytes());
     if (t.isContiguous()) {
       buffers.push_back(t.bytes());
       continue;
@@ -119,9 +121,12 @@ void traceir::runGeneratedOp(KernelContext &ctx) {
                     llvm::Twine(op.numResults) + " results, the op has " +
                     llvm::Twine(buffers.size()) + " and " +
                     llvm::Twine(ctx.numResults()));
-  for (unsigned r = 0; r < op.numResults; ++r)
+  for (unsigned r = 0; r < op.numResults; ++r) {
     buffers.push_back(ctx.result(r).bytes());
+    sizes.push_back(ctx.result(r).nbytes());
+  }
   for (int64_t bytes : op.tempBytes) {
+    sizes.push_back(bytes);
     void *p = ctx.scratch(std::max<int64_t>(bytes, 1));
     if (!p)
       return;
@@ -131,10 +136,13 @@ void traceir::runGeneratedOp(KernelContext &ctx) {
   for (const GeneratedStep &step : op.steps) {
     if (step.kind == GeneratedStep::Kind::Copy) {
       const DeviceCopy &c = op.copies[step.index];
-      if (c.src < 0 || c.dst < 0 || size_t(c.src) >= buffers.size() ||
-          size_t(c.dst) >= buffers.size())
+      auto inside = [&](int32_t b, int64_t offset) {
+        return b >= 0 && size_t(b) < buffers.size() && offset >= 0 &&
+               c.bytes >= 0 && offset + c.bytes <= sizes[b];
+      };
+      if (!inside(c.src, c.srcOffset) || !inside(c.dst, c.dstOffset))
         return ctx.fail("generated code of " + op.function +
-                        ": a copy names a buffer out of range");
+                        ": a copy reaches outside its buffers");
       if (llvm::Error err =
               library->copy(static_cast<char *>(buffers[c.dst]) + c.dstOffset,
                             static_cast<char *>(buffers[c.src]) + c.srcOffset,

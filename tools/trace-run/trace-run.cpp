@@ -157,8 +157,10 @@ int main(int argc, char **argv) {
     library = std::move(loaded->library);
   } else if (printKernelPlan) {
     // Printing the plan needs no binary, hence no ptxas and no GPU.
-    auto built = mlir::trace::buildGeneratedKernels(
-        *graph, mlir::trace::GpuPipelineOptions(), std::string());
+    mlir::trace::GpuPipelineOptions options;
+    options.toolkit = cudaToolkit;
+    auto built =
+        mlir::trace::buildGeneratedKernels(*graph, options, std::string());
     if (!built)
       return fail(toString(built.takeError()));
     generated = std::move(*built);

@@ -84,8 +84,14 @@ public:
       }
       values[arg] = denseView(arg.getArgNumber(), type);
     }
-    if (!runBlock(func.getBody().front(), op, why))
+    size_t namesBefore = out.kernelNames.size();
+    if (!runBlock(func.getBody().front(), op, why)) {
+      // The op keeps the runtime's kernel: its kernels are not looked up.
+      for (size_t i = namesBefore; i < out.kernelNames.size(); ++i)
+        kernelIndex.erase(out.kernelNames[i]);
+      out.kernelNames.resize(namesBefore);
       return std::nullopt;
+    }
     return op;
   }
 
@@ -560,6 +566,9 @@ mlir::trace::loadGeneratedKernels(GraphOp graph, traceir::Device device,
     if (!chip)
       return chip.takeError();
     options.chip = *chip;
+    // Whatever the GPU, the PTX version LLVM picks for its chip (the
+    // default +ptx80 is too old for sm_100 and later).
+    options.features = "";
   }
   auto kernels = buildGeneratedKernels(graph, options, std::move(prebuilt));
   if (!kernels)

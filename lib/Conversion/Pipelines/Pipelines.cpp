@@ -17,6 +17,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
@@ -27,6 +29,7 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -78,9 +81,11 @@ struct CheckGpuTargetPass
     : public PassWrapper<CheckGpuTargetPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckGpuTargetPass)
 
-  CheckGpuTargetPass(std::string chip, std::string format, std::string toolkit)
-      : chip(std::move(chip)), format(std::move(format)),
-        toolkit(std::move(toolkit)) {}
+  CheckGpuTargetPass(std::string chip, std::string features,
+                     std::string format, std::string toolkit, bool serialize)
+      : chip(std::move(chip)), features(std::move(features)),
+        format(std::move(format)), toolkit(std::move(toolkit)),
+        serialize(serialize) {}
 
   StringRef getArgument() const final { return "trace-check-gpu-target"; }
   StringRef getDescription() const final {
@@ -98,12 +103,33 @@ struct CheckGpuTargetPass
              "(expected a name such as sm_80 or sm_90)";
       return signalPassFailure();
     }
+    // The NVPTX backend aborts the process (LLVM ERROR) on a PTX version
+    // older than the chip needs; catch the combinations known here first.
+    if (std::optional<unsigned> needed = minPTXVersion(chip)) {
+      unsigned asked = 0;
+      for (StringRef feature : llvm::split(features, ','))
+        if (feature.consume_front("+ptx"))
+          feature.getAsInteger(10, asked);
+      if (asked && asked < *needed) {
+        mlir::emitError(module.getLoc())
+            << "trace-lower-to-gpu: features '" << features << "' ask for PTX "
+            << asked / 10 << "." << asked % 10 << ", but " << chip
+            << " needs PTX " << *needed / 10 << "." << *needed % 10
+            << " or later (+ptx" << *needed
+            << ", or no +ptx feature to let LLVM choose)";
+        return signalPassFailure();
+      }
+    }
     if (format != "fatbin" && format != "bin" && format != "isa") {
       mlir::emitError(module.getLoc())
           << "trace-lower-to-gpu: unsupported format '" << format
           << "' (expected fatbin, bin or isa)";
       return signalPassFailure();
     }
+    // Without serialization (the runtime reading a prebuilt fatbin's launch
+    // plan) no tool of the toolkit runs.
+    if (!serialize)
+      return;
     if (!llvm::sys::fs::is_directory(toolkit)) {
       mlir::emitError(module.getLoc())
           << "trace-lower-to-gpu: CUDA toolkit path '" << toolkit
@@ -128,7 +154,22 @@ struct CheckGpuTargetPass
     }
   }
 
-  std::string chip, format, toolkit;
+  /// The first PTX ISA version that supports `chip` (PTX ISA release
+  /// notes), for the chips of the last generations; nullopt where unknown.
+  static std::optional<unsigned> minPTXVersion(StringRef chip) {
+    return llvm::StringSwitch<std::optional<unsigned>>(chip)
+        .Case("sm_80", 70)
+        .Case("sm_86", 71)
+        .Case("sm_87", 74)
+        .Cases({"sm_89", "sm_90"}, 78)
+        .Case("sm_90a", 80)
+        .Cases({"sm_100", "sm_100a", "sm_101", "sm_101a"}, 86)
+        .Cases({"sm_120", "sm_120a"}, 87)
+        .Default(std::nullopt);
+  }
+
+  std::string chip, features, format, toolkit;
+  bool serialize;
 };
 
 /// Moves every outlined kernel into the first gpu.module, so the whole
@@ -150,6 +191,46 @@ struct MergeGpuModulesPass
   explicit MergeGpuModulesPass(bool fingerprint) : fingerprint(fingerprint) {}
   bool fingerprint;
 
+  /// Hashes `func` (its launches: grids, arguments) with the kernels it
+  /// launches, and gives each of those kernels the hash as its suffix: a
+  /// per-op fingerprint, the same whatever else the file holds.
+  static void fingerprintLaunches(func::FuncOp func,
+                                  llvm::StringMap<std::string> &suffixes) {
+    // Fixed flags, whatever --mlir-print-* options the tool was given: no
+    // locations (the same graph from another file is the same), nothing
+    // elided (different constants are different code), local scope (no
+    // #map aliases standing for different maps in different modules).
+    OpPrintingFlags flags;
+    flags.enableDebugInfo(false)
+        .printGenericOpForm(false)
+        .useLocalScope(true)
+        .printValueUsers(false)
+        .printUniqueSSAIDs(false)
+        .printNameLocAsPrefix(false)
+        .skipRegions(false)
+        .elideLargeElementsAttrs(std::numeric_limits<int64_t>::max())
+        .elideLargeResourceString(std::numeric_limits<int64_t>::max())
+        .printLargeElementsAttrWithHex(-1);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    func->print(os, flags);
+    SmallVector<StringRef> launched;
+    SymbolTable symbols(func->getParentOfType<ModuleOp>());
+    func.walk([&](gpu::LaunchFuncOp launch) {
+      StringRef name = launch.getKernelModuleName().getValue();
+      if (llvm::is_contained(launched, name))
+        return;
+      launched.push_back(name);
+      if (Operation *kernels = symbols.lookup(name))
+        kernels->print(os, flags);
+    });
+    std::string suffix =
+        "_" + llvm::utohexstr(llvm::xxh3_64bits(text) & 0xffffffffu,
+                              /*LowerCase=*/true, /*Width=*/8);
+    for (StringRef name : launched)
+      suffixes[name] = suffix;
+  }
+
   StringRef getArgument() const final { return "trace-merge-gpu-modules"; }
   StringRef getDescription() const final {
     return "Moves all gpu.module kernels into one gpu.module";
@@ -161,22 +242,12 @@ struct MergeGpuModulesPass
         module.getOps<gpu::GPUModuleOp>());
     if (kernelModules.empty() || (kernelModules.size() < 2 && !fingerprint))
       return;
-    std::string suffix;
-    if (fingerprint) {
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      // Fixed flags, whatever --mlir-print-* options the tool was given:
-      // no locations (the same graph from another file is the same), no
-      // elided constants (different constants are different code).
-      OpPrintingFlags flags;
-      flags.enableDebugInfo(false)
-          .printGenericOpForm(false)
-          .elideLargeElementsAttrs(std::numeric_limits<int64_t>::max())
-          .elideLargeResourceString(std::numeric_limits<int64_t>::max());
-      module->print(os, flags);
-      suffix = "_" + llvm::utohexstr(llvm::xxh3_64bits(text) & 0xffffffffu,
-                                     /*LowerCase=*/true, /*Width=*/8);
-    }
+    // Kernel module name -> fingerprint suffix of the host function that
+    // launches it.
+    llvm::StringMap<std::string> suffixes;
+    if (fingerprint)
+      for (func::FuncOp func : module.getOps<func::FuncOp>())
+        fingerprintLaunches(func, suffixes);
     gpu::GPUModuleOp dest = kernelModules.front();
     MLIRContext *ctx = &getContext();
     // (old module, old kernel) -> new kernel name inside `dest`.
@@ -194,8 +265,9 @@ struct MergeGpuModulesPass
                         "per outlined gpu.module");
           return signalPassFailure();
         }
-        StringAttr newName =
-            StringAttr::get(ctx, kernelModule.getSymName() + suffix);
+        StringAttr newName = StringAttr::get(
+            ctx, kernelModule.getSymName() +
+                     suffixes.lookup(kernelModule.getSymName()));
         renamed[{kernelModule.getSymNameAttr(), func.getNameAttr()}] = newName;
         func.setName(newName);
         if (kernelModule != dest) {
@@ -311,25 +383,76 @@ struct SerialHostComputeToGpuPass
     return access && !launches;
   }
 
+  /// Whether `op` may join a run of host compute: a load or store, a
+  /// side-effect-free op (the arithmetic between them), or a region op
+  /// doing host compute.
+  static bool mayJoinRun(Operation &op) {
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      return false;
+    if (isa<memref::LoadOp, memref::StoreOp>(op))
+      return true;
+    if (op.getNumRegions() > 0)
+      return isHostCompute(&op);
+    return isMemoryEffectFree(&op) && !isa<ViewLikeOpInterface>(op);
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
-    SmallVector<Operation *> hostOps;
-    for (Operation &op : func.getBody().front())
-      // An op whose results are used later cannot move into a launch.
-      if (op.getNumResults() == 0 && isHostCompute(&op))
-        hostOps.push_back(&op);
-    for (Operation *op : hostOps) {
-      OpBuilder b(op);
-      Value one = arith::ConstantIndexOp::create(b, op->getLoc(), 1);
-      auto launch =
-          gpu::LaunchOp::create(b, op->getLoc(), one, one, one, one, one, one);
-      Block &body = launch.getBody().front();
-      OpBuilder inner = OpBuilder::atBlockEnd(&body);
-      auto terminator = gpu::TerminatorOp::create(inner, op->getLoc());
-      op->moveBefore(terminator);
+    // Maximal runs of consecutive ops that may join, each holding a load,
+    // a store or host compute (a 0-d elementwise op is load, arithmetic,
+    // store; a 0-d reduction a store and a loop nest).
+    SmallVector<SmallVector<Operation *>> runs;
+    SmallVector<Operation *> current;
+    auto close = [&] {
+      if (llvm::any_of(current, [](Operation *op) {
+            return isa<memref::LoadOp, memref::StoreOp>(op) ||
+                   op->getNumRegions() > 0;
+          }))
+        runs.push_back(current);
+      current.clear();
+    };
+    for (Operation &op : func.getBody().front()) {
+      if (mayJoinRun(op))
+        current.push_back(&op);
+      else
+        close();
     }
+    close();
+    for (SmallVector<Operation *> &run : runs)
+      wrap(run);
+  }
+
+  /// Moves `run` into a one-thread launch. Constants stay outside, before
+  /// it (other host code may use them); a run with any other value used
+  /// after it stays on the host (and the plan reader refuses it).
+  static void wrap(ArrayRef<Operation *> run) {
+    llvm::SmallPtrSet<Operation *, 8> inRun(run.begin(), run.end());
+    SmallVector<Operation *> moved;
+    for (Operation *op : run) {
+      if (op->hasTrait<OpTrait::ConstantLike>()) {
+        op->moveBefore(run.front());
+        continue;
+      }
+      for (Value result : op->getResults())
+        for (Operation *user : result.getUsers())
+          if (!inRun.count(
+                  op->getBlock()->findAncestorOpInBlock(*user) ?: user))
+            return;
+      moved.push_back(op);
+    }
+    if (moved.empty())
+      return;
+    OpBuilder b(moved.front());
+    Location loc = moved.front()->getLoc();
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto launch = gpu::LaunchOp::create(b, loc, one, one, one, one, one, one);
+    Block &body = launch.getBody().front();
+    OpBuilder inner = OpBuilder::atBlockEnd(&body);
+    auto terminator = gpu::TerminatorOp::create(inner, loc);
+    for (Operation *op : moved)
+      op->moveBefore(terminator);
   }
 };
 
@@ -419,8 +542,9 @@ void addBufferization(OpPassManager &pm) {
 
 void mlir::trace::buildTraceLowerToGpuPipeline(
     OpPassManager &pm, const GpuPipelineOptions &options) {
-  pm.addPass(std::make_unique<CheckGpuTargetPass>(options.chip, options.format,
-                                                  options.toolkit));
+  pm.addPass(std::make_unique<CheckGpuTargetPass>(
+      options.chip, options.features, options.format, options.toolkit,
+      options.serialize));
   addTraceToLinalg(pm, "trace-lower-to-gpu", options.perOp);
   addBufferization(pm);
 

@@ -25,10 +25,11 @@ llvm::Error cudaFailure(const llvm::Twine &what, cudaError_t err) {
 
 class CUDALibrary final : public GpuLibrary {
 public:
-  CUDALibrary(int device, cudaLibrary_t library,
-              std::vector<cudaKernel_t> kernels, std::vector<std::string> names)
-      : device(device), library(library), kernels(std::move(kernels)),
-        names(std::move(names)) {}
+  CUDALibrary(int device, std::unique_ptr<std::string> binary,
+              cudaLibrary_t library, std::vector<cudaKernel_t> kernels,
+              std::vector<std::string> names)
+      : device(device), binary(std::move(binary)), library(library),
+        kernels(std::move(kernels)), names(std::move(names)) {}
   ~CUDALibrary() override { cudaLibraryUnload(library); }
 
   llvm::Error launch(uint32_t index, const uint32_t grid[3],
@@ -62,6 +63,9 @@ public:
 
 private:
   int device;
+  /// The image stays alive with the library: with lazy loading (the
+  /// default since CUDA 12.2) a device may read it at its first launch.
+  std::unique_ptr<std::string> binary;
   cudaLibrary_t library;
   std::vector<cudaKernel_t> kernels;
   std::vector<std::string> names;
@@ -74,8 +78,10 @@ traceir::loadGpuLibrary(int device, const std::string &binary,
                         llvm::ArrayRef<std::string> kernelNames) {
   if (llvm::Error err = selectCUDADevice(device))
     return err;
+  // Owned by the library from here on, at a fixed address.
+  auto image = std::make_unique<std::string>(binary);
   cudaLibrary_t library = nullptr;
-  if (cudaError_t err = cudaLibraryLoadData(&library, binary.data(), nullptr,
+  if (cudaError_t err = cudaLibraryLoadData(&library, image->data(), nullptr,
                                             nullptr, 0, nullptr, nullptr, 0);
       err != cudaSuccess)
     return cudaFailure("loading the GPU binary (" + llvm::Twine(binary.size()) +
@@ -96,7 +102,7 @@ traceir::loadGpuLibrary(int device, const std::string &binary,
     kernels.push_back(kernel);
   }
   return std::make_unique<CUDALibrary>(
-      device, library, std::move(kernels),
+      device, std::move(image), library, std::move(kernels),
       std::vector<std::string>(kernelNames.begin(), kernelNames.end()));
 }
 

@@ -72,13 +72,14 @@ def TraceSplitOps : Pass<"trace-split-ops", "::mlir::ModuleOp"> {
   let summary = "Replace each trace.graph by one graph per compute op";
   let description = [{
     Prepares a graph for the runtime's generated kernels: every `trace.pyop`
-    whose results are all fresh storages (no view, no in-place op) and whose
-    types are static becomes a graph of its own,
+    the op registry knows whose results are all fresh storages (no view, no
+    in-place op), that neither writes into an operand nor draws random
+    numbers, and whose types are static becomes a graph of its own,
     `@<graph>__op<k>_<name>`, where `k` counts the original graph's pyops
     in order. The new graph takes the op's tensor operands, in order, as
-    inputs `t0`, `t1`, ... and returns its results. Views, in-place ops and
-    ops with dynamic types are not copied: the runtime keeps running them
-    itself. The original graphs are erased.
+    inputs `t0`, `t1`, ... and returns its results. Other ops are not
+    copied: the runtime keeps running them itself. The original graphs are
+    erased.
 
     After `--convert-trace-to-linalg` and the GPU pipeline, each such graph
     is one host function of kernel launches that reads exactly the op's

@@ -21,11 +21,6 @@
 using namespace traceir;
 
 namespace {
-llvm::Error cudaFailure(const llvm::Twine &what, cudaError_t err) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 what + ": " + cudaGetErrorName(err) + " (" +
-                                     cudaGetErrorString(err) + ")");
-}
 
 class CUDAAllocator final : public Allocator {
 public:
@@ -116,8 +111,8 @@ llvm::Error traceir::selectCUDADevice(int index) {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
-    cudaGetLastError(); // clear it: "no device" is an answer, not a failure
-    return cudaFailure("no CUDA device (cudaGetDeviceCount failed)", err);
+    // cuda::failure clears it: "no device" is an answer, not a failure.
+    return cuda::failure("no CUDA device (cudaGetDeviceCount failed)", err);
   }
   if (index < 0 || index >= count)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -125,8 +120,7 @@ llvm::Error traceir::selectCUDADevice(int index) {
                                        " (this machine has " +
                                        llvm::Twine(count) + ")");
   if ((err = cudaSetDevice(index)) != cudaSuccess) {
-    cudaGetLastError();
-    return cudaFailure("cannot use cuda:" + llvm::Twine(index), err);
+    return cuda::failure("cannot use cuda:" + llvm::Twine(index), err);
   }
   return llvm::Error::success();
 }

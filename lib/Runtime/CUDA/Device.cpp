@@ -8,6 +8,13 @@
 
 using namespace traceir;
 
+llvm::Error cuda::failure(const llvm::Twine &what, cudaError_t err) {
+  cudaGetLastError();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 what + ": " + cudaGetErrorName(err) + " (" +
+                                     cudaGetErrorString(err) + ")");
+}
+
 cublasHandle_t cuda::cublasHandle(int device) {
   static std::mutex mutex;
   static cublasHandle_t handles[64] = {};

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/Allocator.h"
+#include "TraceIR/Runtime/CUDA/Device.h"
 #include "TraceIR/Runtime/GeneratedKernels.h"
 
 #include <cuda_runtime.h>
@@ -16,12 +17,6 @@
 using namespace traceir;
 
 namespace {
-
-llvm::Error cudaFailure(const llvm::Twine &what, cudaError_t err) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 what + ": " + cudaGetErrorName(err) + " (" +
-                                     cudaGetErrorString(err) + ")");
-}
 
 class CUDALibrary final : public GpuLibrary {
 public:
@@ -44,7 +39,7 @@ public:
         dim3(grid[0], grid[1], grid[2]), dim3(block[0], block[1], block[2]),
         args, sharedBytes, /*stream=*/0);
     if (err != cudaSuccess)
-      return cudaFailure("launching generated kernel '" + names[index] +
+      return cuda::failure("launching generated kernel '" + names[index] +
                              "' on cuda:" + llvm::Twine(device),
                          err);
     return llvm::Error::success();
@@ -54,7 +49,7 @@ public:
     cudaError_t err = cudaMemcpyAsync(dst, src, bytes,
                                       cudaMemcpyDeviceToDevice, /*stream=*/0);
     if (err != cudaSuccess)
-      return cudaFailure("copying " + llvm::Twine(bytes) +
+      return cuda::failure("copying " + llvm::Twine(bytes) +
                              " bytes for a generated op on cuda:" +
                              llvm::Twine(device),
                          err);
@@ -84,7 +79,7 @@ traceir::loadGpuLibrary(int device, const std::string &binary,
   if (cudaError_t err = cudaLibraryLoadData(&library, image->data(), nullptr,
                                             nullptr, 0, nullptr, nullptr, 0);
       err != cudaSuccess)
-    return cudaFailure("loading the GPU binary (" + llvm::Twine(binary.size()) +
+    return cuda::failure("loading the GPU binary (" + llvm::Twine(binary.size()) +
                            " bytes)",
                        err);
   std::vector<cudaKernel_t> kernels;
@@ -93,7 +88,7 @@ traceir::loadGpuLibrary(int device, const std::string &binary,
     if (cudaError_t err = cudaLibraryGetKernel(&kernel, library, name.c_str());
         err != cudaSuccess) {
       cudaLibraryUnload(library);
-      return cudaFailure("the GPU binary has no kernel '" + name +
+      return cuda::failure("the GPU binary has no kernel '" + name +
                              "' (was it built from this graph, by "
                              "trace-translate --emit-gpu-binary with the "
                              "same options?)",
@@ -113,10 +108,10 @@ llvm::Expected<std::string> traceir::cudaDeviceChip(int device) {
   if (cudaError_t err = cudaDeviceGetAttribute(
           &major, cudaDevAttrComputeCapabilityMajor, device);
       err != cudaSuccess)
-    return cudaFailure("querying cuda:" + llvm::Twine(device), err);
+    return cuda::failure("querying cuda:" + llvm::Twine(device), err);
   if (cudaError_t err = cudaDeviceGetAttribute(
           &minor, cudaDevAttrComputeCapabilityMinor, device);
       err != cudaSuccess)
-    return cudaFailure("querying cuda:" + llvm::Twine(device), err);
+    return cuda::failure("querying cuda:" + llvm::Twine(device), err);
   return "sm_" + std::to_string(major) + std::to_string(minor);
 }

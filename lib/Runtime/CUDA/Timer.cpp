@@ -17,12 +17,6 @@
 using namespace traceir;
 
 namespace {
-llvm::Error cudaFailure(const llvm::Twine &what, cudaError_t err) {
-  cudaGetLastError();
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 what + ": " + cudaGetErrorName(err) + " (" +
-                                     cudaGetErrorString(err) + ")");
-}
 
 class CUDATimer final : public DeviceTimer {
 public:
@@ -47,7 +41,7 @@ public:
     cudaSetDevice(index);
     cudaError_t err = cudaEventCreate(&startEvent);
     if (err != cudaSuccess)
-      return cudaFailure(
+      return cuda::failure(
           "cannot create the start event on cuda:" + llvm::Twine(index), err);
     if (llvm::Error e = grow(kInitialEvents))
       return e;
@@ -58,13 +52,13 @@ public:
       cudaEventSynchronize(pool[i]);
     }
     if ((err = cudaDeviceSynchronize()) != cudaSuccess)
-      return cudaFailure("cuda:" + llvm::Twine(index) + " failed", err);
+      return cuda::failure("cuda:" + llvm::Twine(index) + " failed", err);
     cpuBeforeNs = profileClockNs();
     cudaEventRecord(startEvent, 0);
     err = cudaEventSynchronize(startEvent);
     cpuAfterNs = profileClockNs();
     if (err != cudaSuccess)
-      return cudaFailure("recording __cuda_start on cuda:" + llvm::Twine(index),
+      return cuda::failure("recording __cuda_start on cuda:" + llvm::Twine(index),
                          err);
     used = 0;
     return llvm::Error::success();
@@ -94,12 +88,12 @@ public:
       return ns;
     cudaError_t err = cudaEventSynchronize(pool[used - 1]);
     if (err != cudaSuccess)
-      return cudaFailure(
+      return cuda::failure(
           "waiting for the kernels on cuda:" + llvm::Twine(index), err);
     for (uint32_t i = 0; i < used; ++i) {
       float ms = 0;
       if ((err = cudaEventElapsedTime(&ms, startEvent, pool[i])) != cudaSuccess)
-        return cudaFailure(
+        return cuda::failure(
             "reading a kernel time on cuda:" + llvm::Twine(index), err);
       ns[i] = std::llround(double(ms) * 1e6);
     }
@@ -118,7 +112,7 @@ private:
       cudaEvent_t e;
       cudaError_t err = cudaEventCreate(&e);
       if (err != cudaSuccess)
-        return cudaFailure("cannot create a CUDA event", err);
+        return cuda::failure("cannot create a CUDA event", err);
       pool.push_back(e);
     }
     return llvm::Error::success();

@@ -12,6 +12,8 @@
 
 #include "TraceIR/Runtime/Tensor.h"
 
+#include "llvm/Support/Error.h"
+
 #include <cublas_v2.h>
 
 #include <memory>
@@ -19,6 +21,11 @@
 namespace traceir {
 class DeviceTimer;
 namespace cuda {
+
+/// An error "<what>: <cudaErrorName> (<description>)" for a failed CUDA
+/// call; clears the thread's last error, so a later check does not blame
+/// another call for it.
+llvm::Error failure(const llvm::Twine &what, cudaError_t err);
 
 /// The cuBLAS handle of CUDA device `device`, created on first use (with
 /// the current device restored afterwards); null if cuBLAS cannot start.

@@ -456,12 +456,9 @@ mlir::trace::buildGeneratedKernels(GraphOp graph,
   OwningOpRef<ModuleOp> module = ModuleOp::create(graph.getLoc());
   module->push_back(graph.clone());
 
+  // The caller's chip, features, toolkit and tiling; the runtime's form.
   GpuPipelineOptions opts;
-  opts.chip = options.chip;
-  opts.features = options.features;
-  opts.toolkit = options.toolkit;
-  opts.format = options.format;
-  opts.tileSizes = options.tileSizes;
+  opts.copyOptionValuesFrom(options);
   opts.perOp = true;
   opts.mergeKernelModules = true;
   opts.lowerHost = false;

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestTensors.h"
 #include "TraceIR/Conversion/KernelPlan.h"
 #include "TraceIR/Runtime/Build.h"
 
@@ -54,15 +55,6 @@ struct GeneratedKernelsTest : ::testing::Test {
     return gen ? std::move(*gen) : GeneratedKernels();
   }
 };
-
-HostTensor f32(Shape shape, std::vector<float> values) {
-  HostTensor t;
-  t.dtype = DType::F32;
-  t.shape = shape;
-  t.data.resize(values.size() * 4);
-  std::memcpy(t.data.data(), values.data(), t.data.size());
-  return t;
-}
 
 constexpr llvm::StringLiteral kMLP = R"(
   trace.graph @mlp(%w: tensor<16x8xf32> {trace.param = "w"},
@@ -304,9 +296,7 @@ TEST_F(GeneratedKernelsTest, RunsCoveredOpsThroughTheLibrary) {
   EXPECT_EQ(library->launches.size(), gen.ops[1]->launches.size());
   // x^T, row-major: the dense copy, not the strided storage of x.
   EXPECT_EQ(library->operand, (std::vector<float>{1, -4, -2, 5, 3, -6}));
-  const float *o = (*out)[0].as<float>();
-  EXPECT_EQ(std::vector<float>(o, o + 6),
-            (std::vector<float>{-10, 40, 20, -50, -30, 60}));
+  EXPECT_EQ(values((*out)[0]), (std::vector<float>{-10, 40, 20, -50, -30, 60}));
   EXPECT_EQ((*exe)->memoryReport().peakBytes,
             (*exe)->memoryReport().predictedPeakBytes);
 }

@@ -1,5 +1,6 @@
 //===- RuntimeTest.cpp - The runtime's C++ API ----------------------------===//
 
+#include "TestTensors.h"
 #include "TestTrace.h"
 #include "TraceIR/Runtime/Build.h"
 #include "TraceIR/Runtime/CPU/Kernels.h"
@@ -21,19 +22,6 @@
 using namespace traceir;
 
 namespace {
-
-HostTensor f32(Shape shape, std::vector<float> values) {
-  HostTensor t;
-  t.dtype = DType::F32;
-  t.shape = shape;
-  t.data.resize(values.size() * 4);
-  std::memcpy(t.data.data(), values.data(), t.data.size());
-  return t;
-}
-
-std::vector<float> values(const HostTensor &t) {
-  return std::vector<float>(t.as<float>(), t.as<float>() + t.numel());
-}
 
 struct RuntimeTest : ::testing::Test {
   mlir::MLIRContext ctx;

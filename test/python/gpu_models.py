@@ -24,11 +24,16 @@ def mlp():
     return MLP_TEXT, {"x": torch.randn(8, 32)}, sd
 
 
-def transformer():
+def _transformer(graph):
+    """nn.TransformerEncoderLayer (eval) as `graph` writes it: the
+    hand-written form or torch.export's; the parameters are the same."""
     B, S, E, H, F = 2, 7, 32, 4, 64
     layer = torch.nn.TransformerEncoderLayer(E, H, F, dropout=0.1, batch_first=True).eval()
-    return (test_graphs.transformer_layer_graph(B, S, E, H, F), {"src": torch.randn(B, S, E)},
-            dict(layer.state_dict()))
+    return graph(B, S, E, H, F), {"src": torch.randn(B, S, E)}, dict(layer.state_dict())
+
+
+def transformer():
+    return _transformer(test_graphs.transformer_layer_graph)
 
 
 def cnn():
@@ -38,10 +43,7 @@ def cnn():
 
 
 def transformer_export():
-    B, S, E, H, F = 2, 7, 32, 4, 64
-    layer = torch.nn.TransformerEncoderLayer(E, H, F, dropout=0.1, batch_first=True).eval()
-    return (test_graphs.transformer_layer_export_graph(B, S, E, H, F), {"src": torch.randn(B, S, E)},
-            dict(layer.state_dict()))
+    return _transformer(test_graphs.transformer_layer_export_graph)
 
 
 def word_lm_gru():

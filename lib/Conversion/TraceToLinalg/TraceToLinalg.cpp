@@ -308,8 +308,6 @@ struct Call {
 class PyOpLowering {
 public:
   virtual ~PyOpLowering() = default;
-  /// The PyOp names this family lowers.
-  virtual ArrayRef<StringLiteral> names() const = 0;
   /// Whether `lower` replaces every result of an op with several (the
   /// recurrent layers' output and final states); the others replace one.
   virtual bool multipleResults() const { return false; }
@@ -332,13 +330,6 @@ LogicalResult fail(std::string &why, const Twine &message) {
 /// the registry inferred it (int / int divides as float, for instance).
 class ElementwiseLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {
-        "add",     "sub", "mul", "div",  "neg",   "relu", "gelu", "tanh",
-        "sigmoid", "exp", "log", "sqrt", "rsqrt", "pow",  "abs",  "where"};
-    return kNames;
-  }
-
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     StringRef name = call.op.getOpName();
@@ -484,11 +475,6 @@ Type promote(Type a, Type b) {
 /// decide; 0-d tensors and numbers only lift the category).
 class ComparisonLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-    return kNames;
-  }
-
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     StringRef name = call.op.getOpName();
@@ -580,12 +566,6 @@ public:
 /// expanded back, so every case is one 2-D or 3-D named op.
 class MatmulLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {"mm", "bmm", "matmul", "linear",
-                                           "addmm"};
-    return kNames;
-  }
-
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     StringRef name = call.op.getOpName();
@@ -727,11 +707,6 @@ std::optional<SmallVector<bool>> reducedDims(const PyArgs &args, unsigned i,
 /// reduced tensor (the reduction itself always drops the dims).
 class ReductionLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {"sum", "mean", "amax"};
-    return kNames;
-  }
-
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     StringRef name = call.op.getOpName();
@@ -824,12 +799,6 @@ Value buildSoftmax(OpBuilder &b, Location loc, Value x, int64_t dim, bool isLog,
 /// computed in the result's element type.
 class SoftmaxLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {"softmax", "log_softmax",
-                                           "_log_softmax"};
-    return kNames;
-  }
-
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     bool isLog = call.op.getOpName() != "softmax";
@@ -859,11 +828,6 @@ public:
 /// variance of (x - mean), then (x - mean) * rsqrt(var + eps) * w + b.
 class LayerNormLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {"layer_norm"};
-    return kNames;
-  }
-
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     Location loc = call.op.getLoc();
@@ -946,11 +910,6 @@ public:
 /// updates the running ones, which a pure function cannot do.
 class BatchNormLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {"batch_norm"};
-    return kNames;
-  }
-
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     Type elt = call.resultElt();
@@ -1077,11 +1036,6 @@ RankedTensorType type4D(RankedTensorType t) {
 /// the bias broadcast over the output, so the bias costs no extra pass.
 class ConvLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {"conv2d"};
-    return kNames;
-  }
-
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     Location loc = call.op.getLoc();
@@ -1179,11 +1133,6 @@ public:
 /// divided by the window size (output 1x1 is the mean over H and W).
 class PoolLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {"max_pool2d", "adaptive_avg_pool2d"};
-    return kNames;
-  }
-
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     Location loc = call.op.getLoc();
@@ -1269,11 +1218,6 @@ public:
 /// result that reads its index and gathers with tensor.extract.
 class EmbeddingLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {"embedding"};
-    return kNames;
-  }
-
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     if (!call.args.isTensor(0) || !call.args.isTensor(1) ||
@@ -1313,11 +1257,6 @@ public:
 /// PyTorch on the CPU; then P @ V as a batch_matmul.
 class AttentionLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {"scaled_dot_product_attention"};
-    return kNames;
-  }
-
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     Location loc = call.op.getLoc();
@@ -1473,10 +1412,6 @@ public:
 /// its kernels. Training with dropout between layers draws random numbers.
 class RnnLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {"lstm", "gru"};
-    return kNames;
-  }
   bool multipleResults() const override { return true; }
 
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
@@ -1845,11 +1780,6 @@ private:
 /// the static result shape, so the lowering is a reshape to it.
 class ReshapeLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {"view",      "reshape", "flatten",
-                                           "unflatten", "squeeze", "unsqueeze"};
-    return kNames;
-  }
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     if (call.tensorType(0).getElementType() != call.resultElt())
@@ -1863,10 +1793,6 @@ public:
 /// transpose, permute and t as linalg.transpose.
 class TransposeLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {"transpose", "permute", "t"};
-    return kNames;
-  }
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     StringRef name = call.op.getOpName();
@@ -1908,10 +1834,6 @@ public:
 /// slice bounds clamp; the sizes are the result's.
 class SliceLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {"select", "slice", "narrow"};
-    return kNames;
-  }
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     StringRef name = call.op.getOpName();
@@ -1956,10 +1878,6 @@ public:
 /// expand: a broadcasting copy (size-1 dims stretch, new leading dims).
 class ExpandLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {"expand"};
-    return kNames;
-  }
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     rewriter.replaceOp(call.op,
@@ -1977,10 +1895,6 @@ public:
 /// place into a single allocation, which tensor.concat does not promise.
 class CatLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {"cat"};
-    return kNames;
-  }
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     unsigned n = 0;
@@ -2033,11 +1947,6 @@ public:
 /// dropout in eval mode (or with p = 0).
 class IdentityLowering : public PyOpLowering {
 public:
-  ArrayRef<StringLiteral> names() const override {
-    static const StringLiteral kNames[] = {"contiguous", "clone", "alias",
-                                           "dropout"};
-    return kNames;
-  }
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     if (call.op.getOpName() == "dropout") {
@@ -2067,32 +1976,43 @@ namespace {
 class LoweringTable {
 public:
   LoweringTable() {
-    add(std::make_unique<ElementwiseLowering>());
-    add(std::make_unique<ComparisonLowering>());
-    add(std::make_unique<MatmulLowering>());
-    add(std::make_unique<ReductionLowering>());
-    add(std::make_unique<SoftmaxLowering>());
-    add(std::make_unique<LayerNormLowering>());
-    add(std::make_unique<BatchNormLowering>());
-    add(std::make_unique<ConvLowering>());
-    add(std::make_unique<PoolLowering>());
-    add(std::make_unique<EmbeddingLowering>());
-    add(std::make_unique<AttentionLowering>());
-    add(std::make_unique<RnnLowering>());
-    add(std::make_unique<ReshapeLowering>());
-    add(std::make_unique<TransposeLowering>());
-    add(std::make_unique<SliceLowering>());
-    add(std::make_unique<ExpandLowering>());
-    add(std::make_unique<CatLowering>());
-    add(std::make_unique<IdentityLowering>());
+    add({"add", "sub", "mul", "div", "neg", "relu", "gelu", "tanh", "sigmoid",
+         "exp", "log", "sqrt", "rsqrt", "pow", "abs", "where"},
+        std::make_unique<ElementwiseLowering>());
+    add({"eq", "ne", "lt", "le", "gt", "ge"},
+        std::make_unique<ComparisonLowering>());
+    add({"mm", "bmm", "matmul", "linear", "addmm"},
+        std::make_unique<MatmulLowering>());
+    add({"sum", "mean", "amax"}, std::make_unique<ReductionLowering>());
+    add({"softmax", "log_softmax", "_log_softmax"},
+        std::make_unique<SoftmaxLowering>());
+    add({"layer_norm"}, std::make_unique<LayerNormLowering>());
+    add({"batch_norm"}, std::make_unique<BatchNormLowering>());
+    add({"conv2d"}, std::make_unique<ConvLowering>());
+    add({"max_pool2d", "adaptive_avg_pool2d"},
+        std::make_unique<PoolLowering>());
+    add({"embedding"}, std::make_unique<EmbeddingLowering>());
+    add({"scaled_dot_product_attention"},
+        std::make_unique<AttentionLowering>());
+    add({"lstm", "gru"}, std::make_unique<RnnLowering>());
+    add({"view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze"},
+        std::make_unique<ReshapeLowering>());
+    add({"transpose", "permute", "t"}, std::make_unique<TransposeLowering>());
+    add({"select", "slice", "narrow"}, std::make_unique<SliceLowering>());
+    add({"expand"}, std::make_unique<ExpandLowering>());
+    add({"cat"}, std::make_unique<CatLowering>());
+    add({"contiguous", "clone", "alias", "dropout"},
+        std::make_unique<IdentityLowering>());
   }
   const PyOpLowering *lookup(StringRef name) const {
     return byName.lookup(name);
   }
 
 private:
-  void add(std::unique_ptr<PyOpLowering> lowering) {
-    for (StringRef name : lowering->names())
+  /// Registers `lowering` for the PyOp names it lowers.
+  void add(ArrayRef<StringLiteral> names,
+           std::unique_ptr<PyOpLowering> lowering) {
+    for (StringRef name : names)
       byName[name] = lowering.get();
     owned.push_back(std::move(lowering));
   }

@@ -12,6 +12,9 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "CMakeLists.txt", "lib", 
 config.environment["PATH"] = os.pathsep.join(
     [config.traceir_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%traceir_src", config.traceir_src_root))
+# FileCheck for printed floats, with a tolerance (test/lib/fpcheck.py): no
+# test may depend on bit-identical BLAS or libm results across CPUs.
+config.substitutions.append(("%fpcheck", "python3 " + os.path.join(config.traceir_src_root, "test", "lib", "fpcheck.py")))
 config.substitutions.append(("%st", "python3 " + os.path.join(config.traceir_src_root, "test", "Runtime", "Inputs", "st.py")))
 # Pass the sanitizer settings of scripts/test.sh through to the tools.
 for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"]:

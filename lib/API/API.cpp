@@ -2,6 +2,7 @@
 
 #include "TraceIR/API/API.h"
 #include "TraceIR/Conversion/KernelPlan.h"
+#include "TraceIR/Dialect/ParseSource.h"
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Import/ANFImporter.h"
 #include "TraceIR/Runtime/Build.h"
@@ -47,8 +48,8 @@ struct Session {
                                           const std::string &name) {
     sourceMgr.AddNewSourceBuffer(
         llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
-    return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr,
-                                                 mlir::ParserConfig(&context));
+    return mlir::trace::parseTraceSource(sourceMgr,
+                                         mlir::ParserConfig(&context));
   }
   std::string error(llvm::StringRef fallback) {
     std::string msg = llvm::StringRef(diagnostics).trim().str();
@@ -214,9 +215,9 @@ Executable::create(const std::string &text, const std::string &graphName,
       return {nullptr, llvm::toString(loaded.takeError())};
     generated = std::move(*loaded);
   }
-  auto built = buildExecutable(
-      *graph, *device, generated ? &generated->kernels : nullptr,
-      generated ? generated->library : nullptr);
+  auto built = buildExecutable(*graph, *device,
+                               generated ? &generated->kernels : nullptr,
+                               generated ? generated->library : nullptr);
   if (!built)
     return {nullptr, llvm::toString(built.takeError())};
   std::unique_ptr<Executable> exe(new Executable());

@@ -2,6 +2,7 @@
 
 #include "TraceIR/Dialect/Scalars.h"
 #include "TraceIR/Dialect/TraceDialect.h"
+#include "TraceIR/Support/NestingDepth.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -28,16 +29,26 @@ static bool isF64(Attribute attr) {
   return f && f.getType().isF64();
 }
 
-bool mlir::trace::isScalarAttr(Attribute attr) {
+/// `depth` tuples and lists enclose `attr`.
+static bool isScalarAttrAt(Attribute attr, int depth) {
   if (!attr)
     return false;
   if (isa<BoolAttr, StringAttr, NoneAttr>(attr) || isI64(attr) || isF64(attr))
     return true;
+  if (depth >= traceir::kMaxScalarDepth)
+    return false;
+  ArrayAttr elems;
   if (auto list = dyn_cast<ListAttr>(attr))
-    return isScalarAttr(list.getElements());
-  if (auto tuple = dyn_cast<ArrayAttr>(attr))
-    return llvm::all_of(tuple, isScalarAttr);
-  return false;
+    elems = list.getElements();
+  else
+    elems = dyn_cast<ArrayAttr>(attr);
+  return elems && llvm::all_of(elems, [&](Attribute e) {
+           return isScalarAttrAt(e, depth + 1);
+         });
+}
+
+bool mlir::trace::isScalarAttr(Attribute attr) {
+  return isScalarAttrAt(attr, 0);
 }
 
 std::string mlir::trace::formatFloat(double value) {
@@ -103,9 +114,18 @@ std::string mlir::trace::scalarToString(Attribute attr) {
   return text;
 }
 
+// How many tuples and lists enclose the scalar being parsed on this thread
+// (parseScalar and parseScalarSequence recurse through each other).
+static thread_local int scalarDepth = 0;
+
 static ParseResult parseScalarSequence(AsmParser &parser, char close,
                                        SmallVectorImpl<Attribute> &elems,
                                        bool &sawTrailingComma) {
+  traceir::NestingGuard guard(scalarDepth);
+  if (guard.tooDeep())
+    return parser.emitError(parser.getCurrentLocation(),
+                            "tuples and lists nested deeper than ")
+           << traceir::kMaxScalarDepth << " levels";
   sawTrailingComma = false;
   auto parseClose = [&]() {
     return close == ')' ? parser.parseOptionalRParen()

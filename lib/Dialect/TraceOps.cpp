@@ -3,6 +3,7 @@
 #include "TraceIR/Dialect/OpRegistry.h"
 #include "TraceIR/Dialect/Scalars.h"
 #include "TraceIR/Dialect/TraceDialect.h"
+#include "TraceIR/Support/NestingDepth.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -339,7 +340,9 @@ LogicalResult PyOp::verify() {
       return emitOpError("scalar #")
              << i << " is " << s
              << ", which is not a Python scalar (int as i64, float as f64, "
-                "bool, #trace.none, string, tuple or #trace.list)";
+                "bool, #trace.none, string, tuple or #trace.list, with "
+                "tuples and lists nested at most "
+             << traceir::kMaxScalarDepth << " deep)";
 
   const OpInfo *info = getOpInfo();
   if (!info)

@@ -8,8 +8,10 @@
 
 #include "TraceIR/Import/ANFImporter.h"
 #include "TraceIR/Dialect/OpRegistry.h"
+#include "TraceIR/Dialect/ParseSource.h"
 #include "TraceIR/Dialect/Scalars.h"
 #include "TraceIR/Dialect/TraceDialect.h"
+#include "TraceIR/Support/NestingDepth.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -195,6 +197,8 @@ private:
   llvm::SourceMgr &sm;
   MLIRContext *ctx;
   Builder b;
+  /// How many tuples and lists enclose the literal being parsed.
+  int literalDepth = 0;
   StringRef buffer;
   StringAttr fileName;
   const char *cur = nullptr, *lineEnd = nullptr;
@@ -379,6 +383,11 @@ FailureOr<Attribute> Importer::parseLiteral() {
   if (c == '\'' || c == '"')
     return parseString();
   if (c == '(' || c == '[') {
+    traceir::NestingGuard guard(literalDepth);
+    if (guard.tooDeep())
+      return (error(start) << "tuples and lists nested deeper than "
+                           << traceir::kMaxScalarDepth << " levels",
+              failure());
     ++cur;
     char close = c == '(' ? ')' : ']';
     SmallVector<Attribute> elems;
@@ -906,7 +915,7 @@ void mlir::trace::registerTraceTranslations() {
       },
       [](DialectRegistry &registry) { registry.insert<TraceDialect>(); });
 
-  TranslateFromMLIRRegistration printRegistry(
+  registerFromMLIRTranslation(
       "print-op-registry",
       "Ignore the input module; print the op registry and the 2017 name "
       "table as Markdown (docs/OpRegistry.md)",

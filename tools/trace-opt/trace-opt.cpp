@@ -2,6 +2,7 @@
 
 #include "TraceIR/Conversion/Passes.h"
 #include "TraceIR/Conversion/Pipelines.h"
+#include "TraceIR/Dialect/ParseSource.h"
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Transforms/Passes.h"
 
@@ -12,14 +13,20 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir::trace {
 void registerTestPasses();
 } // namespace mlir::trace
 
 int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
   mlir::DialectRegistry registry;
   registry.insert<mlir::trace::TraceDialect>();
   // What --convert-trace-to-linalg produces, so its output parses again,
@@ -39,6 +46,40 @@ int main(int argc, char **argv) {
   mlir::trace::registerTraceConversionPasses();
   mlir::trace::registerTestPasses();
   mlir::trace::registerTracePipelines();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "TraceIR optimizer driver\n", registry));
+
+  // MlirOptMain(argc, argv, ...) as upstream writes it, with the input
+  // checked against TraceIR's nesting bound before MLIR parses it.
+  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
+      argc, argv, "TraceIR optimizer driver\n", registry);
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
+  std::string message;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      mlir::openInputFile(inputFilename, &message);
+  if (!file) {
+    llvm::errs() << message << "\n";
+    return 1;
+  }
+  if (auto error = mlir::trace::findNestingError(*file)) {
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    sourceMgr.PrintMessage(llvm::errs(), error->first,
+                           llvm::SourceMgr::DK_Error, error->second);
+    return 1;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &message);
+  if (!output) {
+    llvm::errs() << message << "\n";
+    return 1;
+  }
+  if (mlir::failed(
+          mlir::MlirOptMain(output->os(), std::move(file), registry, config)))
+    return 1;
+  // Only a successful run leaves its output file.
+  output->keep();
+  return 0;
 }

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Conversion/KernelPlan.h"
+#include "TraceIR/Dialect/ParseSource.h"
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Runtime/Build.h"
 #include "TraceIR/Runtime/Profiler.h"
@@ -132,9 +133,8 @@ int main(int argc, char **argv) {
   context.loadDialect<mlir::trace::TraceDialect>();
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(inputFile, sourceMgr,
-                                            mlir::ParserConfig(&context));
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::trace::parseTraceSourceFile(
+      inputFile, sourceMgr, mlir::ParserConfig(&context));
   if (!module)
     return 1;
   auto graph = traceir::findGraph(*module, graphName, inputFile);

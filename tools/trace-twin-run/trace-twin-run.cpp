@@ -23,12 +23,14 @@
 
 #include "TraceIR/Conversion/Passes.h"
 #include "TraceIR/Conversion/Pipelines.h"
+#include "TraceIR/Dialect/ParseSource.h"
 #include "TraceIR/Runtime/HostTensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -111,8 +113,9 @@ int main(int argc, char **argv) {
   mlir::trace::registerTracePipelineDialects(registry);
   mlir::MLIRContext context(registry);
   SourceMgr sourceMgr;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(inputFile, sourceMgr, &context);
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::trace::parseTraceSourceFile(
+      inputFile, sourceMgr, mlir::ParserConfig(&context));
   if (!module)
     return 1;
 

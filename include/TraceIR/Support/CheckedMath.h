@@ -72,7 +72,8 @@ inline std::optional<int64_t> checkedNumel(const Range &dims) {
   }
   return zero ? 0 : n;
 }
-inline std::optional<int64_t> checkedNumel(std::initializer_list<int64_t> dims) {
+inline std::optional<int64_t>
+checkedNumel(std::initializer_list<int64_t> dims) {
   return checkedNumel<std::initializer_list<int64_t>>(dims);
 }
 

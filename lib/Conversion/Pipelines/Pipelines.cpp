@@ -2,6 +2,7 @@
 
 #include "TraceIR/Conversion/Pipelines.h"
 #include "TraceIR/Conversion/Passes.h"
+#include "TraceIR/Dialect/ParseSource.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -17,10 +18,10 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
@@ -81,8 +82,8 @@ struct CheckGpuTargetPass
     : public PassWrapper<CheckGpuTargetPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckGpuTargetPass)
 
-  CheckGpuTargetPass(std::string chip, std::string features,
-                     std::string format, std::string toolkit, bool serialize)
+  CheckGpuTargetPass(std::string chip, std::string features, std::string format,
+                     std::string toolkit, bool serialize)
       : chip(std::move(chip)), features(std::move(features)),
         format(std::move(format)), toolkit(std::move(toolkit)),
         serialize(serialize) {}
@@ -437,8 +438,8 @@ struct SerialHostComputeToGpuPass
       }
       for (Value result : op->getResults())
         for (Operation *user : result.getUsers())
-          if (!inRun.count(
-                  op->getBlock()->findAncestorOpInBlock(*user) ?: user))
+          if (!inRun.count(op->getBlock()->findAncestorOpInBlock(*user)
+                               ?: user))
             return;
       moved.push_back(op);
     }
@@ -677,7 +678,7 @@ void mlir::trace::registerGpuBinaryTranslation() {
                      "--per-op=false lowers each graph as a whole"),
       llvm::cl::init(true));
 
-  TranslateFromMLIRRegistration emitGpuBinary(
+  registerFromMLIRTranslation(
       "emit-gpu-binary",
       "Lower linalg-on-tensors funcs with --trace-lower-to-gpu (all kernels "
       "in one module) and write the fatbin (cubin + PTX) for "

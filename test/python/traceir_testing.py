@@ -7,6 +7,7 @@ Every run is profiled and its trace checked by trace_validator.py, so every
 op and graph test is also a profiler test (on CUDA under gpu-check.sh: every
 kernel's launch arrow).
 """
+import hashlib
 import json
 import os
 import subprocess
@@ -127,6 +128,11 @@ def run_graph(text, inputs=None, params=None, free=True, check_frees=True,
               device=None, seed=0, extra=(), profile=True):
     """Runs a graph; returns (outputs, memory report dict). With `profile`,
     also checks the run's trace (see check_trace)."""
+    seeds = os.environ.get("TRACEIR_FUZZ_SEED_DIR")
+    if seeds:  # fuzz/seed_corpora.py: every graph the tests run seeds the fuzzers
+        os.makedirs(seeds, exist_ok=True)
+        with open(os.path.join(seeds, hashlib.sha1(text.encode()).hexdigest()), "w") as f:
+            f.write(text)
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "g.mlir")
         with open(path, "w") as f:

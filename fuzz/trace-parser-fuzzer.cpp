@@ -1,0 +1,87 @@
+//===- trace-parser-fuzzer.cpp - Fuzz parse, verify and the trace passes --===//
+//
+// Input: MLIR text, as trace-opt reads it. What parses and verifies must
+// print as text that parses again; --free-dead-tensors must succeed on it,
+// leave it verified and be idempotent (running it twice changes nothing);
+// --convert-trace-to-linalg may refuse an op (an error) but what it returns
+// must verify.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuzzCommon.h"
+
+#include "TraceIR/Conversion/Passes.h"
+#include "TraceIR/Conversion/Pipelines.h"
+#include "TraceIR/Dialect/TraceDialect.h"
+#include "TraceIR/Transforms/Passes.h"
+
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+
+using namespace traceir::fuzz;
+
+static const mlir::DialectRegistry &registry() {
+  static mlir::DialectRegistry *r = [] {
+    auto *r = new mlir::DialectRegistry;
+    r->insert<mlir::trace::TraceDialect>();
+    mlir::trace::registerTracePipelineDialects(*r);
+    return r;
+  }();
+  return *r;
+}
+
+/// Runs one pass on `module`; the pass manager's own verifier is off so that
+/// a pass that succeeds but leaves invalid IR is told apart from one that
+/// fails.
+static mlir::LogicalResult runPass(mlir::ModuleOp module,
+                                   std::unique_ptr<mlir::Pass> pass,
+                                   bool onGraphs) {
+  mlir::PassManager pm(module.getContext());
+  pm.enableVerifier(false);
+  if (onGraphs)
+    pm.addNestedPass<mlir::trace::GraphOp>(std::move(pass));
+  else
+    pm.addPass(std::move(pass));
+  return pm.run(module);
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  mlir::MLIRContext context(registry(),
+                            mlir::MLIRContext::Threading::DISABLED);
+  quietDiagnostics(context);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(inputBuffer(data, size), llvm::SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::trace::parseTraceSource(sourceMgr, mlir::ParserConfig(&context));
+  if (!module)
+    return 0;
+  std::string text = printed(*module);
+  fuzzCheck(bool(parse(text, context)),
+            "a verified module's text does not parse again");
+  fuzzCheck(bool(parse(printed(*module, /*generic=*/true), context)),
+            "a verified module's generic form does not parse again");
+
+  mlir::OwningOpRef<mlir::ModuleOp> lowered(module->clone());
+  bool hasGraphs = !module->getOps<mlir::trace::GraphOp>().empty();
+  if (hasGraphs) {
+    fuzzCheck(mlir::succeeded(runPass(
+                  *module, mlir::trace::createFreeDeadTensors(), true)),
+              "--free-dead-tensors failed on a verified module");
+    fuzzCheck(mlir::succeeded(mlir::verify(*module)),
+              "--free-dead-tensors left a module that does not verify");
+    std::string freed = printed(*module);
+    fuzzCheck(bool(parse(freed, context)),
+              "--free-dead-tensors' output does not parse again");
+    fuzzCheck(mlir::succeeded(runPass(
+                  *module, mlir::trace::createFreeDeadTensors(), true)),
+              "--free-dead-tensors failed on its own output");
+    fuzzCheck(printed(*module) == freed,
+              "--free-dead-tensors run twice changed the module");
+  }
+  if (mlir::succeeded(runPass(*lowered,
+                              mlir::trace::createConvertTraceToLinalg(),
+                              false)))
+    fuzzCheck(mlir::succeeded(mlir::verify(*lowered)),
+              "--convert-trace-to-linalg left a module that does not verify");
+  return 0;
+}

@@ -13,10 +13,12 @@
 using namespace mlir;
 
 std::optional<std::pair<llvm::SMLoc, std::string>>
-trace::findNestingError(const llvm::MemoryBuffer &buffer) {
-  if (isBytecode(buffer.getMemBufferRef()))
-    return std::nullopt;
+trace::findUnsafeInput(const llvm::MemoryBuffer &buffer) {
   llvm::StringRef text = buffer.getBuffer();
+  if (isBytecode(buffer.getMemBufferRef()))
+    return std::make_pair(llvm::SMLoc::getFromPointer(text.data()),
+                          std::string("MLIR bytecode is not accepted: TraceIR "
+                                      "reads MLIR text only"));
   std::optional<size_t> at =
       traceir::findTooDeepNesting(std::string_view(text.data(), text.size()));
   if (!at)
@@ -28,11 +30,10 @@ trace::findNestingError(const llvm::MemoryBuffer &buffer) {
                             .str());
 }
 
-LogicalResult trace::checkNestingDepth(const llvm::SourceMgr &sourceMgr,
-                                       unsigned bufferId,
-                                       MLIRContext *context) {
+LogicalResult trace::checkInputLimits(const llvm::SourceMgr &sourceMgr,
+                                      unsigned bufferId, MLIRContext *context) {
   const llvm::MemoryBuffer *buffer = sourceMgr.getMemoryBuffer(bufferId);
-  auto error = findNestingError(*buffer);
+  auto error = findUnsafeInput(*buffer);
   if (!error)
     return success();
   auto [line, col] = sourceMgr.getLineAndColumn(error->first, bufferId);
@@ -43,8 +44,8 @@ LogicalResult trace::checkNestingDepth(const llvm::SourceMgr &sourceMgr,
 
 OwningOpRef<ModuleOp> trace::parseTraceSource(llvm::SourceMgr &sourceMgr,
                                               const ParserConfig &config) {
-  if (failed(checkNestingDepth(sourceMgr, sourceMgr.getMainFileID(),
-                               config.getContext())))
+  if (failed(checkInputLimits(sourceMgr, sourceMgr.getMainFileID(),
+                              config.getContext())))
     return nullptr;
   return parseSourceFile<ModuleOp>(sourceMgr, config);
 }

@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
     llvm::errs() << message << "\n";
     return 1;
   }
-  if (auto error = mlir::trace::findNestingError(*file)) {
+  if (auto error = mlir::trace::findUnsafeInput(*file)) {
     llvm::SourceMgr sourceMgr;
     sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
     sourceMgr.PrintMessage(llvm::errs(), error->first,

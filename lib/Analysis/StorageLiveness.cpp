@@ -3,6 +3,7 @@
 #include "TraceIR/Analysis/StorageLiveness.h"
 #include "TraceIR/Dialect/OpRegistry.h"
 #include "TraceIR/Dialect/Scalars.h"
+#include "TraceIR/Support/CheckedMath.h"
 #include "TraceIR/Support/ViewAlgebra.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -19,18 +20,13 @@ int64_t StorageLiveness::getStaticBytes(Type type) {
   if (!shaped || !shaped.hasStaticShape())
     return -1;
   Type elt = shaped.getElementType();
-  int64_t bytes;
-  if (elt.isIntOrFloat())
-    bytes = (elt.getIntOrFloatBitWidth() + 7) / 8; // bool (i1) takes a byte
-  else if (auto c = dyn_cast<ComplexType>(elt);
-           c && c.getElementType().isIntOrFloat())
-    bytes = 2 * ((c.getElementType().getIntOrFloatBitWidth() + 7) / 8);
-  else
+  auto c = dyn_cast<ComplexType>(elt);
+  if (!elt.isIntOrFloat() && !(c && c.getElementType().isIntOrFloat()))
     return -1;
-  for (int64_t d : shaped.getShape())
-    if (llvm::MulOverflow(bytes, d, bytes))
-      return -1;
-  return bytes;
+  // The verifier's own count (bool takes a byte), so a verified type always
+  // has its size here; -1 (unknown) only for a type it would reject.
+  return traceir::checkedTensorBytes(shaped.getShape(), elementByteSize(elt))
+      .value_or(-1);
 }
 
 void StorageLiveness::addStorage(Value root, Owner owner) {

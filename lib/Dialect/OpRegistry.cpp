@@ -9,9 +9,12 @@
 #include "TraceIR/Dialect/OpRegistry.h"
 #include "TraceIR/Dialect/Scalars.h"
 #include "TraceIR/Dialect/TraceDialect.h"
+#include "TraceIR/Support/CheckedMath.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/APInt.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -38,6 +41,68 @@ PyArgs::PyArgs(StringRef cconv, TypeRange tensorTypes,
 
 bool PyArgs::isNoneOrAbsent(unsigned i) const {
   return !present(i) || (!isTensor(i) && isNone(scalar(i)));
+}
+
+//===----------------------------------------------------------------------===//
+// The tensor size limit
+//===----------------------------------------------------------------------===//
+
+int64_t mlir::trace::elementByteSize(Type t) {
+  if (auto c = dyn_cast<ComplexType>(t))
+    return 2 * elementByteSize(c.getElementType());
+  if (isa<IndexType>(t))
+    return 8;
+  if (t.isIntOrFloat())
+    return std::max<int64_t>((t.getIntOrFloatBitWidth() + 7) / 8, 1);
+  return 1;
+}
+
+/// An element count for a message: 2^k for large powers of two (the usual
+/// fuzzed sizes), else the number, which may be beyond int64_t.
+static std::string countStr(const llvm::APInt &n) {
+  if (n.isPowerOf2() && n.logBase2() >= 16)
+    return "2^" + std::to_string(n.logBase2());
+  return llvm::toString(n, 10, /*Signed=*/false);
+}
+
+std::string mlir::trace::tensorSizeError(Type type) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked)
+    return {};
+  SmallVector<int64_t, 6> dims;
+  for (int64_t d : ranked.getShape()) {
+    if (d == ShapedType::kDynamic)
+      continue;
+    if (d < 0)
+      return "has a negative dim " + std::to_string(d);
+    dims.push_back(d);
+  }
+  int64_t eltBytes = elementByteSize(ranked.getElementType());
+  if (traceir::checkedTensorBytes(dims, eltBytes))
+    return {};
+  // Exact arithmetic for the message only: the product of up to 64-bit dims
+  // fits in 64 bits per dim.
+  llvm::APInt n(64 * (dims.size() + 1), 1), nonZero = n;
+  bool zero = false;
+  for (int64_t d : dims) {
+    llvm::APInt v(n.getBitWidth(), d);
+    n *= v;
+    if (d)
+      nonZero *= v;
+    zero |= d == 0;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (zero) {
+    os << "holds no elements, but its other dims multiply to "
+       << countStr(nonZero) << ", which overflows int64";
+    return text;
+  }
+  os << "holds " << countStr(n) << " elements of " << eltBytes << " byte"
+     << (eltBytes == 1 ? "" : "s") << ", over TraceIR's limit of 2^"
+     << llvm::Log2_64(traceir::kMaxTensorBytes) << " bytes ("
+     << traceir::kMaxTensorBytes << ")";
+  return text;
 }
 
 //===----------------------------------------------------------------------===//
@@ -131,8 +196,43 @@ struct Call {
       d += r;
     return true;
   }
-  bool push(ArrayRef<int64_t> shape, Type elt) {
-    out.push_back(RankedTensorType::get(shape, elt));
+  /// Appends a result type, or fails when the shape is not representable:
+  /// inference never hands out a wrapped or oversized shape, whatever the
+  /// scalars were.
+  [[nodiscard]] bool push(ArrayRef<int64_t> shape, Type elt) {
+    for (int64_t d : shape)
+      if (d < 0 && d != kDyn)
+        return err("result #", out.size(), " would have shape ",
+                   shapeStr(shape), ", with a negative dim");
+    auto t = RankedTensorType::get(shape, elt);
+    if (std::string why = tensorSizeError(t); !why.empty())
+      return err("result #", out.size(), " of shape ", shapeStr(shape), " ",
+                 why);
+    out.push_back(t);
+    return true;
+  }
+  /// a * b (or a + b) of dims or counts, dynamic when either is; fails
+  /// rather than wraps when the scalars make it overflow.
+  bool mulDims(int64_t x, int64_t y, int64_t &r, const char *what) {
+    if (x == kDyn || y == kDyn) {
+      r = kDyn;
+      return true;
+    }
+    std::optional<int64_t> p = traceir::checkedMul(x, y);
+    if (!p)
+      return err(what, " ", x, " * ", y, " overflows int64");
+    r = *p;
+    return true;
+  }
+  bool addDims(int64_t x, int64_t y, int64_t &r, const char *what) {
+    if (x == kDyn || y == kDyn) {
+      r = kDyn;
+      return true;
+    }
+    std::optional<int64_t> p = traceir::checkedAdd(x, y);
+    if (!p)
+      return err(what, " ", x, " + ", y, " overflows int64");
+    r = *p;
     return true;
   }
   bool pushUnranked(Type elt) {
@@ -587,14 +687,13 @@ template <bool Native> INFER(inferLayerNorm) {
         return c.err(i == 2 ? "weight " : "bias ", shapeStr(t.getShape()),
                      " must have normalized_shape ", shapeStr(norm));
     }
-    c.push(s, elt);
-    if (Native) {
-      Shape stat(s.begin(), s.end() - norm.size());
-      stat.append(norm.size(), 1);
-      c.push(stat, elt);
-      c.push(stat, elt);
-    }
-    return true;
+    if (!c.push(s, elt))
+      return false;
+    if (!Native)
+      return true;
+    Shape stat(s.begin(), s.end() - norm.size());
+    stat.append(norm.size(), 1);
+    return c.push(stat, elt) && c.push(stat, elt);
   });
 }
 
@@ -632,12 +731,8 @@ template <bool Native> INFER(inferBatchNorm) {
                    "or neither be None");
     if (!training && a.isNoneOrAbsent(3))
       return c.err("eval mode needs running_mean and running_var");
-    c.push(s, elt);
-    if (Native) {
-      c.push({ch}, elt);
-      c.push({ch}, elt);
-    }
-    return true;
+    return c.push(s, elt) &&
+           (!Native || (c.push({ch}, elt) && c.push({ch}, elt)));
   });
 }
 
@@ -663,10 +758,8 @@ INFER(inferBatchNormBackward) {
   for (unsigned i = 2; i <= 6; ++i)
     if (!channelVector(c, i, names[i - 2], ch))
       return false;
-  c.push(x.getShape(), x.getElementType());
-  c.push({ch}, x.getElementType());
-  c.push({ch}, x.getElementType());
-  return true;
+  return c.push(x.getShape(), x.getElementType()) &&
+         c.push({ch}, x.getElementType()) && c.push({ch}, x.getElementType());
 }
 
 /// batchnorm_double_backward(input, gamma, ggI, ggG, ggB, gO, running_mean,
@@ -695,10 +788,9 @@ INFER(inferBatchNormDoubleBackward) {
   if (!channelVector(c, 10, "save_mean", ch) ||
       !channelVector(c, 11, "save_invstd", ch))
     return false;
-  c.push(x.getShape(), x.getElementType());
-  c.push({ch}, x.getElementType());
-  c.push(x.getShape(), x.getElementType());
-  return true;
+  return c.push(x.getShape(), x.getElementType()) &&
+         c.push({ch}, x.getElementType()) &&
+         c.push(x.getShape(), x.getElementType());
 }
 
 //===--- Views
@@ -727,7 +819,13 @@ INFER(inferView) { // view/reshape(self, shape)
     }
   }
   if (!dynamic) {
-    int64_t n = t.getNumElements();
+    // The input's type may come straight from an importer, before the
+    // verifier bounded it: its element count must not wrap either.
+    std::optional<int64_t> numel = traceir::checkedNumel(t.getShape());
+    if (!numel)
+      return c.err("input ", shapeStr(t.getShape()),
+                   " has more than 2^63 elements");
+    int64_t n = *numel;
     if (inferIdx >= 0) {
       if (known == 0 || n % known)
         return c.err("shape ", shapeStr(shape), " is invalid for input ",
@@ -844,7 +942,8 @@ INFER(inferFlatten) { // flatten(self, start_dim=0, end_dim=-1)
       return c.err("start_dim ", st, " comes after end_dim ", en);
     int64_t n = 1;
     for (int64_t i = st; i <= en; ++i)
-      n = (n == kDyn || s[i] == kDyn) ? kDyn : n * s[i];
+      if (!c.mulDims(n, s[i], n, "flattened size"))
+        return false;
     Shape r(s.begin(), s.begin() + st);
     r.push_back(n);
     r.append(s.begin() + en + 1, s.end());
@@ -1004,13 +1103,10 @@ INFER(inferNarrow) { // narrow(self, dim, start, length)
       return false;
     if (len < 0)
       return c.err("narrow() length must be non-negative, got ", len);
-    if (s[d] != kDyn) {
-      if (st < 0)
-        st += s[d];
-      if (st < 0 || len < 0 || st + len > s[d])
-        return c.err("narrow(", d, ", ", st, ", ", len,
-                     ") is out of range for dim of size ", s[d]);
-    }
+    // start + length of hostile ints would wrap past the dim's end.
+    if (s[d] != kDyn && !traceir::checkedNarrowStart(s[d], st, len))
+      return c.err("narrow(", d, ", ", st, ", ", len,
+                   ") is out of range for dim of size ", s[d]);
     s[d] = len;
     return c.push(s, elt);
   });
@@ -1055,7 +1151,8 @@ INFER(inferCat) { // cat(tensors..., dim=0)
                    r.size());
     for (size_t k = 0; k < s.size(); ++k) {
       if (k == (size_t)d) {
-        r[k] = (r[k] == kDyn || s[k] == kDyn) ? kDyn : r[k] + s[k];
+        if (!c.addDims(r[k], s[k], r[k], "concatenated size"))
+          return false;
       } else if (r[k] != kDyn && s[k] != kDyn && r[k] != s[k]) {
         return c.err("tensor #", i, " ", shapeStr(s),
                      " does not match the others outside dim ", d);
@@ -1084,6 +1181,16 @@ INFER(inferEmbedding) {
   Shape r(idx.getShape());
   r.push_back(w.getDimSize(1));
   return c.push(r, w.getElementType());
+}
+
+/// Whether checkedWindowOutput failed because the padded input or the
+/// dilated kernel overflows (rather than the kernel being too large), for
+/// the message. Stride, padding and dilation are known to be valid.
+bool windowOverflows(int64_t in, int64_t kernel, int64_t pad,
+                     int64_t dilation) {
+  std::optional<int64_t> twoPad = traceir::checkedMul(pad, 2);
+  return !twoPad || !traceir::checkedMul(dilation, kernel - 1) ||
+         !traceir::checkedAdd(in, *twoPad);
 }
 
 /// conv2d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1).
@@ -1144,9 +1251,12 @@ INFER(inferConv2d) {
   int64_t cin = xs[off];
   if (groups <= 0)
     return c.err("groups must be positive, got ", groups);
-  if (cin != kDyn && ws[1] != kDyn && cin != ws[1] * groups)
+  int64_t want;
+  if (!c.mulDims(ws[1], groups, want, "input channels"))
+    return false;
+  if (cin != kDyn && want != kDyn && cin != want)
     return c.err("input has ", cin, " channels but weight ", shapeStr(ws),
-                 " with groups=", groups, " expects ", ws[1] * groups);
+                 " with groups=", groups, " expects ", want);
   if (ws[0] != kDyn && ws[0] % groups != 0)
     return c.err("weight ", shapeStr(ws), " has ", ws[0],
                  " output channels, not divisible by groups=", groups);
@@ -1165,14 +1275,18 @@ INFER(inferConv2d) {
       r.push_back(same ? in : kDyn);
       continue;
     }
-    // Floor division: a kernel larger than the padded input gives a negative
-    // span, which C++ division would round up to an output of 1.
-    int64_t span = in + 2 * pad[k] - dil[k] * (ws[2 + k] - 1) - 1;
-    if (span < 0)
-      return c.err("kernel ", shapeStr(ws), " (dilation ", shapeStr(dil),
-                   ") is larger than the padded input ", shapeStr(xs));
-    int64_t o = span / stride[k] + 1;
-    r.push_back(o);
+    // The one window formula, checked: a padding or dilation of 2^62 must
+    // not wrap into a plausible size.
+    std::optional<int64_t> o =
+        traceir::checkedWindowOutput(in, ws[2 + k], stride[k], pad[k], dil[k]);
+    if (!o)
+      return windowOverflows(in, ws[2 + k], pad[k], dil[k])
+                 ? c.err("kernel ", shapeStr(ws), " with padding ",
+                         shapeStr(pad), " and dilation ", shapeStr(dil),
+                         " overflows int64 on input ", shapeStr(xs))
+                 : c.err("kernel ", shapeStr(ws), " (dilation ", shapeStr(dil),
+                         ") is larger than the padded input ", shapeStr(xs));
+    r.push_back(*o);
   }
   return c.push(r, x.getElementType());
 }
@@ -1214,25 +1328,24 @@ INFER(inferMaxPool2d) {
                      shapeStr(k), ", ", shapeStr(st), " and ", shapeStr(dil));
       if (pad[i] < 0)
         return c.err("padding must be non-negative, got ", shapeStr(pad));
-      if (pad[i] * 2 > k[i])
+      // pad <= k / 2 (not 2 * pad <= k, which wraps for a pad of 2^62).
+      if (pad[i] > k[i] / 2)
         return c.err("padding ", pad[i], " must be at most half of kernel ",
                      k[i]);
       int64_t &in = s[s.size() - 2 + i];
       if (in == kDyn)
         continue;
-      int64_t span = in + 2 * pad[i] - dil[i] * (k[i] - 1) - 1;
-      if (span < 0)
-        return c.err("pooling window ", shapeStr(k), " (dilation ",
-                     shapeStr(dil), ") is larger than the padded input ",
-                     shapeStr(s));
-      int64_t o = (ceil ? (span + st[i] - 1) / st[i] : span / st[i]) + 1;
-      // A window must start inside the input or left padding (PyTorch).
-      if (ceil && (o - 1) * st[i] >= in + pad[i])
-        --o;
-      if (o <= 0)
-        return c.err("pooling window ", shapeStr(k), " is larger than input ",
-                     shapeStr(s));
-      in = o;
+      std::optional<int64_t> o =
+          traceir::checkedWindowOutput(in, k[i], st[i], pad[i], dil[i], ceil);
+      if (!o || *o <= 0)
+        return windowOverflows(in, k[i], pad[i], dil[i])
+                   ? c.err("pooling window ", shapeStr(k), " with padding ",
+                           shapeStr(pad), " and dilation ", shapeStr(dil),
+                           " overflows int64 on input ", shapeStr(s))
+                   : c.err("pooling window ", shapeStr(k), " (dilation ",
+                           shapeStr(dil), ") is larger than the padded input ",
+                           shapeStr(s));
+      in = *o;
     }
     return c.push(s, elt);
   });
@@ -1297,10 +1410,16 @@ template <bool Lstm> INFER(inferRnn) {
   int64_t dirs = bidir ? 2 : 1, perLayer = hasBiases ? 4 : 2;
   if (layers <= 0)
     return c.err("num_layers must be positive, got ", layers);
-  if ((int64_t)nt - 1 - states != layers * dirs * perLayer)
-    return c.err("expects ", layers * dirs * perLayer,
-                 " weight tensors for num_layers=", layers, ", got ",
-                 nt - 1 - states);
+  // num_layers is the caller's int: the count of weights it implies may not
+  // fit, and must not wrap to the count given.
+  int64_t given = (int64_t)nt - 1 - states;
+  std::optional<int64_t> want = traceir::checkedMul(layers, dirs * perLayer);
+  if (!want)
+    return c.err("num_layers=", layers, " needs more than 2^63 weight ",
+                 "tensors, got ", given);
+  if (given != *want)
+    return c.err("expects ", *want, " weight tensors for num_layers=", layers,
+                 ", got ", given);
   const char *tensors = Lstm ? "input, h0 and c0" : "input and h0";
   if (!x.hasRank() || !h0.hasRank() || !c0.hasRank())
     return c.err(tensors, " must be ranked");
@@ -1312,6 +1431,8 @@ template <bool Lstm> INFER(inferRnn) {
   if (failed(verifyCompatibleShape(h0, c0)))
     return c.err("h0 ", shapeStr(h0.getShape()), " and c0 ",
                  shapeStr(c0.getShape()), " differ");
+  // layers * dirs (and the weight indices below) cannot overflow: their
+  // product with perLayer is the number of weights given.
   if ((h0.getDimSize(0) != kDyn && h0.getDimSize(0) != layers * dirs) ||
       (batch != kDyn && h0.getDimSize(1) != kDyn && h0.getDimSize(1) != batch))
     return c.err("h0 must be [", layers * dirs, ", ", batch, ", H], got ",
@@ -1324,7 +1445,9 @@ template <bool Lstm> INFER(inferRnn) {
   int64_t inSize = x.getDimSize(2);
   static const char *names[] = {"w_ih", "w_hh", "b_ih", "b_hh"};
   for (int64_t l = 0; l < layers; ++l) {
-    int64_t in = l == 0 ? inSize : (hidden == kDyn ? kDyn : dirs * hidden);
+    int64_t in = inSize;
+    if (l > 0 && !c.mulDims(dirs, hidden, in, "layer input size"))
+      return false;
     for (int64_t dir = 0; dir < dirs; ++dir) {
       for (int64_t k = 0; k < perLayer; ++k) {
         unsigned arg = 1 + states + (l * dirs + dir) * perLayer + k;
@@ -1334,7 +1457,9 @@ template <bool Lstm> INFER(inferRnn) {
                        " but the input is ", elt);
         if (!w.hasRank())
           continue;
-        int64_t gates = hidden == kDyn ? kDyn : (Lstm ? 4 : 3) * hidden;
+        int64_t gates;
+        if (!c.mulDims(Lstm ? 4 : 3, hidden, gates, "gate size"))
+          return false;
         Shape want = k == 0   ? Shape{gates, in}
                      : k == 1 ? Shape{gates, hidden}
                               : Shape{gates};
@@ -1345,14 +1470,13 @@ template <bool Lstm> INFER(inferRnn) {
       }
     }
   }
-  int64_t features = hidden == kDyn ? kDyn : dirs * hidden;
+  int64_t features;
+  if (!c.mulDims(dirs, hidden, features, "output features"))
+    return false;
   Shape o =
       batchFirst ? Shape{batch, seq, features} : Shape{seq, batch, features};
-  c.push(o, elt);
-  c.push(h0.getShape(), elt);
-  if (Lstm)
-    c.push(c0.getShape(), elt);
-  return true;
+  return c.push(o, elt) && c.push(h0.getShape(), elt) &&
+         (!Lstm || c.push(c0.getShape(), elt));
 }
 
 /// nll_loss(self, target, weight=None, reduction=Mean(1), ignore_index)
@@ -1629,10 +1753,11 @@ INFER(inferNllLossForward) {
   Type elt = x.getElementType();
   if (!x.hasRank())
     c.pushUnranked(elt);
-  else if (reduction == 0 && x.getRank() == 2)
-    c.push({x.getDimSize(0)}, elt);
-  else
-    c.push({}, elt);
+  else if (!c.push(reduction == 0 && x.getRank() == 2
+                       ? ArrayRef<int64_t>{x.getDimSize(0)}
+                       : ArrayRef<int64_t>{},
+                   elt))
+    return false;
   return c.push({}, elt);
 }
 

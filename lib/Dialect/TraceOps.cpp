@@ -109,6 +109,45 @@ std::string describeValue(Value v) {
 }
 } // namespace
 
+/// The tensor size limit (see tensorSizeError): every tensor type an op of
+/// the dialect carries passes through here, so the importer, the passes,
+/// the lowering and the runtime may multiply dims without overflow.
+static LogicalResult verifyTensorSize(Operation *op, Type type,
+                                      const Twine &what) {
+  std::string why = tensorSizeError(type);
+  if (why.empty())
+    return success();
+  return op->emitOpError() << what << " type " << type << " " << why;
+}
+
+static LogicalResult verifyTensorSizes(Operation *op) {
+  for (auto [i, t] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(verifyTensorSize(op, t, "operand #" + Twine(i))))
+      return failure();
+  for (auto [i, t] : llvm::enumerate(op->getResultTypes()))
+    if (failed(verifyTensorSize(op, t, "result #" + Twine(i))))
+      return failure();
+  return success();
+}
+
+// Only the types: the body is checked by verifyRegions, after its ops,
+// which rely on these.
+LogicalResult GraphOp::verify() {
+  for (auto [i, t] : llvm::enumerate(getArgumentTypes())) {
+    std::string what = "argument #" + std::to_string(i);
+    if (StringRef p = getParamName(i); !p.empty())
+      what += " (parameter '" + p.str() + "')";
+    else if (StringRef n = getInputName(i); !n.empty())
+      what += " (input '" + n.str() + "')";
+    if (failed(verifyTensorSize(*this, t, what)))
+      return failure();
+  }
+  for (auto [i, t] : llvm::enumerate(getResultTypes()))
+    if (failed(verifyTensorSize(*this, t, "result #" + Twine(i))))
+      return failure();
+  return success();
+}
+
 LogicalResult GraphOp::verifyRegions() {
   Region &body = getBody();
   if (!body.hasOneBlock())
@@ -227,6 +266,8 @@ LogicalResult GraphOp::verifyRegions() {
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
+LogicalResult ConstantOp::verify() { return verifyTensorSizes(*this); }
+
 //===----------------------------------------------------------------------===//
 // PyOp
 //===----------------------------------------------------------------------===//
@@ -344,6 +385,9 @@ LogicalResult PyOp::verify() {
                 "tuples and lists nested at most "
              << traceir::kMaxScalarDepth << " deep)";
 
+  // Before inference, which may then rely on its operands' sizes.
+  if (failed(verifyTensorSizes(*this)))
+    return failure();
   const OpInfo *info = getOpInfo();
   if (!info)
     return success();
@@ -399,6 +443,8 @@ void PyOp::getEffects(
 //===----------------------------------------------------------------------===//
 
 LogicalResult RetOp::verify() {
+  if (failed(verifyTensorSizes(*this)))
+    return failure();
   auto graph = cast<GraphOp>((*this)->getParentOp());
   ArrayRef<Type> results = graph.getResultTypes();
   if (getNumOperands() != results.size())

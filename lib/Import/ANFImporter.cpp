@@ -11,6 +11,7 @@
 #include "TraceIR/Dialect/ParseSource.h"
 #include "TraceIR/Dialect/Scalars.h"
 #include "TraceIR/Dialect/TraceDialect.h"
+#include "TraceIR/Support/CheckedMath.h"
 #include "TraceIR/Support/NestingDepth.h"
 
 #include "mlir/IR/Builders.h"
@@ -263,7 +264,12 @@ FailureOr<Type> Importer::parseTensorType() {
     if (failed(expect(']', "']' to close the shape")))
       return failure();
   }
-  return Type(RankedTensorType::get(shape, elt));
+  auto type = RankedTensorType::get(shape, elt);
+  // Inference runs on these types before the module is verified: bound them
+  // here, with the verifier's own check, and point at the type.
+  if (std::string why = tensorSizeError(type); !why.empty())
+    return (error(start) << "tensor type " << type << " " << why, failure());
+  return Type(type);
 }
 
 FailureOr<Attribute> Importer::parseNumber() {
@@ -634,11 +640,21 @@ Importer::emitCall(StringRef name, const char *nameLoc,
       if (!layers || *layers <= 0)
         return error(args[args.size() - 3].loc.getPointer())
                << "LSTM's num_layers must be a positive int";
-      bool hasBiases = nw == static_cast<size_t>(4 * *layers);
-      if (!hasBiases && nw != static_cast<size_t>(2 * *layers))
+      // num_layers is the trace's int: 4 * num_layers may not fit, and a
+      // wrapped count could even match the weights given.
+      std::optional<int64_t> withBiases = traceir::checkedMul(4, *layers);
+      if (!withBiases)
         return error(nameLoc) << "LSTM with num_layers=" << *layers
-                              << " expects " << 4 * *layers << " weights (or "
-                              << 2 * *layers << " without biases), got " << nw;
+                              << " expects 4 * num_layers weights, which "
+                                 "overflows int64; got "
+                              << nw;
+      int64_t withoutBiases = *withBiases / 2;
+      bool hasBiases = static_cast<int64_t>(nw) == *withBiases;
+      if (!hasBiases && static_cast<int64_t>(nw) != withoutBiases)
+        return error(nameLoc)
+               << "LSTM with num_layers=" << *layers << " expects "
+               << *withBiases << " weights (or " << withoutBiases
+               << " without biases), got " << nw;
       args.insert(args.end() - 3, scalarArg(b.getBoolAttr(hasBiases)));
       args.push_back(scalarArg(b.getBoolAttr(false)));
       args.push_back(scalarArg(b.getBoolAttr(false)));

@@ -5,12 +5,14 @@
 #include "TraceIR/Dialect/OpRegistry.h"
 #include "TraceIR/Dialect/Scalars.h"
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Support/CheckedMath.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <atomic>
+#include <new>
 
 using namespace mlir;
 using namespace mlir::trace;
@@ -138,9 +140,21 @@ static llvm::Error constantData(ConstantOp op, DType dtype,
     return makeError("constant at " + locationString(op.getLoc()) +
                      ": only dense<...> constants are supported by the "
                      "runtime (dense_resource is not yet)");
-  int64_t n = dense.getNumElements();
   size_t es = traceir::dtypeSize(dtype);
-  out.data.resize(n * es);
+  // The type is verified, so its bytes fit; a host that cannot hold them
+  // (the data is materialized here, even for a splat) is an error too.
+  std::optional<int64_t> bytes =
+      traceir::checkedTensorBytes(dense.getType().getShape(), es);
+  if (!bytes)
+    return makeError("constant at " + locationString(op.getLoc()) +
+                     " is over TraceIR's tensor size limit");
+  try {
+    out.data.resize(*bytes);
+  } catch (const std::bad_alloc &) {
+    return makeError("constant at " + locationString(op.getLoc()) +
+                     ": cannot allocate " + llvm::Twine(*bytes) +
+                     " bytes on the host");
+  }
   char *p = out.data.data();
   if (dtype == DType::Bool) {
     int64_t k = 0;

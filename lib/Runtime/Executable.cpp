@@ -3,11 +3,13 @@
 #include "TraceIR/Runtime/Executable.h"
 #include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/Profiler.h"
+#include "TraceIR/Support/CheckedMath.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <deque>
+#include <new>
 
 using namespace traceir;
 
@@ -19,6 +21,18 @@ Executable::~Executable() {
 
 static llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+/// Why allocating `nbytes` on `alloc`'s device failed: the limit, or the
+/// device itself (the allocator returned null).
+static std::string cannotAllocate(const Allocator &alloc, int64_t nbytes) {
+  std::string s = "cannot allocate " + std::to_string(nbytes) + " bytes on " +
+                  alloc.device().str();
+  if (alloc.lastFailureWasLimit())
+    s += " (" + std::to_string(alloc.allocatedBytes()) +
+         " bytes held; the memory limit is " +
+         std::to_string(*alloc.limitBytes()) + " bytes)";
+  return s;
 }
 
 /// Checks a bound tensor against the graph's declared type.
@@ -39,15 +53,15 @@ llvm::Error Executable::loadParams(const NamedTensors &tensors) {
       alloc->deallocate(st->data, st->nbytes);
   persistent.clear();
   persistentSlots.clear();
-  auto upload = [&](int32_t slot, const HostTensor &t) -> llvm::Error {
+  auto upload = [&](int32_t slot, const HostTensor &t,
+                    const std::string &what) -> llvm::Error {
     auto st = std::make_unique<Storage>();
     st->persistent = true;
     st->nbytes = t.data.size();
     st->device = dev;
     st->data = alloc->allocate(st->nbytes);
     if (!st->data)
-      return makeError("out of memory on " + dev.str() + " loading " +
-                       llvm::Twine(st->nbytes) + " bytes");
+      return makeError(cannotAllocate(*alloc, st->nbytes) + " for " + what);
     alloc->copyFromHost(st->data, t.data.data(), st->nbytes);
     Tensor view;
     view.storage = st.get();
@@ -69,7 +83,8 @@ llvm::Error Executable::loadParams(const NamedTensors &tensors) {
     if (llvm::Error err =
             checkBinding("parameter", spec.name, it->second, spec))
       return err;
-    if (llvm::Error err = upload(spec.slot, it->second))
+    if (llvm::Error err =
+            upload(spec.slot, it->second, "parameter '" + spec.name + "'"))
       return err;
   }
   if (!missing.empty()) {
@@ -80,7 +95,7 @@ llvm::Error Executable::loadParams(const NamedTensors &tensors) {
                      llvm::Twine(missing.size() > 1 ? "s " : " ") + list);
   }
   for (const auto &[slot, t] : constants)
-    if (llvm::Error err = upload(slot, t))
+    if (llvm::Error err = upload(slot, t, "a constant"))
       return err;
   paramsLoaded = true;
   return llvm::Error::success();
@@ -96,7 +111,12 @@ llvm::Expected<HostTensor> Executable::readParam(llvm::StringRef name) {
     HostTensor h;
     h.dtype = t.dtype;
     h.shape = t.shape;
-    h.data.resize(t.nbytes());
+    try {
+      h.data.resize(t.nbytes());
+    } catch (const std::bad_alloc &) {
+      return makeError("cannot allocate " + llvm::Twine(t.nbytes()) +
+                       " bytes on the host reading parameter '" + name + "'");
+    }
     alloc->activate();
     alloc->copyToHost(h.data.data(), t.bytes(), h.data.size());
     return h;
@@ -107,8 +127,7 @@ llvm::Expected<HostTensor> Executable::readParam(llvm::StringRef name) {
 void *KernelContext::scratch(size_t nbytes) {
   void *p = exe->alloc->allocate(nbytes);
   if (!p) {
-    fail("out of memory allocating " + llvm::Twine(nbytes) +
-         " bytes of scratch");
+    fail(cannotAllocate(*exe->alloc, nbytes) + " (kernel scratch)");
     return nullptr;
   }
   scratchBlocks.push_back({p, nbytes});
@@ -165,7 +184,7 @@ Tensor KernelContext::tiedCopy(const Tensor &src,
   Tensor out;
   Storage *st = state.newStorage(src.nbytes(), /*ownedByRun=*/true);
   if (!st) {
-    fail("out of memory copying " + llvm::Twine(src.nbytes()) + " bytes");
+    fail(cannotAllocate(*exe->alloc, src.nbytes()) + " (a reshape's copy)");
     return out;
   }
   // A copy of a param or constant lives to the end of the run; any other
@@ -204,6 +223,14 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
       return err;
   }
   alloc->activate();
+  // The run's memory limit, restored when the run ends however it ends.
+  struct LimitScope {
+    Allocator &alloc;
+    std::optional<int64_t> saved;
+    ~LimitScope() { alloc.setLimit(saved); }
+  } limitScope{*alloc, alloc->limitBytes()};
+  if (options.memoryLimitBytes)
+    alloc->setLimit(options.memoryLimitBytes);
   // Profiling: the run's record, and the device's timer where its kernels
   // run on their own clock. Everything below records only when `prof` is
   // set: two clock reads and an append per op.
@@ -254,8 +281,8 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
     Storage *st =
         state.newStorage(it->second.data.size(), /*ownedByRun=*/false);
     if (!st)
-      return makeError("out of memory on " + dev.str() + " for input '" +
-                       spec.name + "'");
+      return makeError(cannotAllocate(*alloc, it->second.data.size()) +
+                       " for input '" + spec.name + "'");
     alloc->copyFromHost(st->data, it->second.data.data(), st->nbytes);
     Tensor &slot = state.slots[spec.slot];
     slot.storage = st;
@@ -316,13 +343,17 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
       if (!res.fresh)
         continue;
       allocated = true;
-      int64_t numel = 1;
-      for (int64_t d : res.shape)
-        numel *= d;
-      Storage *st = state.newStorage(numel * dtypeSize(res.dtype), true);
+      // A verified type: its bytes fit (CheckedMath.h's limit).
+      std::optional<int64_t> nbytes =
+          checkedTensorBytes(res.shape, dtypeSize(res.dtype));
+      if (!nbytes)
+        return makeError(opWhere(ops[instr.op]) + ": result type " +
+                         dtypeName(res.dtype) + shapeToString(res.shape) +
+                         " is over TraceIR's tensor size limit");
+      Storage *st = state.newStorage(*nbytes, true);
       if (!st)
-        return makeError(opWhere(ops[instr.op]) + ": out of memory on " +
-                         dev.str());
+        return makeError(opWhere(ops[instr.op]) + ": " +
+                         cannotAllocate(*alloc, *nbytes));
       Tensor &t = state.slots[res.slot];
       t.storage = st;
       t.dtype = res.dtype;
@@ -339,7 +370,13 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
       launchNs = profileClockNs();
       deviceBegin = static_cast<int32_t>(timer->record());
     }
-    instr.fn(ctx);
+    // Kernels allocate through the context; a host container a kernel
+    // grows itself may still throw, and that too is the op's error.
+    try {
+      instr.fn(ctx);
+    } catch (const std::bad_alloc &) {
+      ctx.fail("out of host memory (std::bad_alloc)");
+    }
     if (timer)
       timer->record();
     for (auto &[p, n] : ctx.scratchBlocks)
@@ -365,15 +402,21 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
     HostTensor h;
     h.dtype = t.dtype;
     h.shape = t.shape;
-    h.data.resize(t.nbytes());
+    try {
+      h.data.resize(t.nbytes());
+    } catch (const std::bad_alloc &) {
+      return makeError("cannot allocate " + llvm::Twine(t.nbytes()) +
+                       " bytes on the host for output #" +
+                       llvm::Twine(outputs.size()));
+    }
     if (t.isContiguous()) {
       alloc->copyToHost(h.data.data(), t.bytes(), h.data.size());
     } else {
       // Gather on the device first, then copy the contiguous result.
       Storage *tmp = state.newStorage(t.nbytes(), /*ownedByRun=*/false);
       if (!tmp)
-        return makeError("out of memory on " + dev.str() +
-                         " gathering an output");
+        return makeError(cannotAllocate(*alloc, t.nbytes()) +
+                         " gathering output #" + llvm::Twine(outputs.size()));
       Tensor dense = t;
       dense.storage = tmp;
       dense.offset = 0;

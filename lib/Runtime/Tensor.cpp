@@ -4,8 +4,10 @@
 #include "TraceIR/Runtime/Allocator.h"
 #include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/HostTensor.h"
+#include "TraceIR/Support/CheckedMath.h"
 
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -116,27 +118,42 @@ std::string Device::str() const {
   return kind == Kind::CPU ? "cpu" : "cuda:" + std::to_string(index);
 }
 
-int64_t Tensor::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
+/// Every runtime shape comes from a verified type (the verifier bounds
+/// tensor sizes, see CheckedMath.h) or from a view the view kernels checked
+/// against its storage, so this never fails; a broken invariant stops here
+/// instead of wrapping into a small size and reading out of bounds.
+static int64_t numelOf(llvm::ArrayRef<int64_t> shape) {
+  std::optional<int64_t> n = checkedNumel(shape);
+  if (!n)
+    llvm::report_fatal_error("runtime tensor shape " +
+                             llvm::Twine(shapeToString(shape)) +
+                             " overflows int64; it should not have verified");
+  return *n;
+}
+
+int64_t Tensor::numel() const { return numelOf(shape); }
+
+int64_t Tensor::nbytes() const {
+  std::optional<int64_t> n = checkedMul(numel(), dtypeSize(dtype));
+  if (!n)
+    llvm::report_fatal_error("runtime tensor bytes overflow int64");
+  return *n;
 }
 
 bool Tensor::isContiguous() const {
-  int64_t expected = 1;
-  for (int64_t i = rank() - 1; i >= 0; --i) {
-    if (shape[i] != 1 && strides[i] != expected)
+  Shape expected;
+  if (!checkedContiguousStrides(shape, expected))
+    return false;
+  for (int64_t i = 0; i < rank(); ++i)
+    if (shape[i] != 1 && strides[i] != expected[i])
       return false;
-    expected *= shape[i];
-  }
   return true;
 }
 
 Shape Tensor::contiguousStrides(llvm::ArrayRef<int64_t> shape) {
-  Shape strides(shape.size(), 1);
-  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * std::max<int64_t>(shape[i + 1], 1);
+  Shape strides;
+  if (!checkedContiguousStrides(shape, strides))
+    numelOf(shape); // reports the shape
   return strides;
 }
 
@@ -147,12 +164,7 @@ std::string traceir::shapeToString(llvm::ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
-int64_t HostTensor::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
+int64_t HostTensor::numel() const { return numelOf(shape); }
 
 //===----------------------------------------------------------------------===//
 // CPU allocator
@@ -167,7 +179,12 @@ public:
   static size_t rounded(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
   void *allocate(size_t nbytes) override {
+    limitHit = false;
+    if (nbytes > SIZE_MAX - kAlign)
+      return nullptr; // rounding would wrap
     size_t size = rounded(std::max<size_t>(nbytes, 1));
+    if (!fitsLimit(size))
+      return nullptr;
     void *p = std::aligned_alloc(kAlign, size);
     if (p)
       noteAllocated(size);

@@ -1,17 +1,31 @@
 //===- ViewAlgebra.cpp - Shapes and strides of views ----------------------===//
 
 #include "TraceIR/Support/ViewAlgebra.h"
+#include "TraceIR/Support/CheckedMath.h"
 
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
 
 using namespace traceir::views;
 
+/// Shapes here are of verified types (the verifier bounds tensor sizes, see
+/// CheckedMath.h), so their element counts fit; a broken invariant stops
+/// here rather than wrapping.
+static void overflowed(llvm::ArrayRef<int64_t> shape) {
+  std::string s;
+  for (int64_t d : shape)
+    s += (s.empty() ? "" : "x") + std::to_string(d);
+  llvm::report_fatal_error("view algebra: shape " + llvm::Twine(s) +
+                           " overflows int64; it should not have verified");
+}
+
 Dims traceir::views::contiguousStrides(llvm::ArrayRef<int64_t> shape) {
-  Dims strides(shape.size(), 1);
-  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * std::max<int64_t>(shape[i + 1], 1);
+  Dims strides;
+  if (!checkedContiguousStrides(shape, strides))
+    overflowed(shape);
   return strides;
 }
 
@@ -20,19 +34,19 @@ Layout Layout::contiguous(llvm::ArrayRef<int64_t> shape) {
 }
 
 int64_t Layout::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
+  std::optional<int64_t> n = checkedNumel(shape);
+  if (!n)
+    overflowed(shape);
+  return *n;
 }
 
 bool Layout::isContiguous() const {
-  int64_t expected = 1;
-  for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
-    if (shape[i] != 1 && strides[i] != expected)
+  Dims expected;
+  if (!checkedContiguousStrides(shape, expected))
+    return false;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] != 1 && strides[i] != expected[i])
       return false;
-    expected *= shape[i];
-  }
   return true;
 }
 
@@ -51,14 +65,24 @@ std::optional<Dims> traceir::views::viewStrides(const Layout &t,
   Dims newStrides(shape.size(), 0);
   int64_t viewD = static_cast<int64_t>(shape.size()) - 1;
   int64_t chunkBaseStride = t.strides.back();
+  // Every product is checked; one that overflows cannot be a stride of
+  // the input's storage, so there is no view (the op copies, or fails).
   int64_t tensorNumel = 1, viewNumel = 1;
   for (int64_t d = rank - 1; d >= 0; --d) {
-    tensorNumel *= t.shape[d];
-    if (d == 0 || (t.shape[d - 1] != 1 &&
-                   t.strides[d - 1] != tensorNumel * chunkBaseStride)) {
+    std::optional<int64_t> tn = checkedMul(tensorNumel, t.shape[d]);
+    if (!tn)
+      return std::nullopt;
+    tensorNumel = *tn;
+    if (d == 0 ||
+        (t.shape[d - 1] != 1 &&
+         t.strides[d - 1] != checkedMul(tensorNumel, chunkBaseStride))) {
       while (viewD >= 0 && (viewNumel < tensorNumel || shape[viewD] == 1)) {
-        newStrides[viewD] = viewNumel * chunkBaseStride;
-        viewNumel *= shape[viewD];
+        std::optional<int64_t> stride = checkedMul(viewNumel, chunkBaseStride);
+        std::optional<int64_t> vn = checkedMul(viewNumel, shape[viewD]);
+        if (!stride || !vn)
+          return std::nullopt;
+        newStrides[viewD] = *stride;
+        viewNumel = *vn;
         --viewD;
       }
       if (viewNumel != tensorNumel)
@@ -131,6 +155,14 @@ traceir::views::applyView(llvm::StringRef op, const Layout &in,
   auto arg = [&](size_t i, int64_t dflt) {
     return i < args.ints.size() ? args.ints[i] : dflt;
   };
+  // offset + index * stride: a view past int64 is past every storage, so
+  // it gets an offset no storage has (see Layout::kOutOfRange).
+  auto advance = [&](int64_t index, int64_t stride) {
+    std::optional<int64_t> step = checkedMul(index, stride);
+    std::optional<int64_t> offset =
+        step ? checkedAdd(out.offset, *step) : std::nullopt;
+    out.offset = offset ? *offset : Layout::kOutOfRange;
+  };
   switch (kindOf(op)) {
   case ViewKind::None:
     return std::nullopt;
@@ -170,7 +202,10 @@ traceir::views::applyView(llvm::StringRef op, const Layout &in,
     return out;
   case ViewKind::Unsqueeze: {
     int64_t d = wrapDim(arg(0, 0), rank + 1);
-    int64_t stride = d < rank ? in.shape[d] * in.strides[d] : 1;
+    // The new dim has size 1, so its stride never moves: any value is
+    // right, and PyTorch's shape * stride is taken when it fits.
+    int64_t stride =
+        d < rank ? checkedMul(in.shape[d], in.strides[d]).value_or(1) : 1;
     out.shape.insert(out.shape.begin() + d, 1);
     out.strides.insert(out.strides.begin() + d, stride);
     return out;
@@ -210,7 +245,7 @@ traceir::views::applyView(llvm::StringRef op, const Layout &in,
     int64_t index = arg(1, 0);
     if (index < 0)
       index += in.shape[d];
-    out.offset += index * in.strides[d];
+    advance(index, in.strides[d]);
     out.shape.erase(out.shape.begin() + d);
     out.strides.erase(out.strides.begin() + d);
     return out;
@@ -224,9 +259,17 @@ traceir::views::applyView(llvm::StringRef op, const Layout &in,
     if (start < 0)
       start += n;
     start = std::min(std::max<int64_t>(start, 0), n);
-    out.offset += start * in.strides[d];
+    advance(start, in.strides[d]);
     out.shape[d] = resultShape[d];
-    out.strides[d] *= step;
+    // A step past the dim's end leaves one element, whose stride never
+    // moves; keep it rather than overflow it.
+    if (out.shape[d] > 1) {
+      std::optional<int64_t> stride = checkedMul(in.strides[d], step);
+      if (!stride)
+        out.offset = Layout::kOutOfRange;
+      else
+        out.strides[d] = *stride;
+    }
     return out;
   }
   case ViewKind::Narrow: {
@@ -234,7 +277,7 @@ traceir::views::applyView(llvm::StringRef op, const Layout &in,
     int64_t start = arg(1, 0);
     if (start < 0)
       start += in.shape[d];
-    out.offset += start * in.strides[d];
+    advance(start, in.strides[d]);
     out.shape[d] = arg(2, 0);
     return out;
   }

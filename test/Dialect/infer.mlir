@@ -295,3 +295,102 @@ trace.graph @sdpa_valid(%q: tensor<1x3x4x8xf32>, %k: tensor<2x1x6x8xf32>, %v: te
   %0 = pyop "scaled_dot_product_attention"(%q, %k, %v, %m, 0.0, False, 0.5) : (tensor<1x3x4x8xf32>, tensor<2x1x6x8xf32>, tensor<3x6x5xf32>, tensor<6xf32>) -> tensor<2x3x4x5xf32>
   ret
 }
+
+// -----
+
+// Hostile scalars: shape inference reports an overflow instead of handing
+// out a wrapped shape (a fuzzer found each of these).
+
+// view's -1 over an input whose element count the old code took from
+// getNumElements(), which wraps.
+trace.graph @view_zero_overflow(%x: tensor<0xf32>) -> () {
+  // expected-error @+1 {{"view": result #0 of shape [0, 4611686018427387904, 4] holds no elements, but its other dims multiply to 2^64, which overflows int64}}
+  %0 = pyop "view"(%x, (0, 4611686018427387904, 4)) : (tensor<0xf32>) -> tensor<?x?x?xf32>
+  ret
+}
+
+// -----
+
+// start + length used to wrap to a small number and pass the bounds check.
+trace.graph @narrow_overflow(%x: tensor<2x9xf32>) -> () {
+  // expected-error @+1 {{"narrow": narrow(1, 2, 9223372036854775807) is out of range for dim of size 9}}
+  %0 = pyop "narrow"(%x, 1, 2, 9223372036854775807) : (tensor<2x9xf32>) -> tensor<2x?xf32>
+  ret
+}
+
+// -----
+
+trace.graph @narrow_start_overflow(%x: tensor<2x9xf32>) -> () {
+  // expected-error @+1 {{"narrow": narrow(1, -9223372036854775808, 1) is out of range for dim of size 9}}
+  %0 = pyop "narrow"(%x, 1, -9223372036854775808, 1) : (tensor<2x9xf32>) -> tensor<2x1xf32>
+  ret
+}
+
+// -----
+
+trace.graph @conv2d_padding_overflow(%x: tensor<1x1x5x5xf32>, %w: tensor<1x1x3x3xf32>) -> () {
+  // expected-error @+1 {{"conv2d": kernel [1, 1, 3, 3] with padding [4611686018427387904, 0] and dilation [1, 1] overflows int64 on input [1, 1, 5, 5]}}
+  %0 = pyop "conv2d"(%x, %w, None, [1, 1], [4611686018427387904, 0], [1, 1], 1) : (tensor<1x1x5x5xf32>, tensor<1x1x3x3xf32>) -> tensor<?x?x?x?xf32>
+  ret
+}
+
+// -----
+
+trace.graph @conv2d_dilation_overflow(%x: tensor<1x1x5x5xf32>, %w: tensor<1x1x3x3xf32>) -> () {
+  // expected-error @+1 {{"conv2d": kernel [1, 1, 3, 3] with padding [0, 0] and dilation [1, 4611686018427387904] overflows int64 on input [1, 1, 5, 5]}}
+  %0 = pyop "conv2d"(%x, %w, None, [1, 1], [0, 0], [1, 4611686018427387904], 1) : (tensor<1x1x5x5xf32>, tensor<1x1x3x3xf32>) -> tensor<?x?x?x?xf32>
+  ret
+}
+
+// -----
+
+// weight channels times groups used to wrap to the input's channel count.
+trace.graph @conv2d_groups_overflow(%x: tensor<1x0x5x5xf32>, %w: tensor<0x2x3x3xf32>) -> () {
+  // expected-error @+1 {{"conv2d": input channels 2 * 4611686018427387904 overflows int64}}
+  %0 = pyop "conv2d"(%x, %w, None, 1, 0, 1, 4611686018427387904) : (tensor<1x0x5x5xf32>, tensor<0x2x3x3xf32>) -> tensor<?x?x?x?xf32>
+  ret
+}
+
+// -----
+
+// 2 * padding <= kernel wrapped for a padding of 2^62.
+trace.graph @max_pool2d_padding_overflow(%x: tensor<1x1x5x5xf32>) -> () {
+  // expected-error @+1 {{"max_pool2d": padding 4611686018427387904 must be at most half of kernel 3}}
+  %0 = pyop "max_pool2d"(%x, [3, 3], [1, 1], [4611686018427387904, 0], [1, 1], False) : (tensor<1x1x5x5xf32>) -> tensor<?x?x?x?xf32>
+  ret
+}
+
+// -----
+
+trace.graph @max_pool2d_dilation_overflow(%x: tensor<1x1x5x5xf32>) -> () {
+  // expected-error @+1 {{"max_pool2d": pooling window [3, 3] with padding [0, 0] and dilation [4611686018427387904, 1] overflows int64 on input [1, 1, 5, 5]}}
+  %0 = pyop "max_pool2d"(%x, [3, 3], [1, 1], [0, 0], [4611686018427387904, 1], True) : (tensor<1x1x5x5xf32>) -> tensor<?x?x?x?xf32>
+  ret
+}
+
+// -----
+
+// num_layers * 4 weights used to wrap to the number given.
+trace.graph @lstm_layers_overflow(%x: tensor<5x2x3xf32>, %h: tensor<1x2x4xf32>, %w: tensor<16x3xf32>) -> () {
+  // expected-error @+1 {{"lstm": num_layers=4611686018427387904 needs more than 2^63 weight tensors, got 0}}
+  %0:3 = pyop "lstm"(%x, %h, %h, True, 4611686018427387904, 0.0, False, False, False) : (tensor<5x2x3xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>) -> (tensor<5x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
+  ret
+}
+
+// -----
+
+// expand and the other ops whose result sizes come from scalars: the
+// result is over the size limit.
+trace.graph @expand_over_limit(%x: tensor<1x1xf32>) -> () {
+  // expected-error @+1 {{"expand": result #0 of shape [4294967296, 4294967296] holds 2^64 elements of 4 bytes, over TraceIR's limit of 2^48 bytes (281474976710656)}}
+  %0 = pyop "expand"(%x, [4294967296, 4294967296]) : (tensor<1x1xf32>) -> tensor<?x?xf32>
+  ret
+}
+
+// -----
+
+trace.graph @cat_overflow(%x: tensor<0x4611686018427387904xi1>) -> () {
+  // expected-error @+1 {{"cat": concatenated size 4611686018427387904 + 4611686018427387904 overflows int64}}
+  %0 = pyop "cat"(%x, %x, 1) : (tensor<0x4611686018427387904xi1>, tensor<0x4611686018427387904xi1>) -> tensor<0x?xi1>
+  ret
+}

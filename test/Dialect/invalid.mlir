@@ -308,3 +308,74 @@ trace.graph @use_before_def(%x: tensor<3xf32>) -> () {
 
 // expected-error @+1 {{'trace.constant' op expects parent op 'trace.graph'}}
 %0 = trace.constant dense<1.0> : tensor<3xf32>
+
+// -----
+
+// The tensor size limit (2^48 bytes): every tensor type the dialect's ops
+// carry is checked, so later code may multiply dims without overflow. The
+// limit itself is representable, and dynamic dims are not counted.
+trace.graph @size_limit_ok(%x: tensor<70368744177664xf32>, %y: tensor<?x281474976710656xi1>) -> tensor<70368744177664xf32> {
+  ret %x : tensor<70368744177664xf32>
+}
+
+// -----
+
+// A result of an op the registry does not know: 2^32 x 2^32 elements used to
+// wrap to 0 at run time.
+trace.graph @size_limit_pyop(%x: tensor<2xf32>) -> () {
+  // expected-error @+1 {{'trace.pyop' op result #0 type 'tensor<4294967296x4294967296xf32>' holds 2^64 elements of 4 bytes, over TraceIR's limit of 2^48 bytes (281474976710656)}}
+  %0 = pyop "mystery"(%x) : (tensor<2xf32>) -> tensor<4294967296x4294967296xf32>
+  ret
+}
+
+// -----
+
+// One byte over the limit, counted in the element type's bytes.
+trace.graph @size_limit_operand(%x: tensor<2xf32>) -> () {
+  // expected-error @+1 {{'trace.pyop' op result #0 type 'tensor<70368744177665xf32>' holds 70368744177665 elements of 4 bytes}}
+  %0 = pyop "mystery"(%x) : (tensor<2xf32>) -> tensor<70368744177665xf32>
+  ret
+}
+
+// -----
+
+trace.graph @size_limit_constant() -> () {
+  // expected-error @+1 {{'trace.constant' op result #0 type 'tensor<4294967296x4294967296xf32>' holds 2^64 elements of 4 bytes}}
+  %0 = constant dense<1.0> : tensor<4294967296x4294967296xf32>
+  ret
+}
+
+// -----
+
+// Arguments are named by their parameter or input name.
+// expected-error @+1 {{'trace.graph' op argument #1 (parameter 'w') type 'tensor<281474976710656x2xi1>' holds 2^49 elements of 1 byte}}
+trace.graph @size_limit_param(%x: tensor<2xf32>, %w: tensor<281474976710656x2xi1> {trace.param = "w"}) -> () {
+  ret
+}
+
+// -----
+
+// expected-error @+1 {{'trace.graph' op result #0 type 'tensor<9223372036854775807x2xi64>' holds 18446744073709551614 elements of 8 bytes}}
+trace.graph @size_limit_graph_result(%x: tensor<2xf32>) -> tensor<9223372036854775807x2xi64> {
+  %0 = "test.make"() : () -> tensor<9223372036854775807x2xi64>
+  ret %0 : tensor<9223372036854775807x2xi64>
+}
+
+// -----
+
+// A zero dim does not make an overflowing product of the other dims
+// representable.
+// expected-error @+1 {{'trace.graph' op argument #0 (input 'x') type 'tensor<0x4294967296x4294967296xf32>' holds no elements, but its other dims multiply to 2^64, which overflows int64}}
+trace.graph @size_limit_zero_dim(%x: tensor<0x4294967296x4294967296xf32> {trace.input = "x"}) -> () {
+  ret
+}
+
+// -----
+
+// The graph's own check runs first; ret checks its operands as well, for a
+// ret outside a checked graph signature.
+trace.graph @size_limit_ret(%x: tensor<2xf32>) -> () {
+  %0 = "test.make"() : () -> tensor<4294967296x4294967296xf32>
+  // expected-error @+1 {{'trace.ret' op operand #0 type 'tensor<4294967296x4294967296xf32>' holds 2^64 elements}}
+  ret %0 : tensor<4294967296x4294967296xf32>
+}

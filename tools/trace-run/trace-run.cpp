@@ -4,7 +4,7 @@
 //             --outputs out.safetensors --device cpu --memory-report[=json]
 //             --profile trace.json --profile-summary
 //             --gpu-binary model.fatbin | --compile-gpu-kernels
-//             --print-kernel-plan
+//             --print-kernel-plan --memory-limit BYTES
 //
 // Parameters and inputs are bound by name; outputs are written as output0,
 // output1, ... in trace.ret order. On any error nothing is written.
@@ -56,6 +56,12 @@ static cl::opt<bool> checkFrees(
     cl::desc("Poison freed storage; any later read of it is an error"));
 static cl::opt<uint64_t> seed("seed", cl::init(0),
                               cl::desc("Seed of random ops (dropout)"));
+static cl::opt<int64_t> memoryLimit(
+    "memory-limit", cl::init(-1),
+    cl::desc("Fail (naming the op and the bytes) any allocation that would "
+             "make the device allocator hold more than this many bytes, "
+             "parameters, rounding and caches included"),
+    cl::value_desc("bytes"));
 static cl::opt<unsigned> benchmark(
     "benchmark", cl::init(0),
     cl::desc("Run N more times after the first run and print the mean time "
@@ -176,6 +182,14 @@ int main(int argc, char **argv) {
   if (!exe)
     return fail(toString(exe.takeError()));
 
+  if (memoryLimit.getNumOccurrences() && memoryLimit < 0)
+    return fail("--memory-limit must be a number of bytes >= 0");
+  std::optional<int64_t> limit;
+  if (memoryLimit >= 0)
+    limit = memoryLimit;
+  // Before the parameters load, so that they count against it too.
+  (*exe)->allocator().setLimit(limit);
+
   traceir::NamedTensors params, inputs;
   if (!paramsFile.empty()) {
     auto loaded = traceir::readSafetensors(paramsFile);
@@ -195,6 +209,7 @@ int main(int argc, char **argv) {
   traceir::RunOptions options;
   options.checkFrees = checkFrees;
   options.seed = seed;
+  options.memoryLimitBytes = limit;
   // The trace's sink exists before the run, so an unwritable path fails
   // before any work; it becomes the file only once the profile is complete.
   traceir::Profiler profiler;
@@ -230,13 +245,6 @@ int main(int argc, char **argv) {
     if (Error err = finishProfile())
       return fail(toString(std::move(err)));
 
-  if (!outputsFile.empty()) {
-    traceir::NamedTensors named;
-    for (auto [i, t] : llvm::enumerate(*outputs))
-      named.emplace("output" + std::to_string(i), std::move(t));
-    if (Error err = traceir::writeSafetensors(outputsFile, named))
-      return fail(toString(std::move(err)));
-  }
   if (benchmark > 0) {
     auto start = std::chrono::steady_clock::now();
     for (unsigned i = 0; i < benchmark; ++i) {
@@ -254,6 +262,15 @@ int main(int argc, char **argv) {
                             unsigned(benchmark), seconds * 1e3, instrs,
                             instrs ? seconds * 1e6 / instrs : 0.0);
     if (Error err = finishProfile())
+      return fail(toString(std::move(err)));
+  }
+  // Last, so that no later failure (of a benchmark run, or of the profile)
+  // leaves an output file behind.
+  if (!outputsFile.empty()) {
+    traceir::NamedTensors named;
+    for (auto [i, t] : llvm::enumerate(*outputs))
+      named.emplace("output" + std::to_string(i), std::move(t));
+    if (Error err = traceir::writeSafetensors(outputsFile, named))
       return fail(toString(std::move(err)));
   }
   const traceir::MemoryReport &report = (*exe)->memoryReport();

@@ -135,6 +135,22 @@ void walkStorageUses(Value root, llvm::function_ref<void(OpOperand &)> fn);
 /// and results: each result may alias any operand.
 bool isMayAliasOp(Operation *op);
 
+/// The bytes one element of `elementType` takes as TraceIR counts them: its
+/// bit width rounded up to whole bytes (i1 is 1 byte), twice its part's for
+/// a complex type, 8 for index, 1 for a type without a bit width.
+int64_t elementByteSize(Type elementType);
+
+/// Why the tensor type `type` is not representable in TraceIR, as the tail
+/// of a sentence ("holds 2^64 elements of 4 bytes, over TraceIR's limit of
+/// 2^48 bytes (281474976710656)"), or empty when it is: a static dim is
+/// negative, or the static dims' element count (dynamic dims are not
+/// counted) times elementByteSize is over traceir::kMaxTensorBytes (see
+/// Support/CheckedMath.h). Non-tensor and unranked types are representable.
+/// The verifier checks every tensor type of the dialect's ops with it, and
+/// shape inference every type it infers, so code after verification may
+/// multiply a tensor's dims without overflow.
+std::string tensorSizeError(Type type);
+
 /// Writes docs/OpRegistry.md's content.
 void printOpRegistryMarkdown(llvm::raw_ostream &os);
 

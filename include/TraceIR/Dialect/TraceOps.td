@@ -79,6 +79,7 @@ def Trace_GraphOp : Trace_Op<"graph", [
     bool isParam(unsigned i) { return !getParamName(i).empty(); }
   }];
   let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
   let hasRegionVerifier = 1;
 }
 
@@ -104,6 +105,7 @@ def Trace_ConstantOp : Trace_Op<"constant", [
   let results = (outs AnyTensor:$result);
   let assemblyFormat = "attr-dict $value";
   let hasFolder = 1;
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -8,6 +8,7 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <optional>
 
 namespace traceir {
 
@@ -49,7 +50,29 @@ public:
   int64_t peakAllocatedBytes() const { return peakAllocated; }
   void resetPeak() { peakAllocated = allocated; }
 
+  /// A cap on allocatedBytes(): an allocation that would take it over
+  /// `bytes` fails (allocate returns null) as if the device were out of
+  /// memory; nullopt lifts it. trace-run --memory-limit and
+  /// RunOptions::memoryLimitBytes set it, and so does a fuzz harness, which
+  /// then rejects exactly what production with that limit rejects. It
+  /// counts what is held from the system, so rounding, kernel scratch,
+  /// parameters and (CUDA) cached blocks count too.
+  void setLimit(std::optional<int64_t> bytes) { limit = bytes; }
+  std::optional<int64_t> limitBytes() const { return limit; }
+  /// Whether the last allocate() that returned null did so because of the
+  /// limit (and not because the device is out of memory).
+  bool lastFailureWasLimit() const { return limitHit; }
+
 protected:
+  /// Whether `nbytes` more (as held from the system, after rounding) stay
+  /// within the limit; allocate() calls it on every allocation it makes
+  /// from the system, and returns null when it does not.
+  bool fitsLimit(size_t nbytes) {
+    limitHit = limit && (nbytes > static_cast<uint64_t>(*limit) ||
+                         allocated > *limit - static_cast<int64_t>(nbytes));
+    return !limitHit;
+  }
+  bool limitHit = false;
   void noteAllocated(int64_t delta) {
     allocated += delta;
     if (allocated > peakAllocated)
@@ -59,6 +82,7 @@ protected:
 private:
   int64_t allocated = 0;
   int64_t peakAllocated = 0;
+  std::optional<int64_t> limit;
 };
 
 /// 64-byte aligned host memory, no cache: every byte it holds is live.

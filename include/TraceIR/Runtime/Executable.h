@@ -103,6 +103,11 @@ struct RunOptions {
   uint64_t seed = 0;
   /// Records the run when set and started (see Profiler.h).
   Profiler *profiler = nullptr;
+  /// When set, the device allocator's limit during the run (see
+  /// Allocator::setLimit): an allocation that would take what it holds over
+  /// this many bytes fails the run with an error naming the op and the
+  /// bytes. Unset, the allocator keeps whatever limit it has.
+  std::optional<int64_t> memoryLimitBytes;
 };
 
 /// Metadata of one op, for errors and profiles.

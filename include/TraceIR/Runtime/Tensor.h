@@ -73,7 +73,7 @@ struct Tensor {
 
   int64_t rank() const { return shape.size(); }
   int64_t numel() const;
-  int64_t nbytes() const { return numel() * dtypeSize(dtype); }
+  int64_t nbytes() const;
   bool isContiguous() const;
   char *bytes() const {
     return static_cast<char *>(storage->data) + offset * dtypeSize(dtype);

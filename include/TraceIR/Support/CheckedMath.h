@@ -91,6 +91,71 @@ inline std::optional<int64_t> checkedTensorBytes(const Range &dims,
   return bytes;
 }
 
+/// Row-major (contiguous) strides of `shape`, in elements, written into
+/// `strides`; false if one overflows int64_t. Size-0 and size-1 dims count
+/// as 1, as PyTorch's strides do, so this fails exactly when checkedNumel
+/// would (a verified type never fails).
+template <typename Shape, typename Strides>
+inline bool checkedContiguousStrides(const Shape &shape, Strides &strides) {
+  strides.assign(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i) {
+    int64_t d = shape[i + 1];
+    if (d < 0)
+      return false;
+    std::optional<int64_t> s = checkedMul(strides[i + 1], d > 1 ? d : 1);
+    if (!s)
+      return false;
+    strides[i] = *s;
+  }
+  return true;
+}
+
+/// How many elements of its storage a strided view spans from element 0:
+/// offset + sum((shape[i] - 1) * strides[i]) + 1, or 0 for a view with no
+/// elements. nullopt if the shape, a stride or the offset is negative or a
+/// step overflows. A view is in bounds of a storage of `n` elements iff
+/// this is at most `n`: the one check of views built at run time.
+template <typename Shape, typename Strides>
+inline std::optional<int64_t>
+checkedViewExtent(const Shape &shape, const Strides &strides, int64_t offset) {
+  if (offset < 0 || shape.size() != strides.size())
+    return std::nullopt;
+  if (!checkedNumel(shape))
+    return std::nullopt;
+  int64_t last = offset;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0)
+      return 0;
+    if (strides[i] < 0)
+      return std::nullopt;
+    std::optional<int64_t> step = checkedMul(shape[i] - 1, strides[i]);
+    std::optional<int64_t> sum = step ? checkedAdd(last, *step) : step;
+    if (!sum)
+      return std::nullopt;
+    last = *sum;
+  }
+  return checkedAdd(last, 1);
+}
+
+/// Normalizes narrow(dim of size `size`, start, length) as ATen does (a
+/// negative start counts from the end) and returns the start, or nullopt
+/// when the window [start, start + length) is not inside [0, size).
+inline std::optional<int64_t> checkedNarrowStart(int64_t size, int64_t start,
+                                                 int64_t length) {
+  if (size < 0 || length < 0)
+    return std::nullopt;
+  if (start < 0) {
+    std::optional<int64_t> wrapped = checkedAdd(start, size);
+    if (!wrapped || *wrapped < 0)
+      return std::nullopt;
+    start = *wrapped;
+  }
+  std::optional<int64_t> end = checkedAdd(start, length);
+  if (!end || *end > size)
+    return std::nullopt;
+  return start;
+}
+
 /// The output length of a convolution or pooling window along one dim, as
 /// ATen computes it: (in + 2 * pad - dilation * (kernel - 1) - 1) / stride
 /// + 1 (floor division, or ceil division for ceil_mode pooling, where the

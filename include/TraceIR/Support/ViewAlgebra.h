@@ -25,11 +25,15 @@ namespace traceir::views {
 
 using Dims = llvm::SmallVector<int64_t, 6>;
 
-/// A strided view: element (i0, i1, ...) lives at offset + sum(ik * strides[k]).
+/// A strided view: element (i0, i1, ...) lives at offset + sum(ik *
+/// strides[k]).
 struct Layout {
   Dims shape;
   Dims strides;
   int64_t offset = 0;
+  /// The offset of a view whose offset or strides overflow int64: no
+  /// storage holds it, and checkedViewExtent rejects it.
+  static constexpr int64_t kOutOfRange = -1;
 
   static Layout contiguous(llvm::ArrayRef<int64_t> shape);
   int64_t numel() const;
@@ -42,7 +46,8 @@ int64_t wrapDim(int64_t dim, int64_t rank);
 
 /// Strides that view `in` as `shape` without copying (PyTorch's
 /// computeStride), if they exist.
-std::optional<Dims> viewStrides(const Layout &in, llvm::ArrayRef<int64_t> shape);
+std::optional<Dims> viewStrides(const Layout &in,
+                                llvm::ArrayRef<int64_t> shape);
 
 /// The integer arguments a view op reads, decoded by the caller from the
 /// op's scalars in ATen order (see viewArgsFor).

@@ -12,6 +12,7 @@
 #include "TraceIR/Conversion/Passes.h"
 #include "TraceIR/Dialect/OpRegistry.h"
 #include "TraceIR/Dialect/Scalars.h"
+#include "TraceIR/Support/CheckedMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -204,6 +205,20 @@ Value buildReduction(
   return generic.getResult(0);
 }
 
+/// A size computed from verified types: the verifier bounds every tensor type
+/// (Support/CheckedMath.h), so products of their dims and the windows that
+/// shape inference accepted fit. Checked all the same, so a broken invariant
+/// stops here instead of building a wrapped shape.
+int64_t fits(std::optional<int64_t> size) {
+  if (!size)
+    llvm::report_fatal_error("convert-trace-to-linalg: a size of a verified "
+                             "type overflows int64");
+  return *size;
+}
+int64_t productOf(ArrayRef<int64_t> dims) {
+  return fits(traceir::checkedNumel(dims));
+}
+
 /// Reshapes `v` to the static `type` with the same element count: a single
 /// collapse_shape or expand_shape when one exists (the common view, flatten,
 /// squeeze, unsqueeze), else a collapse to 1-D followed by an expand.
@@ -217,10 +232,31 @@ Value reshapeTo(OpBuilder &b, Location loc, Value v, RankedTensorType type) {
   if (src.getRank() < type.getRank())
     if (auto re = getReassociationIndicesForReshape(type, src))
       return tensor::ExpandShapeOp::create(b, loc, type, v, *re);
-  auto flat =
-      RankedTensorType::get({src.getNumElements()}, src.getElementType());
-  Value f = reshapeTo(b, loc, v, flat);
-  return reshapeTo(b, loc, f, type);
+  // Through 1-D, without recursing: the detour used to recurse forever when
+  // getNumElements() wrapped and no reassociation fit. Both types are
+  // verified, so their element counts fit and agree.
+  std::optional<int64_t> n = traceir::checkedNumel(src.getShape());
+  if (!n || n != traceir::checkedNumel(type.getShape()) || src.getRank() == 0 ||
+      type.getRank() == 0)
+    llvm::report_fatal_error(
+        "reshapeTo: no reshape from a tensor of " + Twine(n ? *n : -1) +
+        " elements to the type of " +
+        Twine(traceir::checkedNumel(type.getShape()).value_or(-1)) +
+        " elements");
+  auto all = [](int64_t rank) {
+    ReassociationIndices group;
+    for (int64_t i = 0; i < rank; ++i)
+      group.push_back(i);
+    return SmallVector<ReassociationIndices>{group};
+  };
+  Value flat = v;
+  if (src.getRank() > 1)
+    flat = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({*n}, src.getElementType()), v,
+        all(src.getRank()));
+  if (type.getRank() == 1)
+    return flat;
+  return tensor::ExpandShapeOp::create(b, loc, type, flat, all(type.getRank()));
 }
 
 /// linalg.transpose of `v` by `perm` (result dim i = input dim perm[i]).
@@ -258,9 +294,9 @@ Value toBatch3D(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> batch) {
     v = buildElementwise(
         b, loc, fullType, {v},
         [](OpBuilder &, Location, ValueRange in) { return in[0]; });
-  return reshapeTo(b, loc, v,
-                   t.clone({ShapedType::getNumElements(batch),
-                            full[full.size() - 2], full.back()}));
+  return reshapeTo(
+      b, loc, v,
+      t.clone({productOf(batch), full[full.size() - 2], full.back()}));
 }
 
 /// A zero-filled tensor of `type` (a matmul accumulator).
@@ -640,8 +676,7 @@ public:
     Value l3 = toBatch3D(rewriter, loc, lhs, batch);
     Value r3 = toBatch3D(rewriter, loc, rhs, batch);
     auto out3 = RankedTensorType::get(
-        {ShapedType::getNumElements(batch), out[out.size() - 2], out.back()},
-        elt);
+        {productOf(batch), out[out.size() - 2], out.back()}, elt);
     Value y = linalg::BatchMatmulOp::create(
                   rewriter, loc, TypeRange{out3}, ValueRange{l3, r3},
                   ValueRange{zeros(rewriter, loc, out3)})
@@ -659,7 +694,7 @@ private:
     auto lt = cast<RankedTensorType>(lhs.getType());
     int64_t k = lt.getShape().back();
     int64_t n = resultType.getShape().back();
-    int64_t m = lt.getNumElements() / k;
+    int64_t m = productOf(lt.getShape()) / k;
     Type elt = resultType.getElementType();
     Value l2 = reshapeTo(b, loc, lhs, RankedTensorType::get({m, k}, elt));
     auto out2 = RankedTensorType::get({m, n}, elt);
@@ -734,10 +769,11 @@ public:
           return isMax ? max(b, l, acc, x) : add(b, l, acc, x);
         });
     if (name == "mean") {
-      int64_t count = 1;
+      SmallVector<int64_t> reducedDims;
       for (auto [size, red] : llvm::zip(in.getShape(), *reduced))
         if (red)
-          count *= size;
+          reducedDims.push_back(size);
+      int64_t count = productOf(reducedDims);
       auto rt = cast<RankedTensorType>(r.getType());
       r = buildElementwise(rewriter, loc, rt, {r},
                            [&](OpBuilder &b, Location l, ValueRange args) {
@@ -849,11 +885,9 @@ public:
     }
     int64_t k = normalized->size();
     SmallVector<bool> reduced(rank, false);
-    int64_t count = 1;
-    for (int64_t d = rank - k; d < rank; ++d) {
+    for (int64_t d = rank - k; d < rank; ++d)
       reduced[d] = true;
-      count *= in.getDimSize(d);
-    }
+    int64_t count = productOf(in.getShape().take_back(k));
     MLIRContext *ctx = rewriter.getContext();
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);
     AffineMap drop = dropDimsMap(reduced, ctx);
@@ -987,10 +1021,11 @@ std::optional<std::array<int64_t, 2>> pairArg(const PyArgs &args, unsigned i,
   return std::array<int64_t, 2>{(*v)[0], v->back()};
 }
 
-/// The output size of a floor-mode sliding window.
-int64_t windowOut(int64_t in, int64_t pad, int64_t dil, int64_t k,
-                  int64_t stride) {
-  return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+/// The output size of a floor-mode sliding window, or nullopt when the
+/// scalars do not make one (see checkedWindowOutput).
+std::optional<int64_t> windowOut(int64_t in, int64_t pad, int64_t dil,
+                                 int64_t k, int64_t stride) {
+  return traceir::checkedWindowOutput(in, k, stride, pad, dil);
 }
 
 /// `x` [N, C, H, W] padded on both sides of H and W by `pad` with `value`;
@@ -1001,8 +1036,10 @@ Value padHW(OpBuilder &b, Location loc, Value x, std::array<int64_t, 2> pad,
     return x;
   auto type = cast<RankedTensorType>(x.getType());
   SmallVector<int64_t> shape(type.getShape());
-  shape[2] += 2 * pad[0];
-  shape[3] += 2 * pad[1];
+  // The window check before every padHW bounded in + 2 * pad.
+  for (int i = 0; i < 2; ++i)
+    shape[2 + i] = fits(traceir::checkedAdd(
+        shape[2 + i], fits(traceir::checkedMul(2, pad[i]))));
   SmallVector<OpFoldResult> lowHigh = {b.getIndexAttr(0), b.getIndexAttr(0),
                                        b.getIndexAttr(pad[0]),
                                        b.getIndexAttr(pad[1])};
@@ -1081,7 +1118,7 @@ public:
     RankedTensorType x4 = cast<RankedTensorType>(x.getType());
     RankedTensorType out4 = type4D(call.resultType);
     int64_t n = x4.getDimSize(0), c = x4.getDimSize(1), o = wt.getDimSize(0);
-    if (c != wt.getDimSize(1) * groups || o % groups != 0)
+    if (c != traceir::checkedMul(wt.getDimSize(1), groups) || o % groups != 0)
       return fail(why, "channels and groups disagree");
     for (int i = 0; i < 2; ++i)
       if (out4.getDimSize(2 + i) != windowOut(x4.getDimSize(2 + i), (*pad)[i],
@@ -1198,7 +1235,7 @@ public:
                                            ValueRange{x, window},
                                            ValueRange{init}, strides, dilations)
               .getResult(0);
-      double count = double(k[0] * k[1]);
+      double count = double(fits(traceir::checkedMul(k[0], k[1])));
       y = buildElementwise(rewriter, loc, out4, {y},
                            [&](OpBuilder &b, Location l, ValueRange a) {
                              return arith::DivFOp::create(
@@ -1328,7 +1365,7 @@ public:
     }
 
     MLIRContext *ctx = rewriter.getContext();
-    int64_t n = ShapedType::getNumElements(batch);
+    int64_t n = productOf(batch);
     Value q3 = toBatch3D(rewriter, loc, call.tensor(0), batch);
     Value k3 = toBatch3D(rewriter, loc, call.tensor(1), batch);
     Value v3 = toBatch3D(rewriter, loc, call.tensor(2), batch);
@@ -1449,8 +1486,12 @@ public:
     int64_t dirs = *bidirectional ? 2 : 1;
     unsigned perLayer = *hasBiases ? 4 : 2;
     int64_t numWeights = int64_t(nt) - 1 - states;
-    if (numWeights != *layers * dirs * perLayer)
-      return fail(why, "expected " + Twine(*layers * dirs * perLayer) +
+    std::optional<int64_t> wantWeights =
+        traceir::checkedMul(*layers, dirs * perLayer);
+    if (numWeights != wantWeights)
+      return fail(why, "expected " +
+                           (wantWeights ? Twine(*wantWeights)
+                                        : Twine("more than 2^63")) +
                            " weight tensors, got " + Twine(numWeights));
     Type elt = call.resultElt();
     if (!isa<FloatType>(elt))
@@ -1465,9 +1506,11 @@ public:
     int64_t seq = xt.getDimSize(*batchFirst ? 1 : 0);
     int64_t batch = xt.getDimSize(*batchFirst ? 0 : 1);
     int64_t inputSize = xt.getDimSize(2), hidden = ht.getDimSize(2);
-    int64_t gatesSize = (lstm ? 4 : 3) * hidden, features = dirs * hidden;
-    auto stateType =
-        RankedTensorType::get({*layers * dirs, batch, hidden}, elt);
+    // The result types are verified, so these sizes fit.
+    int64_t gatesSize = fits(traceir::checkedMul(lstm ? 4 : 3, hidden));
+    int64_t features = fits(traceir::checkedMul(dirs, hidden));
+    auto stateType = RankedTensorType::get(
+        {fits(traceir::checkedMul(*layers, dirs)), batch, hidden}, elt);
     auto outType = RankedTensorType::get(
         *batchFirst ? ArrayRef<int64_t>{batch, seq, features}
                     : ArrayRef<int64_t>{seq, batch, features},
@@ -1502,8 +1545,10 @@ public:
     SmallVector<Value> finalH, finalC;
     for (int64_t l = 0; l < *layers; ++l) {
       int64_t inSize = l == 0 ? inputSize : features;
-      Value rows = reshapeTo(rewriter, loc, layerIn,
-                             RankedTensorType::get({seq * batch, inSize}, elt));
+      Value rows =
+          reshapeTo(rewriter, loc, layerIn,
+                    RankedTensorType::get(
+                        {fits(traceir::checkedMul(seq, batch)), inSize}, elt));
       Value layerOut = emptyLike(rewriter, loc, seqType);
       for (int64_t d = 0; d < dirs; ++d) {
         int64_t index = l * dirs + d;
@@ -1548,7 +1593,7 @@ private:
                                int64_t batch) {
     auto wt = cast<RankedTensorType>(wih.getType());
     int64_t gatesSize = wt.getDimSize(0);
-    auto accType = wt.clone({seq * batch, gatesSize});
+    auto accType = wt.clone({fits(traceir::checkedMul(seq, batch)), gatesSize});
     Value acc;
     SmallVector<Value> biases;
     for (Value v : {b1, b2})
@@ -1916,7 +1961,7 @@ public:
     for (unsigned i = 0; i < n; ++i) {
       RankedTensorType t = call.tensorType(i);
       // PyTorch skips legacy empty 1-D operands of any other rank.
-      if (t.getNumElements() == 0 && t.getRank() != rank)
+      if (productOf(t.getShape()) == 0 && t.getRank() != rank)
         continue;
       if (t.getRank() != rank)
         return fail(why, "operands of different ranks");

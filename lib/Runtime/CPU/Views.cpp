@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Support/CheckedMath.h"
 #include "TraceIR/Support/ViewAlgebra.h"
 
 using namespace traceir;
@@ -26,6 +27,19 @@ void viewKernel(KernelContext &ctx, llvm::StringRef op) {
   const Shape &shape = ctx.resultShape(0);
   if (std::optional<views::Layout> out =
           views::applyView(op, layout, args, shape)) {
+    // Views are built here at run time from the op's scalars: one that
+    // reaches past its storage is the op's error, never an out-of-bounds
+    // read by the next kernel.
+    std::optional<int64_t> extent =
+        checkedViewExtent(out->shape, out->strides, out->offset);
+    int64_t storageElements =
+        in.storage->nbytes / static_cast<int64_t>(dtypeSize(in.dtype));
+    if (!extent || *extent > storageElements)
+      return ctx.fail(op + ": the view " + shapeToString(out->shape) +
+                      " with strides " + shapeToString(out->strides) +
+                      " at offset " + llvm::Twine(out->offset) +
+                      " reaches past its storage of " +
+                      llvm::Twine(storageElements) + " elements");
     Tensor &res = ctx.result(0);
     res.storage = in.storage;
     res.dtype = in.dtype;

@@ -32,12 +32,15 @@ public:
       cudaFree(ptr); // blocks still in use when the allocator goes
   }
 
+  static constexpr size_t kRound = 512;
   static size_t rounded(size_t n) {
-    constexpr size_t kRound = 512;
     return (std::max<size_t>(n, 1) + kRound - 1) / kRound * kRound;
   }
 
   void *allocate(size_t nbytes) override {
+    limitHit = false;
+    if (nbytes > SIZE_MAX - kRound)
+      return nullptr; // rounding would wrap
     size_t size = rounded(nbytes);
     // Reuse a cached block of this size, or one at most twice as large.
     auto it = cache.lower_bound(size);
@@ -45,6 +48,12 @@ public:
       void *p = it->second;
       cache.erase(it);
       return p;
+    }
+    // The memory limit counts cached blocks: return them before failing.
+    if (!fitsLimit(size)) {
+      releaseCache();
+      if (!fitsLimit(size))
+        return nullptr;
     }
     cudaSetDevice(index);
     void *p = nullptr;

@@ -540,11 +540,13 @@ std::string buildHeader(const NamedTensors &tensors, std::string &out,
   // tensor starts at a multiple of its element size (the data section
   // starts at a multiple of 8), and its field order; the bytes then match
   // the reference writer's for the same tensors.
-  std::stable_sort(order.begin(), order.end(),
-                   [](const Entry *a, const Entry *b) {
-                     return referenceDTypeRank(a->second.dtype) >
-                            referenceDTypeRank(b->second.dtype);
-                   });
+  // (std::sort with the name as the tie-break, rather than stable_sort,
+  // which libstdc++ 12 implements with a deprecated API clang warns on.)
+  std::sort(order.begin(), order.end(), [](const Entry *a, const Entry *b) {
+    int ra = referenceDTypeRank(a->second.dtype);
+    int rb = referenceDTypeRank(b->second.dtype);
+    return ra != rb ? ra > rb : a->first < b->first;
+  });
   // The outer object is joined by hand: ordered_json finds each key by a
   // linear search, quadratic in the number of tensors.
   std::string json = "{";

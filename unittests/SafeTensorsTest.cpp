@@ -9,6 +9,9 @@
 #include "TestTensors.h"
 #include "TraceIR/Runtime/HostTensor.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
 #include "gtest/gtest.h"
 
 #include <cstring>
@@ -216,6 +219,36 @@ TEST(SafeTensors, WriterRefusesWhatTheReaderWould) {
   auto back = readSafetensorsBuffer(*bytes, "mem");
   ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
   EXPECT_EQ(back->begin()->first, ok.begin()->first);
+}
+
+TEST(SafeTensors, RefusedWriteLeavesNoFile) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("traceir-st", dir));
+  llvm::SmallString<128> path(dir);
+  llvm::sys::path::append(path, "t.safetensors");
+  HostTensor bad = f32({2}, {1, 2});
+  bad.data.pop_back();
+  llvm::Error err = writeSafetensors(path, {{"x", bad}});
+  ASSERT_TRUE(static_cast<bool>(err));
+  EXPECT_NE(llvm::toString(std::move(err)).find("t.safetensors: tensor 'x'"),
+            std::string::npos);
+  std::error_code ec;
+  EXPECT_EQ(llvm::sys::fs::directory_iterator(dir, ec),
+            llvm::sys::fs::directory_iterator()); // nothing, not even a temp
+  // A file the reader refuses, through the file path.
+  std::string bytes = file("{\"x\":" + kGoodEntry + "}", kEight + "!");
+  {
+    std::FILE *f = std::fopen(path.c_str(), "wb");
+    ASSERT_TRUE(f);
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+  }
+  auto r = readSafetensors(path);
+  ASSERT_FALSE(static_cast<bool>(r));
+  EXPECT_NE(
+      llvm::toString(r.takeError()).find("the last 1 belong to no tensor"),
+      std::string::npos);
+  llvm::sys::fs::remove_directories(dir);
 }
 
 } // namespace

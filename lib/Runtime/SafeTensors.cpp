@@ -614,14 +614,29 @@ llvm::Expected<NamedTensors> traceir::readSafetensors(llvm::StringRef path) {
   // Read the header, then each tensor straight into its own buffer: holding
   // the whole file as well would double the peak memory of loading weights.
   std::string p = path.str();
-  std::error_code ec;
-  uint64_t size = std::filesystem::file_size(p, ec);
-  if (ec)
-    return fileError(path, "cannot read: " + ec.message());
   std::unique_ptr<std::FILE, int (*)(std::FILE *)> file(
       std::fopen(p.c_str(), "rb"), &std::fclose);
   if (!file)
     return fileError(path, std::string("cannot read: ") + std::strerror(errno));
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec))
+    return fileError(path, "cannot read: it is a directory");
+  if (!std::filesystem::is_regular_file(p, ec)) {
+    // A pipe (/dev/stdin, a shell's <(...)) has no size to check the
+    // header length against: read it all, then parse from memory.
+    std::string bytes;
+    char chunk[1 << 16];
+    size_t n;
+    while ((n = std::fread(chunk, 1, sizeof(chunk), file.get())) > 0)
+      bytes.append(chunk, n);
+    if (std::ferror(file.get()))
+      return fileError(path,
+                       std::string("cannot read: ") + std::strerror(errno));
+    return readSafetensorsBuffer(bytes, path);
+  }
+  uint64_t size = std::filesystem::file_size(p, ec);
+  if (ec)
+    return fileError(path, "cannot read: " + ec.message());
   auto readExactly = [&](char *to, uint64_t n) {
     return std::fread(to, 1, n, file.get()) == n;
   };

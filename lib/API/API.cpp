@@ -7,6 +7,7 @@
 #include "TraceIR/Import/ANFImporter.h"
 #include "TraceIR/Runtime/Build.h"
 #include "TraceIR/Runtime/Profiler.h"
+#include "TraceIR/Support/CheckedMath.h"
 #include "TraceIR/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -115,15 +116,19 @@ llvm::Expected<HostTensor> toHost(const std::string &name,
   HostTensor h;
   h.dtype = *dtype;
   h.shape.assign(t.shape.begin(), t.shape.end());
-  int64_t numel = 1;
-  for (int64_t d : t.shape)
-    numel *= d;
-  if (numel * int64_t(dtypeSize(*dtype)) != int64_t(t.data.size()))
+  // Overflow-checked: the shape comes from the caller.
+  std::optional<int64_t> bytes =
+      checkedTensorBytes(t.shape, int64_t(dtypeSize(*dtype)));
+  if (!bytes)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "tensor '" + name + "' holds " +
-                                       llvm::Twine(t.data.size()) +
-                                       " bytes but its shape and dtype need " +
-                                       llvm::Twine(numel * dtypeSize(*dtype)));
+                                   "tensor '" + name + "' has the shape " +
+                                       shapeToString(h.shape) +
+                                       ", too large for any tensor");
+  if (*bytes != int64_t(t.data.size()))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "tensor '" + name + "' holds " + llvm::Twine(t.data.size()) +
+            " bytes but its shape and dtype need " + llvm::Twine(*bytes));
   h.data.assign(t.data.begin(), t.data.end());
   return h;
 }

@@ -6,7 +6,6 @@
 #include "TraceIR/Runtime/HostTensor.h"
 #include "TraceIR/Support/CheckedMath.h"
 
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
 
 #include <cstdlib>
@@ -86,19 +85,14 @@ llvm::StringRef traceir::dtypeSafetensorsName(DType dtype) {
   return "?";
 }
 
-std::optional<DType> traceir::dtypeFromSafetensors(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<DType>>(name)
-      .Case("F32", DType::F32)
-      .Case("F64", DType::F64)
-      .Case("F16", DType::F16)
-      .Case("BF16", DType::BF16)
-      .Case("I64", DType::I64)
-      .Case("I32", DType::I32)
-      .Case("I16", DType::I16)
-      .Case("I8", DType::I8)
-      .Case("U8", DType::U8)
-      .Case("BOOL", DType::Bool)
-      .Default(std::nullopt);
+std::optional<DType> traceir::dtypeFromSafetensors(std::string_view name) {
+  // The inverse of dtypeSafetensorsName, with std::string_view alone: the
+  // safetensors reader's core is free of LLVM.
+  for (DType d : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I64,
+                  DType::I32, DType::I16, DType::I8, DType::U8, DType::Bool})
+    if (std::string_view(dtypeSafetensorsName(d)) == name)
+      return d;
+  return std::nullopt;
 }
 
 std::optional<Device> Device::parse(llvm::StringRef text) {

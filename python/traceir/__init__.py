@@ -15,6 +15,7 @@ and profile the runs.
 import contextlib
 import json
 import os
+import sys
 import tempfile
 
 from . import _traceir
@@ -96,38 +97,120 @@ def import_anf(text, name="<string>", params=None):
 def _to_numpy(name, value):
     import numpy as np
     if type(value).__module__.startswith("torch"):
-        return value.detach().cpu().contiguous().numpy()
+        return _checked_tensor(f"param '{name}'", value).cpu().contiguous().numpy()
     if isinstance(value, np.ndarray):
-        return np.ascontiguousarray(value)
-    raise TypeError(f"tensor '{name}': expected a torch.Tensor or a numpy.ndarray, "
+        return np.ascontiguousarray(_checked_array(f"param '{name}'", value))
+    raise TypeError(f"param '{name}': expected a torch.Tensor or a numpy.ndarray, "
                     f"got {type(value).__name__}")
 
 
-def _host_array(name, value):
+# What the native layer holds (its safetensors dtypes), in torch's and
+# numpy's names.
+_TORCH_DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8",
+                 "uint8", "bool")
+_NUMPY_DTYPES = tuple(d for d in _TORCH_DTYPES if d != "bfloat16")
+_FUNCTORCH = (("is_batchedtensor", "torch.func.vmap (a functorch BatchedTensor)"),
+              ("is_gradtrackingtensor", "torch.func.grad or jacrev (a functorch GradTrackingTensor)"),
+              ("is_functionaltensor", "torch.func.functionalize (a FunctionalTensorWrapper)"))
+
+
+def _checked_tensor(label, value):
+    """`value` (a torch.Tensor) as a plain dense tensor with data TraceIR can
+    hold, or a TypeError naming the argument (`label`), what it is and what
+    TraceIR takes: torch's own errors from .numpy() on a meta, sparse or
+    quantized tensor name neither."""
+    import torch
+    cls = type(value)
+    if value.is_nested:
+        raise TypeError(f"{label}: a nested tensor ({value.layout}); TraceIR takes dense tensors: "
+                        "pass tensor.to_padded_tensor(0) or the components one by one")
+    fake = sys.modules.get("torch._subclasses.fake_tensor")
+    if fake is not None and isinstance(value, fake.FakeTensor):
+        raise TypeError(f"{label}: a FakeTensor holds no data (it only describes a shape and a "
+                        "dtype); pass a real torch.Tensor")
+    dtensor = sys.modules.get("torch.distributed.tensor")
+    if dtensor is not None and isinstance(value, getattr(dtensor, "DTensor", ())):
+        raise TypeError(f"{label}: a DTensor (sharded across devices); pass dtensor.full_tensor()")
+    # Any other wrapper subclass (its own __torch_dispatch__) may hold no
+    # data of its own; plain subclasses such as nn.Parameter are tensors.
+    if any("__torch_dispatch__" in c.__dict__ for c in cls.__mro__
+           if c not in (torch.Tensor, torch._C.TensorBase)):
+        raise TypeError(f"{label}: a tensor subclass ({cls.__module__}.{cls.__qualname__}) with its "
+                        "own __torch_dispatch__; pass a plain torch.Tensor")
+    functorch = getattr(torch._C, "_functorch", None)
+    if functorch is not None and functorch.is_functorch_wrapped_tensor(value):
+        where = next((w for f, w in _FUNCTORCH if getattr(functorch, f)(value)),
+                     "a functorch transform")
+        raise TypeError(f"{label}: a tensor inside {where}; a TraceIR graph runs on whole "
+                        "tensors, outside torch.func transforms")
+    if value.layout is not torch.strided:
+        raise TypeError(f"{label}: a {value.layout} tensor; TraceIR takes dense (torch.strided) "
+                        "tensors: pass tensor.to_dense()")
+    if value.device.type == "meta":
+        raise TypeError(f"{label}: a meta tensor holds no data; pass a tensor on the CPU or a "
+                        "CUDA device")
+    if value.is_quantized:
+        raise TypeError(f"{label}: a quantized tensor ({value.dtype}, {value.qscheme()}); "
+                        "TraceIR takes unquantized tensors: pass tensor.dequantize() (or "
+                        "tensor.int_repr() for the stored integers)")
+    name = str(value.dtype).removeprefix("torch.")
+    if name not in _TORCH_DTYPES:
+        raise TypeError(f"{label}: dtype {value.dtype}, which TraceIR cannot hold; it takes "
+                        + ", ".join(f"torch.{d}" for d in _TORCH_DTYPES))
+    if value.requires_grad:
+        value = value.detach()
+    if value.is_neg():  # a lazily negated view (torch's neg bit): materialize it
+        value = value.resolve_neg()
+    return value
+
+
+def _checked_array(label, value):
+    """`value` (a numpy.ndarray) in native byte order with a dtype TraceIR
+    can hold, or a TypeError naming the argument."""
+    import numpy as np
+    if isinstance(value, np.ma.MaskedArray):
+        raise TypeError(f"{label}: a numpy masked array, whose mask TraceIR would drop; pass "
+                        "array.filled(fill_value) or numpy.asarray(array)")
+    dtype = value.dtype
+    if dtype.fields is not None or dtype.subdtype is not None or dtype.name not in _NUMPY_DTYPES:
+        raise TypeError(f"{label}: a numpy array of dtype {dtype}, which TraceIR cannot hold; it "
+                        "takes " + ", ".join(_NUMPY_DTYPES))
+    if not dtype.isnative:  # the same values in this machine's byte order
+        value = value.astype(dtype.newbyteorder("="))
+    return value
+
+
+def _host_array(name, value, kind="input"):
     """What the native run takes, without a copy where possible: a numpy
     array (a CPU torch tensor's own memory through .numpy()), or a torch
     tensor through DLPack for dtypes numpy lacks (bfloat16). Second: whether
-    the caller gave torch tensors (so outputs are torch tensors too)."""
+    the caller gave torch tensors (so outputs are torch tensors too). Errors
+    name the argument: input 'x' or param 'fc.weight'."""
     global _np, _torch
+    label = f"{kind} '{name}'"
     if _np is None:
         import numpy
         _np = numpy
     if isinstance(value, _np.ndarray):
+        value = _checked_array(label, value)
         return (value if value.flags.c_contiguous else _np.ascontiguousarray(value)), False
     if _torch is None and type(value).__module__.startswith("torch"):
         import torch
         _torch = torch
     if _torch is not None and isinstance(value, _torch.Tensor):
-        if value.requires_grad:
-            value = value.detach()
-        if not value.is_cpu:
-            value = value.cpu()
-        if not value.is_contiguous():
-            value = value.contiguous()
-        if value.dtype is _torch.bfloat16:  # numpy has no bfloat16
-            return value, True
-        return value.numpy(), True
-    raise TypeError(f"input '{name}': expected a torch.Tensor or a numpy.ndarray, "
+        value = _checked_tensor(label, value)
+        try:
+            if not value.is_cpu:  # CUDA (or another device): copied to the host
+                value = value.cpu()
+            if not value.is_contiguous():
+                value = value.contiguous()
+            if value.dtype is _torch.bfloat16:  # numpy has no bfloat16
+                return value, True
+            return value.numpy(), True
+        except (RuntimeError, TypeError, NotImplementedError) as e:
+            # A kind of tensor the checks above do not know yet.
+            raise TypeError(f"{label}: cannot read the tensor's data ({type(e).__name__}: {e})") from e
+    raise TypeError(f"{label}: expected a torch.Tensor or a numpy.ndarray, "
                     f"got {type(value).__name__}")
 
 
@@ -172,7 +255,7 @@ class CompiledGraph:
         if missing:
             raise TraceIRError("missing parameter" + ("s " if len(missing) > 1 else " ") +
                                ", ".join(f"'{n}'" for n in missing))
-        self._exe.load_params([(n, _host_array(n, module.params[n])[0])
+        self._exe.load_params([(n, _host_array(n, module.params[n], "param")[0])
                                for n in self._exe.param_names])
         self.device = self._exe.device
         self.input_names = list(self._exe.input_names)

@@ -366,6 +366,6 @@ def test_save_params_writes_nothing_on_error():
     m = traceir.Module(str(traceir.from_torch(MLP().eval(), (torch.randn(2, 8),))),
                        {"fc1.weight": "not a tensor"})
     with tempfile.TemporaryDirectory() as d:
-        with pytest.raises(TypeError, match="tensor 'fc1.weight'"):
+        with pytest.raises(TypeError, match="param 'fc1.weight'"):
             m.save_params(os.path.join(d, "w.safetensors"))
         assert os.listdir(d) == []

@@ -30,12 +30,27 @@ struct HostTensor {
 /// Tensors by name, in name order (safetensors files are sorted the same).
 using NamedTensors = std::map<std::string, HostTensor>;
 
-/// Reads a safetensors file. Every malformation (short file, header length
-/// past the end, invalid JSON, unknown dtype, offsets out of range or not
-/// matching shape x dtype) is an error naming the file and the tensor.
+/// Reads a safetensors file, validating it as the reference reader
+/// (huggingface/safetensors) does: a header length within the 100 MB limit
+/// and the file; a header of exactly that many bytes of JSON (trailing
+/// spaces allowed), an object starting with '{' and nested no deeper than
+/// the format needs; no duplicate names; a string-to-string
+/// "__metadata__"; entries of exactly dtype, shape and data_offsets whose
+/// size (overflow-checked) matches their span; and spans that tile the data
+/// section exactly. Every malformation is an error naming the file, and the
+/// tensor or the byte where it applies.
 llvm::Expected<NamedTensors> readSafetensors(llvm::StringRef path);
-/// Writes a safetensors file through a temporary file renamed on success,
-/// so a failure never leaves a partial file under `path`.
+/// readSafetensors on a file held in memory; `name` labels the errors.
+/// It writes nothing anywhere, which makes it the fuzzer's entry point.
+llvm::Expected<NamedTensors> readSafetensorsBuffer(llvm::StringRef bytes,
+                                                   llvm::StringRef name);
+/// The bytes writeSafetensors writes: the header padded with spaces to a
+/// multiple of 8 (as the reference writer pads), then the data in name
+/// order. A tensor whose data does not match its shape and dtype, a
+/// non-UTF-8 name or the reserved name "__metadata__" is an error.
+llvm::Expected<std::string> serializeSafetensors(const NamedTensors &tensors);
+/// Writes serializeSafetensors' bytes through a temporary file renamed on
+/// success, so a failure never leaves a partial file under `path`.
 llvm::Error writeSafetensors(llvm::StringRef path, const NamedTensors &tensors);
 
 } // namespace traceir

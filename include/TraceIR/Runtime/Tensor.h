@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace traceir {
 
@@ -28,7 +29,7 @@ size_t dtypeSize(DType dtype);
 bool isFloatingDType(DType dtype);
 llvm::StringRef dtypeName(DType dtype);            ///< "f32", "i64", ...
 llvm::StringRef dtypeSafetensorsName(DType dtype); ///< "F32", "I64", ...
-std::optional<DType> dtypeFromSafetensors(llvm::StringRef name);
+std::optional<DType> dtypeFromSafetensors(std::string_view name);
 
 /// A device: the CPU, or a CUDA device by index.
 struct Device {

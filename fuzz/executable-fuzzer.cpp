@@ -8,10 +8,12 @@
 // expected; crashes, sanitizer reports, hangs and a measured peak other than
 // the predicted one are findings.
 //
-// Limits, beyond what trace-run enforces: graphs whose made-up params and
-// inputs exceed 1 MiB, or with any tensor type of more than 2^22 elements,
-// are skipped (valid, but too slow to fuzz: a sum over a broadcast view of
-// 2^40 elements runs for hours in PyTorch as here).
+// Runs get the runtime's own memory limit (trace-run --memory-limit, here
+// 256 MiB): an allocation over it is an error naming the op, as in
+// production. Beyond that, graphs whose made-up params and inputs exceed
+// 1 MiB, or with any tensor type of more than 2^22 elements, are skipped
+// (valid, but too slow to fuzz: a sum over a broadcast view of 2^40
+// elements runs for hours in PyTorch as here).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +29,7 @@ using namespace traceir::fuzz;
 
 static constexpr int64_t kMaxMadeUpBytes = 1 << 20;
 static constexpr int64_t kMaxElements = int64_t(1) << 22;
+static constexpr int64_t kMemoryLimit = int64_t(256) << 20;
 
 static bool smallEnough(mlir::trace::GraphOp graph) {
   bool ok = true;
@@ -117,6 +120,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   traceir::RunOptions options;
   options.checkFrees = true;
   options.seed = 1;
+  options.memoryLimitBytes = kMemoryLimit;
   for (int run = 0; run < 2; ++run) {
     auto outputs = (*exe)->run(inputs, options);
     if (!outputs) {

@@ -134,6 +134,20 @@ void *KernelContext::scratch(size_t nbytes) {
   return p;
 }
 
+void *KernelContext::scratch(int64_t count, size_t elementBytes,
+                             size_t extraBytes) {
+  std::optional<int64_t> bytes =
+      traceir::checkedMul(count, static_cast<int64_t>(elementBytes));
+  if (bytes)
+    bytes = traceir::checkedAdd(*bytes, static_cast<int64_t>(extraBytes));
+  if (count < 0 || !bytes) {
+    fail("kernel scratch of " + llvm::Twine(count) + " x " +
+         llvm::Twine(elementBytes) + " bytes does not fit in 64 bits");
+    return nullptr;
+  }
+  return scratch(static_cast<size_t>(*bytes));
+}
+
 void KernelContext::fail(const llvm::Twine &message) {
   if (error.empty())
     error = message.str();

@@ -2,6 +2,7 @@
 
 #include "TraceIR/Runtime/NNArgs.h"
 #include "TraceIR/Runtime/Elementwise.h"
+#include "TraceIR/Support/CheckedMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -43,8 +44,14 @@ bool traceir::conv2dArgs(KernelContext &ctx, ConvGeometry &g) {
       return false;
     }
     bool same = mode == "same";
-    pad[0] = same ? dil[0] * (g.kH - 1) / 2 : 0;
-    pad[1] = same ? dil[1] * (g.kW - 1) / 2 : 0;
+    std::optional<int64_t> spanH = checkedMul(dil[0], g.kH - 1);
+    std::optional<int64_t> spanW = checkedMul(dil[1], g.kW - 1);
+    if (!spanH || !spanW) {
+      ctx.fail("conv2d: dilation x kernel size overflows");
+      return false;
+    }
+    pad[0] = same ? *spanH / 2 : 0;
+    pad[1] = same ? *spanW / 2 : 0;
   } else if (!pairArg(ctx, 4, "padding", zeros, pad)) {
     return false;
   }
@@ -54,7 +61,9 @@ bool traceir::conv2dArgs(KernelContext &ctx, ConvGeometry &g) {
   g.pL = pad[1];
   g.dH = dil[0];
   g.dW = dil[1];
-  if (g.groups <= 0 || g.C != g.Cg * g.groups || g.O % g.groups != 0) {
+  std::optional<int64_t> channels =
+      g.groups > 0 ? checkedMul(g.Cg, g.groups) : std::nullopt;
+  if (!channels || g.C != *channels || g.O % g.groups != 0) {
     ctx.fail("conv2d: input channels " + llvm::Twine(g.C) + ", weight " +
              shapeToString(w.shape) + " and groups=" + llvm::Twine(g.groups) +
              " disagree");
@@ -446,9 +455,15 @@ bool traceir::rnnArgs(KernelContext &ctx, RnnCell cell, RnnConfig &cfg) {
                 llvm::Twine(std::to_string(cfg.dropout)));
   int64_t dirs = cfg.bidirectional ? 2 : 1;
   int64_t perLayer = cfg.hasBiases ? 4 : 2;
-  if (int64_t(nt) - 1 - states != cfg.layers * dirs * perLayer)
-    return fail(name + ": expects " +
-                llvm::Twine(cfg.layers * dirs * perLayer) +
+  // num_layers is the user's scalar: checked, so a huge one cannot wrap
+  // around to the number of weights given. Past this check num_layers x
+  // dirs x perLayer is that (small) number.
+  std::optional<int64_t> weights = checkedMul(cfg.layers, dirs * perLayer);
+  if (!weights)
+    return fail(name + ": num_layers " + llvm::Twine(cfg.layers) +
+                " is too large");
+  if (int64_t(nt) - 1 - states != *weights)
+    return fail(name + ": expects " + llvm::Twine(*weights) +
                 " weight tensors, got " + llvm::Twine(nt - 1 - states));
   if (x.dtype != DType::F32 && x.dtype != DType::F64)
     return fail(name + " supports f32 and f64, got " + dtypeName(x.dtype));

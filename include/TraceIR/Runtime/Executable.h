@@ -219,6 +219,10 @@ public:
   /// Kernel-internal memory: counted by the allocator only, freed after the
   /// call.
   void *scratch(size_t nbytes);
+  /// Scratch for `count` elements of `elementBytes` each, plus `extraBytes`:
+  /// the size is overflow-checked, and one that does not fit fails the call
+  /// as an allocation failure does.
+  void *scratch(int64_t count, size_t elementBytes, size_t extraBytes = 0);
   /// The run's generator, seeded with RunOptions::seed on first use:
   /// seeding a Mersenne Twister costs about a microsecond, which most runs
   /// (no random op) need not pay.

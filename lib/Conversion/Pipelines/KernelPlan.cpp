@@ -2,14 +2,15 @@
 
 #include "TraceIR/Conversion/KernelPlan.h"
 #include "TraceIR/Conversion/Passes.h"
+#include "TraceIR/Support/CheckedMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -188,8 +189,13 @@ private:
       why = "its host code allocates a dynamically shaped buffer";
       return false;
     }
-    int64_t bytes = type.getNumElements() *
-                    ((type.getElementTypeBitWidth() + 7) / 8); // i1: a byte
+    std::optional<int64_t> fits = traceir::checkedTensorBytes(
+        type.getShape(), (type.getElementTypeBitWidth() + 7) / 8); // i1: 1
+    if (!fits) {
+      why = "its host code allocates a buffer over TraceIR's size limit";
+      return false;
+    }
+    int64_t bytes = *fits;
     int32_t buffer;
     auto &reusable = freeTemps[bytes];
     if (!reusable.empty()) {
@@ -319,27 +325,35 @@ private:
     const HostValue *dst = viewAt(copy.getTarget());
     auto srcType = cast<MemRefType>(copy.getSource().getType());
     auto dstType = cast<MemRefType>(copy.getTarget().getType());
-    if (!src || !dst ||
-        srcType.getElementType() != dstType.getElementType() ||
+    if (!src || !dst || srcType.getElementType() != dstType.getElementType() ||
         !isDense(*src) || !isDense(*dst)) {
       why = "its host code copies between buffers that are not dense";
       return false;
     }
     int64_t elementBytes = (srcType.getElementTypeBitWidth() + 7) / 8;
+    std::optional<int64_t> bytes =
+        traceir::checkedTensorBytes(srcType.getShape(), elementBytes);
+    std::optional<int64_t> srcOffset =
+        traceir::checkedMul(src->offset, elementBytes);
+    std::optional<int64_t> dstOffset =
+        traceir::checkedMul(dst->offset, elementBytes);
+    if (!bytes || !srcOffset || !dstOffset) {
+      why = "its host code copies a buffer over TraceIR's size limit";
+      return false;
+    }
     traceir::DeviceCopy c;
     c.src = src->buffer;
     c.dst = dst->buffer;
-    c.srcOffset = src->offset * elementBytes;
-    c.dstOffset = dst->offset * elementBytes;
-    c.bytes = srcType.getNumElements() * elementBytes;
+    c.srcOffset = *srcOffset;
+    c.dstOffset = *dstOffset;
+    c.bytes = *bytes;
     op.steps.push_back({traceir::GeneratedStep::Kind::Copy,
                         static_cast<uint32_t>(op.copies.size())});
     op.copies.push_back(c);
     return true;
   }
 
-  bool runLaunch(gpu::LaunchFuncOp launch, GeneratedOp &op,
-                 std::string &why) {
+  bool runLaunch(gpu::LaunchFuncOp launch, GeneratedOp &op, std::string &why) {
     if (!launch.getAsyncDependencies().empty() || launch.getAsyncToken() ||
         launch.hasClusterSize()) {
       why = "a launch is asynchronous or uses clusters";
@@ -501,9 +515,8 @@ mlir::trace::buildGeneratedKernels(GraphOp graph,
     auto func = module->lookupSymbol<func::FuncOp>(name);
     if (!func) {
       // The split copy of the op kept its location, and so did the remark.
-      auto remark = llvm::find_if(remarks, [&](const auto &r) {
-        return r.first == pyop.getLoc();
-      });
+      auto remark = llvm::find_if(
+          remarks, [&](const auto &r) { return r.first == pyop.getLoc(); });
       out.notCovered.push_back(where + ": " +
                                (remark != remarks.end()
                                     ? remark->second

@@ -84,7 +84,7 @@ void cpu::copyStridedToContiguous(const Tensor &src, void *dst) {
 const void *cpu::gatherAs(KernelContext &ctx, const Tensor &t, DType dtype) {
   if (t.dtype == dtype && t.isContiguous())
     return t.bytes();
-  void *buf = ctx.scratch(t.numel() * dtypeSize(dtype));
+  void *buf = ctx.scratch(t.numel(), dtypeSize(dtype));
   if (!buf)
     return nullptr;
   Storage host;

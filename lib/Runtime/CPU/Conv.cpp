@@ -11,6 +11,7 @@
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/NNArgs.h"
+#include "TraceIR/Support/CheckedMath.h"
 
 #include <cblas.h>
 #include <cmath>
@@ -69,7 +70,10 @@ void conv2dImpl(KernelContext &ctx, const ConvGeometry &g, const T *x,
                 g.pL == 0;
   T *col = nullptr;
   if (!direct) {
-    col = static_cast<T *>(ctx.scratch(K * L * sizeof(T)));
+    std::optional<int64_t> KL = checkedMul(K, L);
+    col = KL ? static_cast<T *>(ctx.scratch(*KL, sizeof(T))) : nullptr;
+    if (!KL)
+      ctx.fail("conv2d: the im2col buffer's element count overflows");
     if (!col)
       return;
   }

@@ -55,7 +55,7 @@ void lossImpl(KernelContext &ctx, bool crossEntropy) {
   // the class dim for cross_entropy.
   const double *logp = xd;
   if (crossEntropy) {
-    auto *lp = static_cast<double *>(ctx.scratch(x.numel() * sizeof(double)));
+    auto *lp = static_cast<double *>(ctx.scratch(x.numel(), sizeof(double)));
     if (!lp)
       return;
     for (int64_t p = 0; p < P; ++p) {
@@ -70,7 +70,7 @@ void lossImpl(KernelContext &ctx, bool crossEntropy) {
     }
     logp = lp;
   }
-  auto *loss = static_cast<double *>(ctx.scratch(P * sizeof(double)));
+  auto *loss = static_cast<double *>(ctx.scratch(P, sizeof(double)));
   if (!loss)
     return;
   double total = 0, denominator = 0;

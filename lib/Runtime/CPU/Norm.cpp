@@ -43,7 +43,7 @@ const double *optF64(KernelContext &ctx, unsigned i, bool &ok) {
 }
 
 double *newF64(KernelContext &ctx, int64_t n) {
-  return static_cast<double *>(ctx.scratch(n * sizeof(double)));
+  return static_cast<double *>(ctx.scratch(n, sizeof(double)));
 }
 
 /// PyTorch's InvStd: 0 when both the variance and eps are 0.

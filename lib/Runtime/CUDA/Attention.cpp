@@ -142,9 +142,8 @@ void cuda::scaled_dot_product_attention(KernelContext &ctx) {
     return;
   DType acc = dtype == DType::F64 ? DType::F64 : DType::F32;
   int64_t nScores = a.B * a.L * a.S;
-  char *scores = static_cast<char *>(ctx.scratch(nScores * dtypeSize(acc) + 1));
-  char *probs =
-      static_cast<char *>(ctx.scratch(nScores * dtypeSize(dtype) + 1));
+  char *scores = static_cast<char *>(ctx.scratch(nScores, dtypeSize(acc), 1));
+  char *probs = static_cast<char *>(ctx.scratch(nScores, dtypeSize(dtype), 1));
   if (!scores || !probs)
     return;
   if (a.E == 0) {

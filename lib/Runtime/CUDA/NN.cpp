@@ -54,7 +54,7 @@ void cuda::embedding(KernelContext &ctx) {
   L.colStride = w.strides[1];
   L.elementSize = dtypeSize(w.dtype);
   L.out = out.bytes();
-  L.scratch = ctx.scratch((n + 1) * sizeof(int64_t));
+  L.scratch = ctx.scratch(n + 1, sizeof(int64_t));
   if (!L.scratch)
     return; // scratch() failed the call
   int64_t badPosition = -1, badIndex = 0;

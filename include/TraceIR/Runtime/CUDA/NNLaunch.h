@@ -274,7 +274,7 @@ inline Tensor denseView(Storage &holder, void *data, DType dtype,
 inline const char *gatherAs(KernelContext &ctx, const Tensor &t, DType dtype) {
   if (t.dtype == dtype && t.isContiguous())
     return t.bytes();
-  char *buf = static_cast<char *>(ctx.scratch(t.numel() * dtypeSize(dtype)));
+  char *buf = static_cast<char *>(ctx.scratch(t.numel(), dtypeSize(dtype)));
   if (!buf)
     return nullptr;
   Storage holder;
@@ -308,7 +308,7 @@ inline const double *optF64(KernelContext &ctx, unsigned i, bool &ok) {
 
 /// `n` doubles of scratch (null after a failure).
 inline double *newF64(KernelContext &ctx, int64_t n) {
-  return static_cast<double *>(ctx.scratch(n * sizeof(double)));
+  return static_cast<double *>(ctx.scratch(n, sizeof(double)));
 }
 
 /// Fails the call when a launch reported an error; returns whether it

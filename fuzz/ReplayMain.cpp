@@ -39,7 +39,8 @@ int main(int argc, char **argv) {
     }
   }
   if (files.empty()) {
-    std::fprintf(stderr, "usage: %s FILE_OR_DIR...: runs each input through "
+    std::fprintf(stderr,
+                 "usage: %s FILE_OR_DIR...: runs each input through "
                  "the harness once (a libFuzzer build fuzzes instead)\n",
                  argv[0]);
     return 2;

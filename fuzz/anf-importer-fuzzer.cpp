@@ -16,9 +16,7 @@
 using namespace traceir::fuzz;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
-  context.loadDialect<mlir::trace::TraceDialect>();
-  quietDiagnostics(context);
+  FuzzContext context;
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(inputBuffer(data, size), llvm::SMLoc());
   mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -28,9 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzzCheck(mlir::succeeded(mlir::verify(*module)),
             "the importer returned a module that does not verify");
   for (bool generic : {false, true}) {
-    mlir::MLIRContext again(mlir::MLIRContext::Threading::DISABLED);
-    again.loadDialect<mlir::trace::TraceDialect>();
-    quietDiagnostics(again);
+    FuzzContext again;
     fuzzCheck(bool(parse(printed(*module, generic), again)),
               generic ? "an imported module's generic form does not parse"
                       : "an imported module's text does not parse again");

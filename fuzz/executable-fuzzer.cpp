@@ -81,13 +81,8 @@ static traceir::HostTensor madeUp(const traceir::Executable::ArgSpec &spec) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
-  context.loadDialect<mlir::trace::TraceDialect>();
-  quietDiagnostics(context);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(inputBuffer(data, size), llvm::SMLoc());
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::trace::parseTraceSource(sourceMgr, mlir::ParserConfig(&context));
+  FuzzContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module = parseInput(data, size, context);
   if (!module)
     return 0;
   auto graphs = module->getOps<mlir::trace::GraphOp>();

@@ -19,19 +19,6 @@
 
 using namespace traceir::fuzz;
 
-// Only the trace dialect parses: this harness is about trace-dialect text
-// (the passes load the dialects they produce). Upstream dialects' parsers,
-// which trace-opt also registers, are MLIR's to fuzz; the one defect found
-// in them so far is guarded in ParseSource.cpp.
-static const mlir::DialectRegistry &registry() {
-  static mlir::DialectRegistry *r = [] {
-    auto *r = new mlir::DialectRegistry;
-    r->insert<mlir::trace::TraceDialect>();
-    return r;
-  }();
-  return *r;
-}
-
 /// Runs one pass on `module`; the pass manager's own verifier is off so that
 /// a pass that succeeds but leaves invalid IR is told apart from one that
 /// fails.
@@ -48,13 +35,8 @@ static mlir::LogicalResult runPass(mlir::ModuleOp module,
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  mlir::MLIRContext context(registry(),
-                            mlir::MLIRContext::Threading::DISABLED);
-  quietDiagnostics(context);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(inputBuffer(data, size), llvm::SMLoc());
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::trace::parseTraceSource(sourceMgr, mlir::ParserConfig(&context));
+  FuzzContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module = parseInput(data, size, context);
   if (!module)
     return 0;
   std::string text = printed(*module);
@@ -66,23 +48,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::OwningOpRef<mlir::ModuleOp> lowered(module->clone());
   bool hasGraphs = !module->getOps<mlir::trace::GraphOp>().empty();
   if (hasGraphs) {
-    fuzzCheck(mlir::succeeded(runPass(
-                  *module, mlir::trace::createFreeDeadTensors(), true)),
+    fuzzCheck(mlir::succeeded(
+                  runPass(*module, mlir::trace::createFreeDeadTensors(), true)),
               "--free-dead-tensors failed on a verified module");
     fuzzCheck(mlir::succeeded(mlir::verify(*module)),
               "--free-dead-tensors left a module that does not verify");
     std::string freed = printed(*module);
     fuzzCheck(bool(parse(freed, context)),
               "--free-dead-tensors' output does not parse again");
-    fuzzCheck(mlir::succeeded(runPass(
-                  *module, mlir::trace::createFreeDeadTensors(), true)),
+    fuzzCheck(mlir::succeeded(
+                  runPass(*module, mlir::trace::createFreeDeadTensors(), true)),
               "--free-dead-tensors failed on its own output");
     fuzzCheck(printed(*module) == freed,
               "--free-dead-tensors run twice changed the module");
   }
-  if (mlir::succeeded(runPass(*lowered,
-                              mlir::trace::createConvertTraceToLinalg(),
-                              false)))
+  if (mlir::succeeded(
+          runPass(*lowered, mlir::trace::createConvertTraceToLinalg(), false)))
     fuzzCheck(mlir::succeeded(mlir::verify(*lowered)),
               "--convert-trace-to-linalg left a module that does not verify");
   return 0;

@@ -108,6 +108,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     params.emplace(spec.name, madeUp(spec));
   for (const auto &spec : (*exe)->inputSpecs)
     inputs.emplace(spec.name, madeUp(spec));
+  // As trace-run --memory-limit: the limit holds from the parameters on.
+  (*exe)->allocator().setLimit(kMemoryLimit);
   if (llvm::Error err = (*exe)->loadParams(params)) {
     ignore(std::move(err));
     return 0;

@@ -8,6 +8,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Support/FileUtilities.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Twine.h"
 
@@ -30,14 +31,29 @@ static bool isI64List(llvm::StringRef text, size_t pos, size_t &end) {
     return true;
   }
   while (true) {
-    size_t start = pos;
-    if (pos < text.size() && text[pos] == '-')
+    // What MLIR's lexer reads as an integer: decimal digits, or 0x and hex
+    // digits (no 0b, 0o or suffixes), after an optional '-'; in int64_t.
+    bool negative = pos < text.size() && text[pos] == '-';
+    if (negative)
       ++pos;
+    unsigned radix = 10;
+    if (text.substr(pos).starts_with("0x")) {
+      radix = 16;
+      pos += 2;
+    }
     size_t digits = pos;
     while (pos < text.size() && llvm::isAlnum(text[pos]))
       ++pos;
-    int64_t value;
-    if (pos == digits || text.substr(start, pos - start).getAsInteger(0, value))
+    llvm::StringRef number = text.slice(digits, pos);
+    uint64_t magnitude;
+    if (number.empty() ||
+        !llvm::all_of(number,
+                      [&](char d) {
+                        return radix == 16 ? llvm::isHexDigit(d)
+                                           : llvm::isDigit(d);
+                      }) ||
+        number.getAsInteger(radix, magnitude) ||
+        magnitude > uint64_t(INT64_MAX) + (negative ? 1 : 0))
       return false;
     skipSpace();
     if (pos >= text.size())
@@ -78,10 +94,13 @@ static std::optional<size_t> findMalformedLinalgList(llvm::StringRef text) {
     }
     if (llvm::isSpace(c))
       continue;
-    if (!(llvm::isAlpha(c) || c == '_') ||
-        (prev && (llvm::isAlnum(prev) || prev == '_' || prev == '%' ||
-                  prev == '#' || prev == '@' || prev == '^' || prev == '!' ||
-                  prev == '$' || prev == '.'))) {
+    // A word starts after a character that cannot be part of an identifier,
+    // whitespace included (prev, the last non-space character, only tells
+    // an attribute dictionary's entries apart below).
+    char left = i ? text[i - 1] : ' ';
+    if (!(llvm::isAlpha(c) || c == '_') || llvm::isAlnum(left) || left == '_' ||
+        left == '%' || left == '#' || left == '@' || left == '^' ||
+        left == '!' || left == '$' || left == '.') {
       prev = c;
       continue;
     }

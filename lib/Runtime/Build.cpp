@@ -14,6 +14,8 @@
 #include <atomic>
 #include <new>
 
+#include <unistd.h>
+
 using namespace mlir;
 using namespace mlir::trace;
 using traceir::DType;
@@ -148,6 +150,16 @@ static llvm::Error constantData(ConstantOp op, DType dtype,
   if (!bytes)
     return makeError("constant at " + locationString(op.getLoc()) +
                      " is over TraceIR's tensor size limit");
+  // resize() touches every page, so on a host that overcommits memory a
+  // constant larger than the machine ends in an OOM kill, not bad_alloc:
+  // refuse what cannot fit in physical memory first.
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && pageSize > 0 &&
+      *bytes / pageSize >= static_cast<int64_t>(pages))
+    return makeError("constant at " + locationString(op.getLoc()) + " needs " +
+                     llvm::Twine(*bytes) + " bytes, more than this host's " +
+                     llvm::Twine(int64_t(pages) * pageSize) +
+                     " bytes of memory");
   try {
     out.data.resize(*bytes);
   } catch (const std::bad_alloc &) {

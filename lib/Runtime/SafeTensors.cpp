@@ -31,6 +31,7 @@
 #include <filesystem>
 #include <iterator>
 #include <memory>
+#include <new>
 #include <random>
 #include <set>
 #include <string_view>
@@ -667,7 +668,13 @@ llvm::Expected<NamedTensors> traceir::readSafetensors(llvm::StringRef path) {
     HostTensor t;
     t.dtype = r.dtype;
     t.shape.assign(r.shape.begin(), r.shape.end());
-    t.data.resize(r.end - r.begin);
+    try {
+      t.data.resize(r.end - r.begin);
+    } catch (const std::bad_alloc &) {
+      return fileError(path, "tensor '" + r.name + "': cannot allocate " +
+                                 std::to_string(r.end - r.begin) +
+                                 " bytes on the host");
+    }
     if (!readExactly(t.data.data(), t.data.size()))
       return shortRead();
     out.emplace(r.name, std::move(t));

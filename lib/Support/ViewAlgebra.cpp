@@ -158,6 +158,8 @@ traceir::views::applyView(llvm::StringRef op, const Layout &in,
   // offset + index * stride: a view past int64 is past every storage, so
   // it gets an offset no storage has (see Layout::kOutOfRange).
   auto advance = [&](int64_t index, int64_t stride) {
+    if (out.offset == Layout::kOutOfRange)
+      return; // stays out of range: a later step must not bring it back
     std::optional<int64_t> step = checkedMul(index, stride);
     std::optional<int64_t> offset =
         step ? checkedAdd(out.offset, *step) : std::nullopt;

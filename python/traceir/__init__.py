@@ -134,7 +134,7 @@ def _checked_tensor(label, value):
     # Any other wrapper subclass (its own __torch_dispatch__) may hold no
     # data of its own; plain subclasses such as nn.Parameter are tensors.
     if any("__torch_dispatch__" in c.__dict__ for c in cls.__mro__
-           if c not in (torch.Tensor, torch._C.TensorBase)):
+           if c not in (torch.Tensor, getattr(torch._C, "TensorBase", torch.Tensor))):
         raise TypeError(f"{label}: a tensor subclass ({cls.__module__}.{cls.__qualname__}) with its "
                         "own __torch_dispatch__; pass a plain torch.Tensor")
     functorch = getattr(torch._C, "_functorch", None)

@@ -5,6 +5,8 @@
   deep.py generic DEPTH      the same in the generic form ({scalars = [...]})
   deep.py regions DEPTH      DEPTH nested regions (scf.execute_region)
   deep.py anf DEPTH          a 2017 trace whose op has a literal DEPTH deep
+  deep.py reset DEPTH        DEPTH brackets in steps of 200, each followed by an
+                             affine_set whose '>=' must not close a level
 """
 import sys
 
@@ -25,5 +27,9 @@ elif kind == "regions":
 elif kind == "anf":
     print("graph g\ninput %0 : f32[2] x\n"
           f"%1 = Foo %0, {nest} : f32[2]\nRet %1")
+elif kind == "reset":
+    step = "[" * 200 + "affine_set<(d0) : (" + ", ".join(["d0>=0"] * 255) + ")>, "
+    n = depth // 200
+    print("module attributes {trace.a = " + step * n + "1" + "]" * (200 * n) + "} {}")
 else:
     sys.exit(f"unknown kind {kind}")

@@ -17,7 +17,10 @@ Check lines (after the prefix and ':'):
 A line matches when its tokens (numbers, words, single punctuation marks;
 whitespace is not significant) equal the check's, numbers compared as
 |got - want| <= atol + rtol * |want| (nan matches nan, inf matches inf of
-the same sign). In a check, `V*N` stands for N copies of the number V, and
+the same sign), except that two integers (no '.', no exponent) below 100000
+compare exactly: shape dims, counts and small integral values are no
+rounding matter, and %g prints every float below that with a '.' unless it
+is integral. In a check, `V*N` stands for N copies of the number V, and
 `{{regex}}` makes the line a regular-expression match without tolerance
 (FileCheck's syntax: text outside {{ }} is literal).
 """
@@ -33,23 +36,38 @@ NUMBER = r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|nan)"
 TOKEN = re.compile(rf"(?P<word>[A-Za-z_]\w*)|(?P<num>{NUMBER})(?:\*(?P<rep>\d+))?|(?P<other>\S)")
 
 
+class Num(float):
+    """A number token, knowing whether it was written as an integer."""
+
+    def __new__(cls, text):
+        n = super().__new__(cls, float(text))
+        n.integer = bool(INTEGER.fullmatch(text))
+        return n
+
+
 def tokens(text, allow_repeat):
     out = []
     for m in TOKEN.finditer(text):
         word, num, rep = m.group("word"), m.group("num"), m.group("rep")
         if word is not None:
-            out.append(float(word) if word in ("inf", "nan") else word)
+            out.append(Num(word) if word in ("inf", "nan") else word)
         elif num is not None:
+            value = Num(num)
             if rep is not None and not allow_repeat:
-                out += [float(num), "*", float(rep)]
+                out += [value, "*", Num(rep)]
             else:
-                out += [float(num)] * (int(rep) if rep is not None else 1)
+                out += [value] * (int(rep) if rep is not None else 1)
         else:
             out.append(m.group("other"))
     return out
 
 
-def close(got, want, rtol, atol):
+INTEGER = re.compile(r"[-+]?\d+")
+
+
+def close(got, want, rtol, atol, exact=False):
+    if exact:
+        return got == want
     if math.isnan(want):
         return math.isnan(got)
     if math.isinf(want):
@@ -73,7 +91,10 @@ def why_not(line, check, rtol, atol):
         if isinstance(w, float):
             if not isinstance(g, float):
                 return f"token {i}: '{g}' where {w:g} was expected"
-            if not close(g, w, rtol, atol):
+            exact = g.integer and w.integer and abs(w) < 100000
+            if exact and g != w:
+                return f"token {i}: {g:g} differs from {w:g} (integers compare exactly)"
+            if not close(g, w, rtol, atol, exact):
                 return f"token {i}: {g!r} differs from {w!r} by more than atol {atol} + rtol {rtol}"
         elif g != w:
             return f"token {i}: '{g}' where '{w}' was expected"
@@ -87,13 +108,17 @@ def main():
     ap.add_argument("--rtol", type=float, default=1e-5)
     ap.add_argument("--atol", type=float, default=1e-5)
     args = ap.parse_args()
-    pat = re.compile(rf"\b{re.escape(args.prefix)}(-NEXT|-NOT)?:(.*)$")
+    pat = re.compile(rf"\b{re.escape(args.prefix)}(-[A-Z-]+)?:(.*)$")
     checks = []
     with open(args.testfile) as f:
         for n, text in enumerate(f, 1):
             m = pat.search(text)
             if m:
-                checks.append((n, m.group(1) or "", m.group(2).strip()))
+                kind = m.group(1) or ""
+                if kind not in ("", "-NEXT", "-NOT"):
+                    sys.exit(f"{args.testfile}:{n}: unknown check '{args.prefix}{kind}:' "
+                             f"(fpcheck has {args.prefix}:, {args.prefix}-NEXT:, {args.prefix}-NOT:)")
+                checks.append((n, kind, m.group(2).strip()))
     if not checks:
         sys.exit(f"{args.testfile}: no '{args.prefix}:' check lines")
     lines = sys.stdin.read().splitlines()

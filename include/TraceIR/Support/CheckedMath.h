@@ -92,9 +92,11 @@ inline std::optional<int64_t> checkedTensorBytes(const Range &dims,
 }
 
 /// Row-major (contiguous) strides of `shape`, in elements, written into
-/// `strides`; false if one overflows int64_t. Size-0 and size-1 dims count
-/// as 1, as PyTorch's strides do, so this fails exactly when checkedNumel
-/// would (a verified type never fails).
+/// `strides`; false if a dim after the first is negative or a stride
+/// overflows int64_t. Size-0 and size-1 dims count as 1, as PyTorch's
+/// strides do. The first dim takes no part in any stride: callers that need
+/// the whole shape representable check checkedNumel too (a verified type
+/// never fails either).
 template <typename Shape, typename Strides>
 inline bool checkedContiguousStrides(const Shape &shape, Strides &strides) {
   strides.assign(shape.size(), 1);

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace traceir {
@@ -32,16 +33,19 @@ inline constexpr int kMaxScalarDepth = 64;
 
 /// The offset of the first bracket in MLIR text (`(`, `[`, `{`, `<`) that
 /// opens level limit + 1, or nullopt. String literals and `//` comments are
-/// skipped; `->` is no bracket. Unbalanced closing brackets are not this
-/// function's business (the parser reports them), so depth never goes
-/// below 0. This is an upper bound on what MLIR's parser recurses on, as
-/// every nested attribute, type and region opens one of these brackets.
+/// skipped; `->`, `>=` and `<=` are no brackets. A closing bracket ends a
+/// level only when it matches the one that opened it, so no stray `>` or
+/// `)` can lower the count while MLIR's parser is still nested: this is an
+/// upper bound on what MLIR's parser recurses on, as every nested attribute,
+/// type and region opens one of these brackets. Unbalanced brackets are the
+/// parser's to report.
 inline std::optional<size_t> findTooDeepNesting(std::string_view text,
                                                 int limit = kMaxNestingDepth) {
-  int depth = 0;
+  std::string open; // the opening bracket of each level
   size_t n = text.size();
   for (size_t i = 0; i < n; ++i) {
     char c = text[i];
+    char next = i + 1 < n ? text[i + 1] : 0;
     switch (c) {
     case '"':
       // A string literal: skip to its unescaped closing quote.
@@ -50,28 +54,39 @@ inline std::optional<size_t> findTooDeepNesting(std::string_view text,
           ++i;
       break;
     case '/':
-      if (i + 1 < n && text[i + 1] == '/')
+      if (next == '/')
         while (i < n && text[i] != '\n')
           ++i;
       break;
     case '-':
-      if (i + 1 < n && text[i + 1] == '>')
+    case '>':
+    case '<':
+      if (next == '>' && c == '-')
         ++i;
+      else if (next == '=' && c != '-')
+        ++i;
+      else if (c == '<') {
+        open.push_back(c);
+        if (static_cast<int>(open.size()) > limit)
+          return i;
+      } else if (c == '>' && !open.empty() && open.back() == '<')
+        open.pop_back();
       break;
     case '(':
     case '[':
     case '{':
-    case '<':
-      if (++depth > limit)
+      open.push_back(c);
+      if (static_cast<int>(open.size()) > limit)
         return i;
       break;
     case ')':
     case ']':
-    case '}':
-    case '>':
-      if (depth > 0)
-        --depth;
+    case '}': {
+      char opener = c == ')' ? '(' : c == ']' ? '[' : '{';
+      if (!open.empty() && open.back() == opener)
+        open.pop_back();
       break;
+    }
     default:
       break;
     }

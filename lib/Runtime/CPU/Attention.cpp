@@ -12,6 +12,7 @@
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/NNArgs.h"
+#include "TraceIR/Support/CheckedMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -26,7 +27,7 @@ namespace {
 /// probabilities stored as T at `p`.
 template <typename T>
 void softmaxRow(const AttentionArgs &a, int64_t b, int64_t i, const T *scores,
-                std::vector<double> &row, T *p) {
+                double *row, T *p) {
   const double ninf = -std::numeric_limits<double>::infinity();
   int64_t mbase = a.hasMask ? a.batchOffset(a.mask, b) + i * a.mask.rs : 0;
   const char *mdata =
@@ -67,10 +68,15 @@ void attention(KernelContext &ctx, const AttentionArgs &a) {
   if (a.B == 0 || a.L == 0 || a.Ev == 0)
     return;
   // Scores and then probabilities of one batch matrix, reused.
-  T *scores = static_cast<T *>(ctx.scratch(a.L * a.S * es + 1));
-  if (!scores)
+  std::optional<int64_t> nScores = checkedMul(a.L, a.S);
+  if (!nScores) {
+    ctx.fail("scaled_dot_product_attention: L x S overflows");
     return;
-  std::vector<double> row(a.S);
+  }
+  T *scores = static_cast<T *>(ctx.scratch(*nScores, es, 1));
+  auto *row = static_cast<double *>(ctx.scratch(a.S, sizeof(double), 1));
+  if (!scores || !row)
+    return;
   // batchOffset counts from the storage's start (it includes the tensor's
   // own offset).
   auto base = [](const AttentionOperand &o) {

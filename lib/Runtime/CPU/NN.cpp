@@ -15,11 +15,14 @@ void cpu::embedding(KernelContext &ctx) {
   const Tensor &w = ctx.tensor(0), &idx = ctx.tensor(1);
   Tensor &out = ctx.result(0);
   int64_t rows = w.shape[0], dim = w.shape[1], n = idx.numel();
-  std::vector<int64_t> indices(n);
+  // Scratch, so that --memory-limit counts it.
+  auto *indices = static_cast<int64_t *>(ctx.scratch(n, sizeof(int64_t)));
+  if (!indices)
+    return;
   {
     // Gather the indices (any strides) into a flat list.
     Storage host;
-    host.data = indices.data();
+    host.data = indices;
     Tensor dst;
     dst.storage = &host;
     dst.dtype = DType::I64;
@@ -107,12 +110,15 @@ static void layerNorm(KernelContext &ctx, bool native) {
     inner *= in.shape[d];
   int64_t outer = inner ? in.numel() / inner : 0;
   // Work on a contiguous copy of the input when it is a strided view.
-  std::vector<char> buf;
+  const char *xb = in.bytes();
   if (!in.isContiguous()) {
-    buf.resize(in.nbytes());
-    copyStridedToContiguous(in, buf.data());
+    char *buf =
+        static_cast<char *>(ctx.scratch(in.numel(), dtypeSize(in.dtype)));
+    if (!buf)
+      return;
+    copyStridedToContiguous(in, buf);
+    xb = buf;
   }
-  const char *xb = buf.empty() ? in.bytes() : buf.data();
   auto load = [&](const Tensor *t, int64_t j) {
     if (!t)
       return 1.0;

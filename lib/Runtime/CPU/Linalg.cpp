@@ -9,6 +9,7 @@
 
 #include "TraceIR/Runtime/BatchedMatmul.h"
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Support/CheckedMath.h"
 
 #include <cblas.h>
 #include <cstring>
@@ -50,7 +51,12 @@ void cpu::gemm(KernelContext &ctx, DType dtype, const char *a, int64_t ars,
                      int64_t cs, Mat &m) {
     if (asBlas(p, rows, cols, rs, cs, m))
       return true;
-    char *buf = static_cast<char *>(ctx.scratch(rows * cols * es));
+    // A dense copy of one operand matrix: its size is checked (rows x cols
+    // of a broadcast operand is no verified tensor's).
+    std::optional<int64_t> count = checkedMul(rows, cols);
+    char *buf = count ? static_cast<char *>(ctx.scratch(*count, es)) : nullptr;
+    if (!count)
+      ctx.fail("a matmul operand's rows x cols overflows");
     if (!buf)
       return false;
     for (int64_t i = 0; i < rows; ++i)

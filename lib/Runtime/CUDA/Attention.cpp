@@ -15,6 +15,7 @@
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/CUDA/ReduceLaunch.h"
 #include "TraceIR/Runtime/NNArgs.h"
+#include "TraceIR/Support/CheckedMath.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -64,11 +65,19 @@ bool prepare(KernelContext &ctx, const AttentionArgs &a,
            ld, trans, stride};
     return true;
   }
-  int64_t n = a.B * rows * cols;
-  char *buf = static_cast<char *>(ctx.scratch(n * es + 1));
+  // A dense copy of the broadcast operand: B x rows x cols is no verified
+  // tensor's size, so it is checked.
+  std::optional<int64_t> rc = checkedMul(rows, cols);
+  std::optional<int64_t> n = rc ? checkedMul(a.B, *rc) : std::nullopt;
+  if (!n) {
+    ctx.fail("scaled_dot_product_attention: an operand's gathered size "
+             "overflows");
+    return false;
+  }
+  char *buf = static_cast<char *>(ctx.scratch(*n, es, 1));
   if (!buf)
     return false;
-  Storage dst{buf, static_cast<int64_t>(n * es), t.storage->device};
+  Storage dst{buf, static_cast<int64_t>(*n * es), t.storage->device};
   Tensor from, to;
   from.storage = t.storage;
   from.offset = o.offset;
@@ -84,7 +93,7 @@ bool prepare(KernelContext &ctx, const AttentionArgs &a,
     ctx.fail("gathering an operand failed");
     return false;
   }
-  out = {buf, std::max<int64_t>(cols, 1), false, rows * cols};
+  out = {buf, std::max<int64_t>(cols, 1), false, *rc};
   return true;
 }
 

@@ -11,6 +11,7 @@
 #include "TraceIR/Runtime/BatchedMatmul.h"
 #include "TraceIR/Runtime/CUDA/Device.h"
 #include "TraceIR/Runtime/CUDA/Kernels.h"
+#include "TraceIR/Support/CheckedMath.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -46,12 +47,18 @@ bool gemm(KernelContext &ctx, DType dtype, const Tensor &scratchOwner,
                      int64_t cs, Operand &m) {
     if (describe(p, rows, cols, rs, cs, m))
       return true;
-    char *buf = static_cast<char *>(ctx.scratch(rows * cols * es));
+    // A dense copy of one operand matrix: its size is checked (rows x cols
+    // of a broadcast operand is no verified tensor's).
+    std::optional<int64_t> count = checkedMul(rows, cols);
+    char *buf = count ? static_cast<char *>(ctx.scratch(*count, es)) : nullptr;
+    if (!count)
+      ctx.fail("a matmul operand's rows x cols overflows");
     if (!buf)
       return false;
-    Storage src{const_cast<char *>(p), rows * cols * int64_t(es),
+    // scratch() succeeded, so *count * es fits.
+    Storage src{const_cast<char *>(p), *count * int64_t(es),
                 scratchOwner.storage->device};
-    Storage dst{buf, rows * cols * int64_t(es), scratchOwner.storage->device};
+    Storage dst{buf, *count * int64_t(es), scratchOwner.storage->device};
     Tensor from, to;
     from.storage = &src;
     to.storage = &dst;

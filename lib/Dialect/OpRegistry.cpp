@@ -211,28 +211,25 @@ struct Call {
     out.push_back(t);
     return true;
   }
-  /// a * b (or a + b) of dims or counts, dynamic when either is; fails
+  /// x * y (or x + y) of dims or counts, dynamic when either is; fails
   /// rather than wraps when the scalars make it overflow.
   bool mulDims(int64_t x, int64_t y, int64_t &r, const char *what) {
-    if (x == kDyn || y == kDyn) {
-      r = kDyn;
-      return true;
-    }
-    std::optional<int64_t> p = traceir::checkedMul(x, y);
-    if (!p)
-      return err(what, " ", x, " * ", y, " overflows int64");
-    r = *p;
-    return true;
+    return combineDims(x, y, r, what, traceir::checkedMul, " * ");
   }
   bool addDims(int64_t x, int64_t y, int64_t &r, const char *what) {
+    return combineDims(x, y, r, what, traceir::checkedAdd, " + ");
+  }
+  bool combineDims(int64_t x, int64_t y, int64_t &r, const char *what,
+                   std::optional<int64_t> (*op)(int64_t, int64_t),
+                   const char *sign) {
     if (x == kDyn || y == kDyn) {
       r = kDyn;
       return true;
     }
-    std::optional<int64_t> p = traceir::checkedAdd(x, y);
-    if (!p)
-      return err(what, " ", x, " + ", y, " overflows int64");
-    r = *p;
+    std::optional<int64_t> v = op(x, y);
+    if (!v)
+      return err(what, " ", x, sign, y, " overflows int64");
+    r = *v;
     return true;
   }
   bool pushUnranked(Type elt) {

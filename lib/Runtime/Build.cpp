@@ -12,7 +12,6 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <atomic>
-#include <new>
 
 #include <unistd.h>
 
@@ -160,13 +159,9 @@ static llvm::Error constantData(ConstantOp op, DType dtype,
                      llvm::Twine(*bytes) + " bytes, more than this host's " +
                      llvm::Twine(int64_t(pages) * pageSize) +
                      " bytes of memory");
-  try {
-    out.data.resize(*bytes);
-  } catch (const std::bad_alloc &) {
-    return makeError("constant at " + locationString(op.getLoc()) +
-                     ": cannot allocate " + llvm::Twine(*bytes) +
-                     " bytes on the host");
-  }
+  if (llvm::Error err = allocateHostData(
+          out, *bytes, "the constant at " + locationString(op.getLoc())))
+    return err;
   char *p = out.data.data();
   if (dtype == DType::Bool) {
     int64_t k = 0;

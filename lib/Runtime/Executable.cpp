@@ -111,12 +111,9 @@ llvm::Expected<HostTensor> Executable::readParam(llvm::StringRef name) {
     HostTensor h;
     h.dtype = t.dtype;
     h.shape = t.shape;
-    try {
-      h.data.resize(t.nbytes());
-    } catch (const std::bad_alloc &) {
-      return makeError("cannot allocate " + llvm::Twine(t.nbytes()) +
-                       " bytes on the host reading parameter '" + name + "'");
-    }
+    if (llvm::Error err =
+            allocateHostData(h, t.nbytes(), "parameter '" + name + "'"))
+      return err;
     alloc->activate();
     alloc->copyToHost(h.data.data(), t.bytes(), h.data.size());
     return h;
@@ -416,13 +413,9 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
     HostTensor h;
     h.dtype = t.dtype;
     h.shape = t.shape;
-    try {
-      h.data.resize(t.nbytes());
-    } catch (const std::bad_alloc &) {
-      return makeError("cannot allocate " + llvm::Twine(t.nbytes()) +
-                       " bytes on the host for output #" +
-                       llvm::Twine(outputs.size()));
-    }
+    if (llvm::Error err = allocateHostData(
+            h, t.nbytes(), "output #" + llvm::Twine(outputs.size())))
+      return err;
     if (t.isContiguous()) {
       alloc->copyToHost(h.data.data(), t.bytes(), h.data.size());
     } else {

@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 using namespace traceir;
 
@@ -159,6 +160,18 @@ std::string traceir::shapeToString(llvm::ArrayRef<int64_t> shape) {
 }
 
 int64_t HostTensor::numel() const { return numelOf(shape); }
+
+llvm::Error traceir::allocateHostData(HostTensor &t, int64_t nbytes,
+                                      const llvm::Twine &what) {
+  try {
+    t.data.resize(nbytes);
+  } catch (const std::bad_alloc &) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot allocate " + llvm::Twine(nbytes) +
+                                       " bytes on the host for " + what);
+  }
+  return llvm::Error::success();
+}
 
 //===----------------------------------------------------------------------===//
 // CPU allocator

@@ -27,6 +27,11 @@ struct HostTensor {
   }
 };
 
+/// Resizes `t.data` to `nbytes`; the host refusing (std::bad_alloc) is an
+/// error "cannot allocate N bytes on the host for <what>" instead.
+llvm::Error allocateHostData(HostTensor &t, int64_t nbytes,
+                             const llvm::Twine &what);
+
 /// Tensors by name, in name order (safetensors files are sorted the same).
 using NamedTensors = std::map<std::string, HostTensor>;
 

@@ -2,6 +2,7 @@
 
 #include "TraceIR/Conversion/KernelPlan.h"
 #include "TraceIR/Conversion/Passes.h"
+#include "TraceIR/Dialect/OpRegistry.h"
 #include "TraceIR/Support/CheckedMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -190,7 +191,7 @@ private:
       return false;
     }
     std::optional<int64_t> fits = traceir::checkedTensorBytes(
-        type.getShape(), (type.getElementTypeBitWidth() + 7) / 8); // i1: 1
+        type.getShape(), mlir::trace::elementByteSize(type.getElementType()));
     if (!fits) {
       why = "its host code allocates a buffer over TraceIR's size limit";
       return false;
@@ -330,7 +331,8 @@ private:
       why = "its host code copies between buffers that are not dense";
       return false;
     }
-    int64_t elementBytes = (srcType.getElementTypeBitWidth() + 7) / 8;
+    int64_t elementBytes =
+        mlir::trace::elementByteSize(srcType.getElementType());
     std::optional<int64_t> bytes =
         traceir::checkedTensorBytes(srcType.getShape(), elementBytes);
     std::optional<int64_t> srcOffset =

@@ -18,6 +18,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 
+#include "TraceIR/Support/Error.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -47,6 +48,10 @@ inline bool verbose() {
 
 /// An error is the expected outcome of most inputs: drop it (print it when
 /// verbose).
+inline void ignore(traceir::Error err) {
+  if (verbose() && err)
+    llvm::errs() << "error: " << err.message() << "\n";
+}
 inline void ignore(llvm::Error err) {
   if (verbose() && err)
     llvm::errs() << "error: " << llvm::toString(std::move(err)) << "\n";

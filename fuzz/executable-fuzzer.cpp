@@ -110,7 +110,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     inputs.emplace(spec.name, madeUp(spec));
   // As trace-run --memory-limit: the limit holds from the parameters on.
   (*exe)->allocator().setLimit(kMemoryLimit);
-  if (llvm::Error err = (*exe)->loadParams(params)) {
+  if (traceir::Error err = (*exe)->loadParams(params)) {
     ignore(std::move(err));
     return 0;
   }

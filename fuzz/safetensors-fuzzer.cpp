@@ -17,10 +17,10 @@
 using namespace traceir;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  llvm::StringRef bytes(reinterpret_cast<const char *>(data), size);
-  llvm::Expected<NamedTensors> tensors = readSafetensorsBuffer(bytes, "fuzz");
+  std::string_view bytes(reinterpret_cast<const char *>(data), size);
+  Expected<NamedTensors> tensors = readSafetensorsBuffer(bytes, "fuzz");
   if (!tensors) {
-    llvm::consumeError(tensors.takeError());
+    (void)tensors.takeError();
     return 0;
   }
   // The tensors tile the data section, so they cannot hold more bytes than
@@ -37,10 +37,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (total > size)
     std::abort();
 
-  llvm::Expected<std::string> written = serializeSafetensors(*tensors);
+  Expected<std::string> written = serializeSafetensors(*tensors);
   if (!written) // whatever the reader accepts, the writer must write
     std::abort();
-  llvm::Expected<NamedTensors> back = readSafetensorsBuffer(*written, "again");
+  Expected<NamedTensors> back = readSafetensorsBuffer(*written, "again");
   if (!back)
     std::abort();
   if (back->size() != tensors->size())
@@ -52,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       std::abort();
   }
   // Written twice, the same bytes: the layout depends on the tensors alone.
-  llvm::Expected<std::string> again = serializeSafetensors(*back);
+  Expected<std::string> again = serializeSafetensors(*back);
   if (!again || *again != *written)
     std::abort();
   // An empty asm that takes the sum keeps the reads above from being

@@ -51,7 +51,7 @@ struct GeneratedKernelsTest : ::testing::Test {
   GeneratedKernels plan(mlir::trace::GraphOp graph) {
     auto gen = mlir::trace::buildGeneratedKernels(
         graph, mlir::trace::GpuPipelineOptions(), std::string());
-    EXPECT_TRUE(static_cast<bool>(gen)) << llvm::toString(gen.takeError());
+    EXPECT_TRUE(static_cast<bool>(gen)) << toString(gen.takeError());
     return gen ? std::move(*gen) : GeneratedKernels();
   }
 };
@@ -229,7 +229,7 @@ TEST_F(GeneratedKernelsTest, LoopsUnrollWithEachStepsOffsets) {
 class RecordingLibrary : public GpuLibrary {
 public:
   explicit RecordingLibrary(const GeneratedOp &op) : op(op) {}
-  llvm::Error launch(uint32_t index, const uint32_t grid[3],
+  traceir::Error launch(uint32_t index, const uint32_t grid[3],
                      const uint32_t block[3], uint32_t sharedBytes,
                      void **args) override {
     const KernelLaunch &l = op.launches.at(launches.size());
@@ -250,16 +250,16 @@ public:
     }
     EXPECT_TRUE(in && out);
     if (!in || !out)
-      return llvm::Error::success();
+      return traceir::Error::success();
     operand.assign(in, in + 6);
     for (int i = 0; i < 6; ++i)
       out[i] = 10 * in[i];
-    return llvm::Error::success();
+    return traceir::Error::success();
   }
-  llvm::Error copy(void *dst, const void *src, size_t bytes) override {
+  traceir::Error copy(void *dst, const void *src, size_t bytes) override {
     std::memcpy(dst, src, bytes);
     ++copies;
-    return llvm::Error::success();
+    return traceir::Error::success();
   }
   const GeneratedOp &op;
   std::vector<uint32_t> launches;
@@ -286,13 +286,13 @@ TEST_F(GeneratedKernelsTest, RunsCoveredOpsThroughTheLibrary) {
   gen.ops[2].reset();
   auto library = std::make_shared<RecordingLibrary>(*gen.ops[1]);
   auto exe = buildExecutable(graph, Device{}, &gen, library);
-  ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+  ASSERT_TRUE(static_cast<bool>(exe)) << toString(exe.takeError());
   EXPECT_EQ((*exe)->ops[1].generatedKernels,
             gen.kernelNames[gen.ops[1]->launches[0].kernel]);
   EXPECT_TRUE((*exe)->ops[2].generatedKernels.empty());
 
   auto out = (*exe)->run({{"x", f32({2, 3}, {1, -2, 3, -4, 5, -6})}});
-  ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+  ASSERT_TRUE(static_cast<bool>(out)) << toString(out.takeError());
   EXPECT_EQ(library->launches.size(), gen.ops[1]->launches.size());
   // x^T, row-major: the dense copy, not the strided storage of x.
   EXPECT_EQ(library->operand, (std::vector<float>{1, -4, -2, 5, 3, -6}));
@@ -305,19 +305,19 @@ TEST_F(GeneratedKernelsTest, RunsCoveredOpsThroughTheLibrary) {
 /// its second (6 of them).
 class ScaleLibrary : public GpuLibrary {
 public:
-  llvm::Error launch(uint32_t, const uint32_t *, const uint32_t *, uint32_t,
+  traceir::Error launch(uint32_t, const uint32_t *, const uint32_t *, uint32_t,
                      void **args) override {
     const float *in = *static_cast<float **>(args[0]);
     float *out = *static_cast<float **>(args[1]);
     for (int i = 0; i < 6; ++i)
       out[i] = 10 * in[i];
     order += "L";
-    return llvm::Error::success();
+    return traceir::Error::success();
   }
-  llvm::Error copy(void *dst, const void *src, size_t bytes) override {
+  traceir::Error copy(void *dst, const void *src, size_t bytes) override {
     std::memcpy(dst, src, bytes);
     order += "C";
-    return llvm::Error::success();
+    return traceir::Error::success();
   }
   std::string order;
 };
@@ -354,9 +354,9 @@ TEST_F(GeneratedKernelsTest, CopiesFollowTheirKernels) {
   gen.ops.push_back(op);
   auto library = std::make_shared<ScaleLibrary>();
   auto exe = buildExecutable(graph, Device{}, &gen, library);
-  ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+  ASSERT_TRUE(static_cast<bool>(exe)) << toString(exe.takeError());
   auto out = (*exe)->run({{"x", f32({2, 3}, {1, 2, 3, 4, 5, 6})}});
-  ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+  ASSERT_TRUE(static_cast<bool>(out)) << toString(out.takeError());
   EXPECT_EQ(library->order, "LC");
   // The kernel wrote the temporary from byte 0; the copy took 24 bytes
   // from byte 8: elements 2..6, then whatever followed (scratch), so only
@@ -368,10 +368,10 @@ TEST_F(GeneratedKernelsTest, CopiesFollowTheirKernels) {
   // done: a plan is checked against the buffers it is given.
   gen.ops[0]->copies[0].bytes = 32;
   auto bad = buildExecutable(graph, Device{}, &gen, library);
-  ASSERT_TRUE(static_cast<bool>(bad)) << llvm::toString(bad.takeError());
+  ASSERT_TRUE(static_cast<bool>(bad)) << toString(bad.takeError());
   auto refused = (*bad)->run({{"x", f32({2, 3}, {1, 2, 3, 4, 5, 6})}});
   ASSERT_FALSE(static_cast<bool>(refused));
-  EXPECT_NE(llvm::toString(refused.takeError())
+  EXPECT_NE(toString(refused.takeError())
                 .find("a copy reaches outside its buffers"),
             std::string::npos);
 }
@@ -383,7 +383,7 @@ TEST_F(GeneratedKernelsTest, PlanOfAnotherGraphIsRejected) {
   gen.ops.pop_back();
   auto exe = buildExecutable(graph, Device{}, &gen, nullptr);
   ASSERT_FALSE(static_cast<bool>(exe));
-  EXPECT_EQ(llvm::toString(exe.takeError()),
+  EXPECT_EQ(toString(exe.takeError()),
             "the generated kernels are for a graph of 5 ops; @mlp has 6");
 }
 
@@ -419,9 +419,9 @@ TEST(PackKernelArgs, ValuesByKind) {
   EXPECT_EQ(*static_cast<double *>(packed.pointers[4]), -1.5);
 
   op.args[0].buffer = 2; // only two buffers
-  llvm::Error err = packKernelArgs(op, launch, buffers, packed);
+  traceir::Error err = packKernelArgs(op, launch, buffers, packed);
   ASSERT_TRUE(static_cast<bool>(err));
-  EXPECT_EQ(llvm::toString(std::move(err)),
+  EXPECT_EQ(toString(std::move(err)),
             "generated code of f: argument #0 names buffer 2 of 2");
 }
 

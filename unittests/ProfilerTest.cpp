@@ -106,11 +106,9 @@ TEST_F(TwoDevices, KernelsLandOnTheirDevicesCPUTime) {
   EXPECT_EQ(kernels[0]->durNs, 2500);
   EXPECT_EQ(kernels[1]->tsNs, 2000 + 7500 - 500);
   // Which code ran is in the kernel's args: only where it was generated.
-  EXPECT_FALSE(kernels[0]->args.get("generated_kernels"));
-  const llvm::json::Value *generated =
-      kernels[1]->args.get("generated_kernels");
-  ASSERT_TRUE(generated);
-  EXPECT_EQ(generated->getAsString(), "g__op1_relu_kernel_0123abcd");
+  EXPECT_FALSE(kernels[0]->args.contains("generated_kernels"));
+  ASSERT_TRUE(kernels[1]->args.contains("generated_kernels"));
+  EXPECT_EQ(kernels[1]->args["generated_kernels"], "g__op1_relu_kernel_0123abcd");
   // cuda:1 has its own anchor and its own process.
   EXPECT_EQ(kernels[2]->pid, devicePid(1));
   EXPECT_EQ(kernels[2]->tsNs, 1600 + 18000 - 500);
@@ -138,12 +136,13 @@ TEST_F(TwoDevices, SkewIsReportedNotClamped) {
   EXPECT_EQ(clocks[0].kernelsBeforeLaunch, 0);
   EXPECT_EQ(clocks[1].kernelsBeforeLaunch, 1);
   EXPECT_EQ(clocks[1].maxSkewNs, 20000 - (1600 + 18000));
-  auto *devices = sink.metadata.getArray("devices");
-  ASSERT_TRUE(devices);
-  ASSERT_EQ(devices->size(), 2u);
-  auto *second = (*devices)[1].getAsObject();
-  EXPECT_EQ(second->getNumber("max_launch_skew_us"), 0.4);
-  EXPECT_EQ(second->getObject("sync")->getNumber("error_bound_us"), 0.1);
+  ASSERT_TRUE(sink.metadata.contains("devices"));
+  const nlohmann::json &devices = sink.metadata["devices"];
+  ASSERT_TRUE(devices.is_array());
+  ASSERT_EQ(devices.size(), 2u);
+  const nlohmann::json &second = devices[1];
+  EXPECT_EQ(second["max_launch_skew_us"].get<double>(), 0.4);
+  EXPECT_EQ(second["sync"]["error_bound_us"].get<double>(), 0.1);
 }
 
 TEST_F(TwoDevices, SummaryCountsCPUAndKernelTimes) {
@@ -168,7 +167,7 @@ TEST(ChromeTraceFileSink, NoFileUnlessFinished) {
   llvm::SmallString<128> path(dir);
   llvm::sys::path::append(path, "trace.json");
   {
-    auto sink = ChromeTraceFileSink::create(path);
+    auto sink = ChromeTraceFileSink::create(path.str());
     ASSERT_TRUE(static_cast<bool>(sink));
     (*sink)->event(TraceEvent{});
   } // dropped unfinished, as on an error
@@ -177,10 +176,10 @@ TEST(ChromeTraceFileSink, NoFileUnlessFinished) {
             llvm::sys::fs::directory_iterator())
       << "an unfinished trace left a file behind";
   {
-    auto sink = ChromeTraceFileSink::create(path);
+    auto sink = ChromeTraceFileSink::create(path.str());
     ASSERT_TRUE(static_cast<bool>(sink));
     ASSERT_FALSE(
-        static_cast<bool>((*sink)->finish(llvm::json::Object{{"runs", 0}})));
+        static_cast<bool>((*sink)->finish(nlohmann::json{{"runs", 0}})));
   }
   EXPECT_TRUE(llvm::sys::fs::exists(path));
   llvm::sys::fs::remove(path);
@@ -188,7 +187,7 @@ TEST(ChromeTraceFileSink, NoFileUnlessFinished) {
 
   auto bad = ChromeTraceFileSink::create("/nonexistent-dir/trace.json");
   ASSERT_FALSE(static_cast<bool>(bad));
-  std::string msg = llvm::toString(bad.takeError());
+  std::string msg = toString(bad.takeError());
   EXPECT_NE(msg.find("cannot write the trace '/nonexistent-dir/trace.json'"),
             std::string::npos)
       << msg;

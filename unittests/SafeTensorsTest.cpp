@@ -34,7 +34,7 @@ std::string readError(const std::string &bytes) {
   auto r = readSafetensorsBuffer(bytes, "f.st");
   if (r)
     return "";
-  return llvm::toString(r.takeError());
+  return toString(r.takeError());
 }
 
 const std::string kEight(8, '\x01');
@@ -45,7 +45,7 @@ TEST(SafeTensors, AcceptsWhatTheReferenceAccepts) {
   auto ok = [](const std::string &bytes) {
     auto r = readSafetensorsBuffer(bytes, "f.st");
     EXPECT_TRUE(static_cast<bool>(r))
-        << (r ? "" : llvm::toString(r.takeError())) << " for " << bytes;
+        << (r ? "" : toString(r.takeError())) << " for " << bytes;
   };
   ok(file("{}"));
   ok(file("{}      "));
@@ -140,7 +140,7 @@ TEST(SafeTensors, WriterMatchesTheReferenceBytes) {
   std::vector<float> six = {0, 1, 2, 3, 4, 5};
   NamedTensors a{{"attn.0", f32({1, 2, 3}, six)}};
   auto bytes = serializeSafetensors(a);
-  ASSERT_TRUE(static_cast<bool>(bytes)) << llvm::toString(bytes.takeError());
+  ASSERT_TRUE(static_cast<bool>(bytes)) << toString(bytes.takeError());
   std::string header =
       R"({"attn.0":{"dtype":"F32","shape":[1,2,3],"data_offsets":[0,24]}})";
   std::string data(24, '\0');
@@ -174,7 +174,7 @@ TEST(SafeTensors, WriterAlignsAndRoundTrips) {
   NamedTensors tensors{
       {"a.u8", u8}, {"b.f32", f32({2}, {1.5f, -2})}, {"c.i64", i64}};
   auto bytes = serializeSafetensors(tensors);
-  ASSERT_TRUE(static_cast<bool>(bytes)) << llvm::toString(bytes.takeError());
+  ASSERT_TRUE(static_cast<bool>(bytes)) << toString(bytes.takeError());
   uint64_t n = 0;
   std::memcpy(&n, bytes->data(), 8);
   EXPECT_EQ(n % 8, 0u);
@@ -183,7 +183,7 @@ TEST(SafeTensors, WriterAlignsAndRoundTrips) {
             std::string::npos);
   EXPECT_NE(bytes->find(R"("data_offsets":[8,16])"), std::string::npos);
   auto back = readSafetensorsBuffer(*bytes, "mem");
-  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  ASSERT_TRUE(static_cast<bool>(back)) << toString(back.takeError());
   ASSERT_EQ(back->size(), 3u);
   for (const auto &[name, t] : tensors) {
     EXPECT_EQ(back->at(name).dtype, t.dtype) << name;
@@ -208,16 +208,16 @@ TEST(SafeTensors, WriterRefusesWhatTheReaderWould) {
   for (const Case &c : cases) {
     auto bytes = serializeSafetensors(c.tensors);
     ASSERT_FALSE(static_cast<bool>(bytes));
-    std::string error = llvm::toString(bytes.takeError());
+    std::string error = toString(bytes.takeError());
     EXPECT_NE(error.find(c.error), std::string::npos) << error;
   }
   // Valid multi-byte UTF-8 and characters JSON escapes survive.
   NamedTensors ok{
       {"caf\xc3\xa9 \"q\"\\\n\x01 \xf0\x9f\x98\x80", f32({1}, {1})}};
   auto bytes = serializeSafetensors(ok);
-  ASSERT_TRUE(static_cast<bool>(bytes)) << llvm::toString(bytes.takeError());
+  ASSERT_TRUE(static_cast<bool>(bytes)) << toString(bytes.takeError());
   auto back = readSafetensorsBuffer(*bytes, "mem");
-  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  ASSERT_TRUE(static_cast<bool>(back)) << toString(back.takeError());
   EXPECT_EQ(back->begin()->first, ok.begin()->first);
 }
 
@@ -228,9 +228,9 @@ TEST(SafeTensors, RefusedWriteLeavesNoFile) {
   llvm::sys::path::append(path, "t.safetensors");
   HostTensor bad = f32({2}, {1, 2});
   bad.data.pop_back();
-  llvm::Error err = writeSafetensors(path, {{"x", bad}});
+  traceir::Error err = writeSafetensors(path.str(), {{"x", bad}});
   ASSERT_TRUE(static_cast<bool>(err));
-  EXPECT_NE(llvm::toString(std::move(err)).find("t.safetensors: tensor 'x'"),
+  EXPECT_NE(toString(std::move(err)).find("t.safetensors: tensor 'x'"),
             std::string::npos);
   std::error_code ec;
   EXPECT_EQ(llvm::sys::fs::directory_iterator(dir, ec),
@@ -243,10 +243,10 @@ TEST(SafeTensors, RefusedWriteLeavesNoFile) {
     std::fwrite(bytes.data(), 1, bytes.size(), f);
     std::fclose(f);
   }
-  auto r = readSafetensors(path);
+  auto r = readSafetensors(path.str());
   ASSERT_FALSE(static_cast<bool>(r));
   EXPECT_NE(
-      llvm::toString(r.takeError()).find("the last 1 belong to no tensor"),
+      toString(r.takeError()).find("the last 1 belong to no tensor"),
       std::string::npos);
   llvm::sys::fs::remove_directories(dir);
 }

@@ -11,6 +11,7 @@
 
 #include "TraceIR/Runtime/TraceSink.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 

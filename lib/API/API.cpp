@@ -1,13 +1,15 @@
-//===- API.cpp - TraceIR for language bindings ----------------------------===//
+//===- API.cpp - TraceIR for language bindings: the compiler half ---------===//
+//
+// Parsing, passes, the ANF importer and building executables from MLIR
+// text; running them is RuntimeAPI.cpp's, which needs no MLIR.
+//
 
-#include "TraceIR/API/API.h"
+#include "APIImpl.h"
 #include "TraceIR/Conversion/KernelPlan.h"
 #include "TraceIR/Dialect/ParseSource.h"
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Import/ANFImporter.h"
 #include "TraceIR/Runtime/Build.h"
-#include "TraceIR/Runtime/Profiler.h"
-#include "TraceIR/Support/CheckedMath.h"
 #include "TraceIR/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -97,53 +99,9 @@ std::string nestGraphPasses(llvm::StringRef pipeline) {
   return out;
 }
 
-llvm::Expected<Device> parseDevice(const std::string &name) {
-  std::optional<Device> d = Device::parse(name);
-  if (!d)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "unknown device '" + name +
-                                       "' (expected cpu, cuda or cuda:N)");
-  return *d;
-}
-
-llvm::Expected<HostTensor> toHost(const std::string &name,
-                                  const api::Tensor &t) {
-  std::optional<DType> dtype = dtypeFromSafetensors(t.dtype);
-  if (!dtype)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "tensor '" + name + "' has dtype " +
-                                       t.dtype + ", which TraceIR cannot hold");
-  HostTensor h;
-  h.dtype = *dtype;
-  h.shape.assign(t.shape.begin(), t.shape.end());
-  // Overflow-checked: the shape comes from the caller.
-  std::optional<int64_t> bytes =
-      checkedTensorBytes(t.shape, int64_t(dtypeSize(*dtype)));
-  if (!bytes)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "tensor '" + name + "' has the shape " +
-                                       shapeToString(h.shape) +
-                                       ", too large for any tensor");
-  if (*bytes != int64_t(t.data.size()))
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "tensor '" + name + "' holds " + llvm::Twine(t.data.size()) +
-            " bytes but its shape and dtype need " + llvm::Twine(*bytes));
-  h.data.assign(t.data.begin(), t.data.end());
-  return h;
-}
-
 } // namespace
 
-namespace traceir::api {
-
-struct Profiler::Impl {
-  std::unique_ptr<traceir::Profiler> profiler =
-      std::make_unique<traceir::Profiler>();
-  std::string json; ///< the last profile, when kept in memory
-};
-
-Result<std::string> parse(const std::string &text,
+namespace traceir::api {Result<std::string> parse(const std::string &text,
                           const std::string &sourceName) {
   Session s;
   auto module = s.parse(text, sourceName);
@@ -185,15 +143,8 @@ Result<std::string> importANF(const std::string &text,
 }
 
 //===----------------------------------------------------------------------===//
-// Executable
+// Executable (building one; RuntimeAPI.cpp runs it)
 //===----------------------------------------------------------------------===//
-
-struct Executable::Impl {
-  std::unique_ptr<traceir::Executable> exe;
-};
-
-Executable::Executable() : impl(std::make_unique<Impl>()) {}
-Executable::~Executable() = default;
 
 Result<std::unique_ptr<Executable>>
 Executable::create(const std::string &text, const std::string &graphName,
@@ -201,7 +152,7 @@ Executable::create(const std::string &text, const std::string &graphName,
                    bool compileGpuKernels, const std::string &gpuBinary) {
   auto device = parseDevice(deviceName);
   if (!device)
-    return {nullptr, llvm::toString(device.takeError())};
+    return {nullptr, toString(device.takeError())};
   Session s;
   auto module = s.parse(text, sourceName);
   if (!module)
@@ -225,118 +176,7 @@ Executable::create(const std::string &text, const std::string &graphName,
                                generated ? generated->library : nullptr);
   if (!built)
     return {nullptr, llvm::toString(built.takeError())};
-  std::unique_ptr<Executable> exe(new Executable());
-  exe->impl->exe = std::move(*built);
-  return {std::move(exe), {}};
-}
-
-std::string Executable::device() const { return impl->exe->device().str(); }
-const std::vector<std::string> &Executable::paramNames() const {
-  return impl->exe->paramNames();
-}
-const std::vector<std::string> &Executable::inputNames() const {
-  return impl->exe->inputNames();
-}
-std::string Executable::inputDType(size_t i) const {
-  return dtypeSafetensorsName(impl->exe->inputSpecs[i].dtype).str();
-}
-std::vector<int64_t> Executable::inputShape(size_t i) const {
-  const Shape &s = impl->exe->inputSpecs[i].shape;
-  return {s.begin(), s.end()};
-}
-
-std::string Executable::loadParams(const NamedTensors &params) {
-  traceir::NamedTensors host;
-  for (const auto &[name, t] : params) {
-    auto h = toHost(name, t);
-    if (!h)
-      return llvm::toString(h.takeError());
-    host.emplace(name, std::move(*h));
-  }
-  if (llvm::Error err = impl->exe->loadParams(host))
-    return llvm::toString(std::move(err));
-  return {};
-}
-
-Result<std::vector<Tensor>> Executable::run(const NamedTensors &inputs,
-                                            bool checkFrees, uint64_t seed,
-                                            Profiler *profiler) {
-  traceir::NamedTensors host;
-  for (const auto &[name, t] : inputs) {
-    auto h = toHost(name, t);
-    if (!h)
-      return {{}, llvm::toString(h.takeError())};
-    host.emplace(name, std::move(*h));
-  }
-  RunOptions options;
-  options.checkFrees = checkFrees;
-  options.seed = seed;
-  if (profiler)
-    options.profiler = profiler->impl->profiler.get();
-  auto outputs = impl->exe->run(host, options);
-  if (!outputs)
-    return {{}, llvm::toString(outputs.takeError())};
-  std::vector<Tensor> result;
-  result.reserve(outputs->size());
-  for (HostTensor &h : *outputs) {
-    Tensor t;
-    t.dtype = dtypeSafetensorsName(h.dtype).str();
-    t.shape.assign(h.shape.begin(), h.shape.end());
-    t.data.assign(h.data.begin(), h.data.end());
-    result.push_back(std::move(t));
-  }
-  return {std::move(result), {}};
-}
-
-Result<Tensor> Executable::readParam(const std::string &name) {
-  auto h = impl->exe->readParam(name);
-  if (!h)
-    return {{}, llvm::toString(h.takeError())};
-  Tensor t;
-  t.dtype = dtypeSafetensorsName(h->dtype).str();
-  t.shape.assign(h->shape.begin(), h->shape.end());
-  t.data.assign(h->data.begin(), h->data.end());
-  return {std::move(t), {}};
-}
-
-std::string Executable::memoryReportJSON() const {
-  return impl->exe->memoryReport().toJSON();
-}
-
-//===----------------------------------------------------------------------===//
-// Profiler
-//===----------------------------------------------------------------------===//
-
-Profiler::Profiler() : impl(std::make_unique<Impl>()) {}
-Profiler::~Profiler() = default;
-
-void Profiler::start() { impl->profiler->start(); }
-bool Profiler::active() const { return impl->profiler->isActive(); }
-
-std::string Profiler::stop(const std::string &path) {
-  impl->json.clear();
-  if (path.empty()) {
-    MemoryTraceSink sink;
-    if (llvm::Error err = impl->profiler->stop(sink))
-      return llvm::toString(std::move(err));
-    impl->json = sink.toJSON();
-    return {};
-  }
-  auto sink = ChromeTraceFileSink::create(path);
-  if (!sink) {
-    // Still end the profile, so the next start() begins afresh.
-    MemoryTraceSink dropped;
-    llvm::consumeError(impl->profiler->stop(dropped));
-    return llvm::toString(sink.takeError());
-  }
-  if (llvm::Error err = impl->profiler->stop(**sink))
-    return llvm::toString(std::move(err));
-  return {};
-}
-
-std::string Profiler::traceJSON() const { return impl->json; }
-std::string Profiler::summary() const {
-  return impl->profiler->summary().toText();
+  return {wrap(std::move(*built)), {}};
 }
 
 } // namespace traceir::api

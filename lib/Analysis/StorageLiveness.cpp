@@ -87,13 +87,13 @@ void StorageLiveness::trackView(
   PyArgs args(op.getCconv(), op.getTensors().getTypes(),
               op.getScalars().getValue());
   views::ViewArgs viewArgs = views::decodeViewArgs(
-      name, [&](unsigned i) -> std::optional<SmallVector<int64_t, 4>> {
+      name, [&](unsigned i) -> std::optional<std::vector<int64_t>> {
         if (args.isTensor(i) || args.isNoneOrAbsent(i))
           return std::nullopt;
         auto ints = getIntList(args.scalar(i));
         if (!ints)
           return std::nullopt;
-        return SmallVector<int64_t, 4>(ints->begin(), ints->end());
+        return std::vector<int64_t>(ints->begin(), ints->end());
       });
   std::optional<views::Layout> out =
       views::applyView(name, *in, viewArgs, resultType.getShape());

@@ -20,7 +20,7 @@ using namespace mlir::trace;
 using traceir::DType;
 using traceir::Executable;
 
-static llvm::Error makeError(const llvm::Twine &msg) {
+static llvm::Error buildError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
@@ -68,11 +68,11 @@ static llvm::Error staticType(Type type, const llvm::Twine &what, DType &dtype,
                               traceir::Shape &shape) {
   auto ranked = dyn_cast<RankedTensorType>(type);
   if (!ranked || !ranked.hasStaticShape())
-    return makeError(what + " has type " + llvm::Twine(debugString(type)) +
+    return buildError(what + " has type " + llvm::Twine(debugString(type)) +
                      "; the runtime needs static shapes");
   std::optional<DType> dt = toDType(ranked.getElementType());
   if (!dt)
-    return makeError(what + " has element type " +
+    return buildError(what + " has element type " +
                      debugString(ranked.getElementType()) +
                      ", which the runtime does not support");
   dtype = *dt;
@@ -80,54 +80,39 @@ static llvm::Error staticType(Type type, const llvm::Twine &what, DType &dtype,
   return llvm::Error::success();
 }
 
-/// A tuple or list whose elements are all bools, as 0/1.
-static std::optional<SmallVector<int64_t>> boolList(Attribute attr) {
-  ArrayAttr elems = dyn_cast<ArrayAttr>(attr);
-  if (auto list = dyn_cast<ListAttr>(attr))
-    elems = list.getElements();
-  if (!elems)
-    return std::nullopt;
-  SmallVector<int64_t> out;
-  for (Attribute e : elems) {
-    auto b = dyn_cast<BoolAttr>(e);
-    if (!b)
-      return std::nullopt;
-    out.push_back(b.getValue());
-  }
-  return out;
-}
-
-static traceir::Scalar decodeScalar(Attribute attr) {
-  traceir::Scalar s;
-  using K = traceir::Scalar::Kind;
+/// The scalar `attr` as the runtime holds it (the verifier checked that
+/// it is one, see isScalarAttr).
+static traceir::ScalarValue toScalarValue(Attribute attr) {
+  using K = traceir::ScalarValue::Kind;
+  traceir::ScalarValue v;
   if (isNone(attr)) {
-    s.kind = K::None;
+    v.kind = K::None;
   } else if (auto b = dyn_cast<BoolAttr>(attr)) {
-    s.kind = K::Bool;
-    s.b = b.getValue();
-    s.i = s.b;
-  } else if (auto i = getInt(attr)) {
-    s.kind = K::Int;
-    s.i = *i;
-    s.ints.push_back(*i);
-  } else if (auto f = getNumber(attr)) {
-    s.kind = K::Float;
-    s.f = *f;
-  } else if (auto str = dyn_cast<StringAttr>(attr)) {
-    s.kind = K::String;
-    s.s = str.getValue().str();
-  } else if (auto ints = getIntList(attr)) {
-    s.kind = K::IntList;
-    s.ints.assign(ints->begin(), ints->end());
-  } else if (auto bools = boolList(attr)) {
-    // A list of bools (output_mask) reads like a list of 0/1 ints.
-    s.kind = K::IntList;
-    s.ints.assign(bools->begin(), bools->end());
+    v.kind = K::Bool;
+    v.b = b.getValue();
+  } else if (auto i = dyn_cast<IntegerAttr>(attr)) {
+    v.kind = K::Int;
+    v.i = i.getInt();
+  } else if (auto f = dyn_cast<FloatAttr>(attr)) {
+    v.kind = K::Float;
+    v.f = f.getValueAsDouble();
+  } else if (auto s = dyn_cast<StringAttr>(attr)) {
+    v.kind = K::String;
+    v.s = s.getValue().str();
+  } else if (auto list = dyn_cast<ListAttr>(attr)) {
+    v.kind = K::List;
+    for (Attribute e : list.getElements())
+      v.elements.push_back(toScalarValue(e));
+  } else if (auto tuple = dyn_cast<ArrayAttr>(attr)) {
+    v.kind = K::Tuple;
+    for (Attribute e : tuple)
+      v.elements.push_back(toScalarValue(e));
   } else {
-    s.kind = K::Other;
-    s.s = scalarToString(attr);
+    // Not a scalar (the verifier rejects these): its text, as a string.
+    v.kind = K::String;
+    v.s = scalarToString(attr);
   }
-  return s;
+  return v;
 }
 
 static DenseElementsAttr denseOf(ConstantOp op) {
@@ -138,7 +123,7 @@ static llvm::Error constantData(ConstantOp op, DType dtype,
                                 traceir::HostTensor &out) {
   DenseElementsAttr dense = denseOf(op);
   if (!dense)
-    return makeError("constant at " + locationString(op.getLoc()) +
+    return buildError("constant at " + locationString(op.getLoc()) +
                      ": only dense<...> constants are supported by the "
                      "runtime (dense_resource is not yet)");
   size_t es = traceir::dtypeSize(dtype);
@@ -147,7 +132,7 @@ static llvm::Error constantData(ConstantOp op, DType dtype,
   std::optional<int64_t> bytes =
       traceir::checkedTensorBytes(dense.getType().getShape(), es);
   if (!bytes)
-    return makeError("constant at " + locationString(op.getLoc()) +
+    return buildError("constant at " + locationString(op.getLoc()) +
                      " is over TraceIR's tensor size limit");
   // resize() touches every page, so on a host that overcommits memory a
   // constant larger than the machine ends in an OOM kill, not bad_alloc:
@@ -155,12 +140,12 @@ static llvm::Error constantData(ConstantOp op, DType dtype,
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
   if (pages > 0 && pageSize > 0 &&
       *bytes / pageSize >= static_cast<int64_t>(pages))
-    return makeError("constant at " + locationString(op.getLoc()) + " needs " +
+    return buildError("constant at " + locationString(op.getLoc()) + " needs " +
                      llvm::Twine(*bytes) + " bytes, more than this host's " +
                      llvm::Twine(int64_t(pages) * pageSize) +
                      " bytes of memory");
-  if (llvm::Error err = allocateHostData(
-          out, *bytes, "the constant at " + locationString(op.getLoc())))
+  if (llvm::Error err = traceir::toLLVM(allocateHostData(
+          out, *bytes, "the constant at " + locationString(op.getLoc()))))
     return err;
   char *p = out.data.data();
   if (dtype == DType::Bool) {
@@ -188,19 +173,11 @@ llvm::Expected<std::unique_ptr<Executable>>
 traceir::buildExecutable(GraphOp graph, Device device,
                          const GeneratedKernels *generated,
                          std::shared_ptr<GpuLibrary> library) {
-  static std::atomic<uint64_t> nextUid{1};
-  auto exe = std::make_unique<Executable>();
-  exe->dev = device;
-  exe->uid = nextUid++;
+  auto created = Executable::create(device);
+  if (!created)
+    return traceir::toLLVM(created.takeError());
+  std::unique_ptr<Executable> exe = std::move(*created);
   exe->name = graph.getSymName().str();
-  if (device.kind == Device::Kind::CPU) {
-    exe->alloc = createCPUAllocator();
-  } else {
-    auto alloc = createCUDAAllocator(device.index);
-    if (!alloc)
-      return alloc.takeError();
-    exe->alloc = std::move(*alloc);
-  }
 
   Block &block = graph.getBody().front();
   llvm::DenseMap<Value, int32_t> slotOf;
@@ -243,10 +220,13 @@ traceir::buildExecutable(GraphOp graph, Device device,
   if (generated) {
     size_t numPyOps = llvm::range_size(block.getOps<PyOp>());
     if (generated->ops.size() != numPyOps)
-      return makeError("the generated kernels are for a graph of " +
+      return buildError("the generated kernels are for a graph of " +
                        llvm::Twine(generated->ops.size()) + " ops; @" +
                        exe->name + " has " + llvm::Twine(numPyOps));
     exe->gpuLibrary = std::move(library);
+    exe->gpuBinary = generated->binary;
+    exe->gpuChip = generated->chip;
+    exe->gpuKernelNames = generated->kernelNames;
   }
   unsigned pyIndex = 0;
   SmallVector<ResultAlias, 4> aliases;
@@ -281,7 +261,7 @@ traceir::buildExecutable(GraphOp graph, Device device,
     }
     auto py = dyn_cast<PyOp>(op);
     if (!py)
-      return makeError("op '" + op.getName().getStringRef() + "' at " +
+      return buildError("op '" + op.getName().getStringRef() + "' at " +
                        info.location + " cannot be executed");
     info.name = py.getOpName().str();
     Instr instr;
@@ -300,7 +280,7 @@ traceir::buildExecutable(GraphOp graph, Device device,
     }
     ++pyIndex;
     if (!fn)
-      return makeError(
+      return buildError(
           "no kernel for op '" + py.getOpName() + "' on " + device.str() +
           (info.location.empty() ? "" : " (at " + info.location + ")"));
     instr.fn = fn;
@@ -321,7 +301,8 @@ traceir::buildExecutable(GraphOp graph, Device device,
         if (!info.scalars.empty())
           info.scalars += ", ";
         info.scalars += scalarToString(scalars[s]);
-        exe->scalars.push_back(decodeScalar(scalars[s++]));
+        exe->scalarValues.push_back(toScalarValue(scalars[s++]));
+        exe->scalars.push_back(traceir::decodeScalar(exe->scalarValues.back()));
         info.valueNames.push_back("a scalar");
       }
       exe->args.push_back(a);
@@ -364,10 +345,10 @@ llvm::Expected<GraphOp> traceir::findGraph(ModuleOp module, StringRef name,
       graph = g;
   });
   if (!graph)
-    return makeError(name.empty() ? "no trace.graph in " + where
+    return buildError(name.empty() ? "no trace.graph in " + where
                                   : "no trace.graph @" + name + " in " + where);
   if (name.empty() && count > 1)
-    return makeError(llvm::Twine(count) + " graphs in " + where +
+    return buildError(llvm::Twine(count) + " graphs in " + where +
                      "; choose one by name (trace-run --graph)");
   return graph;
 }

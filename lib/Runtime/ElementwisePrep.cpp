@@ -8,7 +8,7 @@ bool traceir::prepareElementwise(KernelContext &ctx, EwOp op, unsigned n,
                                  const Tensor &out, EwLaunch &L) {
   if (out.rank() > kEwMaxRank) {
     ctx.fail("elementwise ops support tensors of rank up to " +
-             llvm::Twine(kEwMaxRank) + ", got " + llvm::Twine(out.rank()));
+             strCat(kEwMaxRank) + ", got " + strCat(out.rank()));
     return false;
   }
   L.op = op;

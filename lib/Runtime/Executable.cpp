@@ -5,9 +5,8 @@
 #include "TraceIR/Runtime/Profiler.h"
 #include "TraceIR/Support/CheckedMath.h"
 
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <deque>
 #include <new>
 
@@ -17,10 +16,6 @@ Executable::~Executable() {
   for (auto &st : persistent)
     if (st->data)
       alloc->deallocate(st->data, st->nbytes);
-}
-
-static llvm::Error makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
 /// Why allocating `nbytes` on `alloc`'s device failed: the limit, or the
@@ -36,17 +31,17 @@ static std::string cannotAllocate(const Allocator &alloc, int64_t nbytes) {
 }
 
 /// Checks a bound tensor against the graph's declared type.
-static llvm::Error checkBinding(llvm::StringRef what, llvm::StringRef name,
+static Error checkBinding(const std::string &what, const std::string &name,
                                 const HostTensor &t,
                                 const Executable::ArgSpec &spec) {
   if (t.dtype != spec.dtype || t.shape != spec.shape)
     return makeError(what + " '" + name + "' is " + dtypeName(t.dtype) +
                      shapeToString(t.shape) + " but the graph expects " +
                      dtypeName(spec.dtype) + shapeToString(spec.shape));
-  return llvm::Error::success();
+  return Error::success();
 }
 
-llvm::Error Executable::loadParams(const NamedTensors &tensors) {
+Error Executable::loadParams(const NamedTensors &tensors) {
   alloc->activate();
   for (auto &st : persistent)
     if (st->data)
@@ -54,7 +49,7 @@ llvm::Error Executable::loadParams(const NamedTensors &tensors) {
   persistent.clear();
   persistentSlots.clear();
   auto upload = [&](int32_t slot, const HostTensor &t,
-                    const std::string &what) -> llvm::Error {
+                    const std::string &what) -> Error {
     auto st = std::make_unique<Storage>();
     st->persistent = true;
     st->nbytes = t.data.size();
@@ -71,7 +66,7 @@ llvm::Error Executable::loadParams(const NamedTensors &tensors) {
     persistent.push_back(std::move(st));
     persistentSlots.resize(std::max<size_t>(persistentSlots.size(), slot + 1));
     persistentSlots[slot] = view;
-    return llvm::Error::success();
+    return Error::success();
   };
   std::vector<std::string> missing;
   for (const ArgSpec &spec : paramSpecs) {
@@ -80,10 +75,10 @@ llvm::Error Executable::loadParams(const NamedTensors &tensors) {
       missing.push_back(spec.name);
       continue;
     }
-    if (llvm::Error err =
+    if (Error err =
             checkBinding("parameter", spec.name, it->second, spec))
       return err;
-    if (llvm::Error err =
+    if (Error err =
             upload(spec.slot, it->second, "parameter '" + spec.name + "'"))
       return err;
   }
@@ -92,16 +87,16 @@ llvm::Error Executable::loadParams(const NamedTensors &tensors) {
     for (auto &m : missing)
       list += (list.empty() ? "'" : ", '") + m + "'";
     return makeError("missing parameter" +
-                     llvm::Twine(missing.size() > 1 ? "s " : " ") + list);
+                     strCat(missing.size() > 1 ? "s " : " ") + list);
   }
   for (const auto &[slot, t] : constants)
-    if (llvm::Error err = upload(slot, t, "a constant"))
+    if (Error err = upload(slot, t, "a constant"))
       return err;
   paramsLoaded = true;
-  return llvm::Error::success();
+  return Error::success();
 }
 
-llvm::Expected<HostTensor> Executable::readParam(llvm::StringRef name) {
+Expected<HostTensor> Executable::readParam(std::string_view name) {
   for (const ArgSpec &spec : paramSpecs) {
     if (spec.name != name)
       continue;
@@ -111,14 +106,14 @@ llvm::Expected<HostTensor> Executable::readParam(llvm::StringRef name) {
     HostTensor h;
     h.dtype = t.dtype;
     h.shape = t.shape;
-    if (llvm::Error err =
-            allocateHostData(h, t.nbytes(), "parameter '" + name + "'"))
+    if (Error err =
+            allocateHostData(h, t.nbytes(), "parameter '" + std::string(name) + "'"))
       return err;
     alloc->activate();
     alloc->copyToHost(h.data.data(), t.bytes(), h.data.size());
     return h;
   }
-  return makeError("no parameter '" + name + "'");
+  return makeError("no parameter '" + std::string(name) + "'");
 }
 
 void *KernelContext::scratch(size_t nbytes) {
@@ -138,16 +133,16 @@ void *KernelContext::scratch(int64_t count, size_t elementBytes,
   if (bytes)
     bytes = traceir::checkedAdd(*bytes, static_cast<int64_t>(extraBytes));
   if (count < 0 || !bytes) {
-    fail("kernel scratch of " + llvm::Twine(count) + " x " +
-         llvm::Twine(elementBytes) + " bytes does not fit in 64 bits");
+    fail("kernel scratch of " + strCat(count) + " x " +
+         strCat(elementBytes) + " bytes does not fit in 64 bits");
     return nullptr;
   }
   return scratch(static_cast<size_t>(*bytes));
 }
 
-void KernelContext::fail(const llvm::Twine &message) {
+void KernelContext::fail(const std::string &message) {
   if (error.empty())
-    error = message.str();
+    error = message;
 }
 
 namespace {
@@ -190,7 +185,7 @@ struct RunState {
 } // namespace
 
 Tensor KernelContext::tiedCopy(const Tensor &src,
-                               llvm::ArrayRef<int64_t> shape) {
+                               std::span<const int64_t> shape) {
   auto &state = *static_cast<RunState *>(runState);
   Tensor out;
   Storage *st = state.newStorage(src.nbytes(), /*ownedByRun=*/true);
@@ -224,13 +219,13 @@ std::string opWhere(const OpInfoRT &op) {
 }
 } // namespace
 
-llvm::Expected<std::vector<HostTensor>>
+Expected<std::vector<HostTensor>>
 Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
   if (!paramsLoaded) {
     if (!paramSpecs.empty())
       return makeError("parameters are not loaded: call loadParams first (" +
-                       llvm::Twine(paramSpecs.size()) + " expected)");
-    if (llvm::Error err = loadParams({}))
+                       strCat(paramSpecs.size()) + " expected)");
+    if (Error err = loadParams({}))
       return err;
   }
   alloc->activate();
@@ -271,7 +266,7 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
 
   // Bind inputs by name.
   for (const auto &[name, t] : inputTensors) {
-    bool known = llvm::any_of(inputSpecs,
+    bool known = std::any_of(inputSpecs.begin(), inputSpecs.end(),
                               [&](const ArgSpec &a) { return a.name == name; });
     if (!known) {
       std::string list;
@@ -287,7 +282,7 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
     if (it == inputTensors.end())
       return makeError("missing input '" + spec.name + "' (" +
                        dtypeName(spec.dtype) + shapeToString(spec.shape) + ")");
-    if (llvm::Error err = checkBinding("input", spec.name, it->second, spec))
+    if (Error err = checkBinding("input", spec.name, it->second, spec))
       return err;
     Storage *st =
         state.newStorage(it->second.data.size(), /*ownedByRun=*/false);
@@ -320,6 +315,13 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
       for (Storage *s = st; s; s = s->tiedNext) {
         if (s->freed)
           return makeError(opWhere(ops[instr.op]) + ": double free");
+        // What a verified graph never does, and a saved executable from
+        // elsewhere might: free a parameter's or a constant's storage.
+        if (s->persistent)
+          return makeError(opWhere(ops[instr.op]) + " frees " +
+                           ops[instr.op].valueNames[0] +
+                           ", which shares a parameter's or constant's "
+                           "storage");
         s->freed = true;
         freedBytes += s->nbytes;
         if (s->ownedByRun)
@@ -339,14 +341,16 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
     }
     int64_t beginNs = prof ? profileClockNs() : 0;
     ctx.instr = &instr;
-    if (options.checkFrees) {
-      for (unsigned i = 0; i < instr.numArgs; ++i) {
-        const ArgRef &a = args[instr.argBegin + i];
-        if (a.slot >= 0 && state.slots[a.slot].storage->freed)
-          return makeError(opWhere(ops[instr.op]) + " reads " +
-                           ops[instr.op].valueNames[i] + " (argument #" +
-                           llvm::Twine(i) + ") after its storage was freed");
-      }
+    // Always, not only with checkFrees: a flag per operand costs nothing
+    // next to a kernel, and a saved executable that frees a storage while
+    // a view of it lives on (no verified graph does) gets this error
+    // instead of a read of released memory. checkFrees adds the poisoning.
+    for (unsigned i = 0; i < instr.numArgs; ++i) {
+      const ArgRef &a = args[instr.argBegin + i];
+      if (a.slot >= 0 && state.slots[a.slot].storage->freed)
+        return makeError(opWhere(ops[instr.op]) + " reads " +
+                         ops[instr.op].valueNames[i] + " (argument #" +
+                         strCat(i) + ") after its storage was freed");
     }
     bool allocated = false;
     for (unsigned r = 0; r < instr.numResults; ++r) {
@@ -410,11 +414,14 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
   outputs.reserve(outputSlots.size());
   for (int32_t slot : outputSlots) {
     const Tensor &t = state.slots[slot];
+    if (!t.storage || t.storage->freed)
+      return makeError("output #" + strCat(outputs.size()) +
+                       " was freed before the graph returned");
     HostTensor h;
     h.dtype = t.dtype;
     h.shape = t.shape;
-    if (llvm::Error err = allocateHostData(
-            h, t.nbytes(), "output #" + llvm::Twine(outputs.size())))
+    if (Error err = allocateHostData(
+            h, t.nbytes(), "output #" + strCat(outputs.size())))
       return err;
     if (t.isContiguous()) {
       alloc->copyToHost(h.data.data(), t.bytes(), h.data.size());
@@ -423,7 +430,7 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
       Storage *tmp = state.newStorage(t.nbytes(), /*ownedByRun=*/false);
       if (!tmp)
         return makeError(cannotAllocate(*alloc, t.nbytes()) +
-                         " gathering output #" + llvm::Twine(outputs.size()));
+                         " gathering output #" + strCat(outputs.size()));
       Tensor dense = t;
       dense.storage = tmp;
       dense.offset = 0;
@@ -443,24 +450,41 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
   return outputs;
 }
 
+Expected<std::unique_ptr<Executable>> Executable::create(Device device) {
+  static std::atomic<uint64_t> nextUid{1};
+  auto exe = std::make_unique<Executable>();
+  exe->dev = device;
+  exe->uid = nextUid++;
+  if (device.kind == Device::Kind::CPU) {
+    exe->alloc = createCPUAllocator();
+  } else {
+    auto alloc = createCUDAAllocator(device.index);
+    if (!alloc)
+      return alloc.takeError();
+    exe->alloc = std::move(*alloc);
+  }
+  return exe;
+}
+
 std::string MemoryReport::toJSON() const {
-  return llvm::formatv(
-      "{{\"devices\": [{{\"device\": \"{0}\", \"peak_bytes\": {1}, "
-      "\"predicted_peak_bytes\": {2}, \"prediction_is_lower_bound\": {3}, "
-      "\"allocated_peak_bytes\": {4}, \"live_bytes_at_end\": {5}, "
-      "\"frees\": {6}}]}",
-      device.str(), peakBytes, predictedPeakBytes,
-      predictionIsLowerBound ? "true" : "false", allocatedPeakBytes,
-      liveBytesAtEnd, numFrees);
+  return formatString(
+      "{\"devices\": [{\"device\": \"%s\", \"peak_bytes\": %lld, "
+      "\"predicted_peak_bytes\": %lld, \"prediction_is_lower_bound\": %s, "
+      "\"allocated_peak_bytes\": %lld, \"live_bytes_at_end\": %lld, "
+      "\"frees\": %lld}]}",
+      device.str().c_str(), (long long)peakBytes, (long long)predictedPeakBytes,
+      predictionIsLowerBound ? "true" : "false", (long long)allocatedPeakBytes,
+      (long long)liveBytesAtEnd, (long long)numFrees);
 }
 
 std::string MemoryReport::toText() const {
-  return llvm::formatv(
-      "memory on {0}: peak {1} bytes measured, {2} bytes predicted{3} "
-      "({4}); allocator peak {5} bytes; {6} bytes live at the end (outputs); "
-      "{7} frees",
-      device.str(), peakBytes, predictedPeakBytes,
+  return formatString(
+      "memory on %s: peak %lld bytes measured, %lld bytes predicted%s "
+      "(%s); allocator peak %lld bytes; %lld bytes live at the end (outputs); "
+      "%lld frees",
+      device.str().c_str(), (long long)peakBytes, (long long)predictedPeakBytes,
       predictionIsLowerBound ? " (lower bound)" : "",
       peakBytes == predictedPeakBytes ? "equal" : "DIFFERENT",
-      allocatedPeakBytes, liveBytesAtEnd, numFrees);
+      (long long)allocatedPeakBytes, (long long)liveBytesAtEnd,
+      (long long)numFrees);
 }

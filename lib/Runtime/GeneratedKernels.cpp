@@ -8,7 +8,7 @@
 #include "TraceIR/Runtime/GeneratedKernels.h"
 #include "TraceIR/Runtime/Executable.h"
 
-#include "llvm/ADT/SmallVector.h"
+#include <vector>
 
 #include <algorithm>
 #include <cstring>
@@ -22,20 +22,16 @@ size_t GeneratedKernels::numCovered() const {
                        [](const auto &op) { return op.has_value(); });
 }
 
-bool traceir::looksLikeFatbin(llvm::StringRef bytes) {
+bool traceir::looksLikeFatbin(std::string_view bytes) {
   // The fatbin header starts with the 32-bit magic 0xBA55ED50 (little
   // endian on every host CUDA supports).
   static const char kMagic[4] = {'\x50', '\xed', '\x55', '\xba'};
   return bytes.size() >= 4 && std::memcmp(bytes.data(), kMagic, 4) == 0;
 }
 
-static llvm::Error makeError(const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-}
-
-llvm::Error traceir::packKernelArgs(const GeneratedOp &op,
+Error traceir::packKernelArgs(const GeneratedOp &op,
                                     const KernelLaunch &launch,
-                                    llvm::ArrayRef<void *> buffers,
+                                    std::span<void *const> buffers,
                                     PackedKernelArgs &out) {
   if (size_t(launch.argBegin) + launch.numArgs > op.args.size())
     return makeError("generated code of " + op.function +
@@ -49,9 +45,9 @@ llvm::Error traceir::packKernelArgs(const GeneratedOp &op,
     case KernelArg::Kind::Pointer: {
       if (a.buffer < 0 || size_t(a.buffer) >= buffers.size())
         return makeError("generated code of " + op.function + ": argument #" +
-                         llvm::Twine(i) + " names buffer " +
-                         llvm::Twine(a.buffer) + " of " +
-                         llvm::Twine(buffers.size()));
+                         strCat(i) + " names buffer " +
+                         strCat(a.buffer) + " of " +
+                         strCat(buffers.size()));
       void *p = buffers[a.buffer];
       std::memcpy(&slot, &p, sizeof(p));
       break;
@@ -75,7 +71,7 @@ llvm::Error traceir::packKernelArgs(const GeneratedOp &op,
     }
     out.pointers[i] = &slot;
   }
-  return llvm::Error::success();
+  return Error::success();
 }
 
 void traceir::runGeneratedOp(KernelContext &ctx) {
@@ -83,11 +79,11 @@ void traceir::runGeneratedOp(KernelContext &ctx) {
   GpuLibrary *library = ctx.gpuLibrary();
   if (!library)
     return ctx.fail("no GPU binary is loaded for its generated kernels");
-  llvm::SmallVector<void *, 16> buffers;
-  llvm::SmallVector<int64_t, 16> sizes; // bytes of each buffer
+  std::vector<void *> buffers;
+  std::vector<int64_t> sizes; // bytes of each buffer
   // Storages for dense copies of strided operands; kept until the kernels
   // are launched (their memory is scratch, freed after the call).
-  llvm::SmallVector<Storage, 4> copies;
+  std::vector<Storage> copies;
   copies.reserve(op.numOperands);
   for (unsigned i = 0; i < ctx.numArgs(); ++i) {
     if (!ctx.isTensor(i))
@@ -111,16 +107,16 @@ void traceir::runGeneratedOp(KernelContext &ctx) {
     dense.offset = 0;
     dense.strides = Tensor::contiguousStrides(t.shape);
     if (!ctx.allocator().copyStrided(t, dense))
-      return ctx.fail("copying operand #" + llvm::Twine(buffers.size()) +
+      return ctx.fail("copying operand #" + strCat(buffers.size()) +
                       " into dense memory failed");
     buffers.push_back(st.data);
   }
   if (buffers.size() != op.numOperands || ctx.numResults() != op.numResults)
     return ctx.fail("its generated code (" + op.function + ") takes " +
-                    llvm::Twine(op.numOperands) + " operands and " +
-                    llvm::Twine(op.numResults) + " results, the op has " +
-                    llvm::Twine(buffers.size()) + " and " +
-                    llvm::Twine(ctx.numResults()));
+                    strCat(op.numOperands) + " operands and " +
+                    strCat(op.numResults) + " results, the op has " +
+                    strCat(buffers.size()) + " and " +
+                    strCat(ctx.numResults()));
   for (unsigned r = 0; r < op.numResults; ++r) {
     buffers.push_back(ctx.result(r).bytes());
     sizes.push_back(ctx.result(r).nbytes());
@@ -143,19 +139,19 @@ void traceir::runGeneratedOp(KernelContext &ctx) {
       if (!inside(c.src, c.srcOffset) || !inside(c.dst, c.dstOffset))
         return ctx.fail("generated code of " + op.function +
                         ": a copy reaches outside its buffers");
-      if (llvm::Error err =
+      if (Error err =
               library->copy(static_cast<char *>(buffers[c.dst]) + c.dstOffset,
                             static_cast<char *>(buffers[c.src]) + c.srcOffset,
                             c.bytes))
-        return ctx.fail(llvm::toString(std::move(err)));
+        return ctx.fail(toString(std::move(err)));
       continue;
     }
     const KernelLaunch &launch = op.launches[step.index];
-    if (llvm::Error err = packKernelArgs(op, launch, buffers, packed))
-      return ctx.fail(llvm::toString(std::move(err)));
-    if (llvm::Error err =
+    if (Error err = packKernelArgs(op, launch, buffers, packed))
+      return ctx.fail(toString(std::move(err)));
+    if (Error err =
             library->launch(launch.kernel, launch.grid, launch.block,
                             launch.dynamicSharedBytes, packed.pointers.data()))
-      return ctx.fail(llvm::toString(std::move(err)));
+      return ctx.fail(toString(std::move(err)));
   }
 }

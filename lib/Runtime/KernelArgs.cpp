@@ -23,7 +23,7 @@ bool traceir::outputMask(KernelContext &ctx, unsigned i, bool mask[3]) {
   if (ctx.isNone(i))
     return true;
   const Scalar &s = ctx.scalar(i);
-  llvm::SmallVector<bool, 3> vals;
+  std::vector<bool> vals;
   if (s.kind == Scalar::Kind::IntList)
     for (int64_t v : s.ints)
       vals.push_back(v != 0);
@@ -48,7 +48,7 @@ bool traceir::pairArg(KernelContext &ctx, unsigned i, const char *what,
   const Scalar &s = ctx.scalar(i);
   if ((s.kind != Scalar::Kind::Int && s.kind != Scalar::Kind::IntList) ||
       s.ints.empty() || s.ints.size() > 2) {
-    ctx.fail(llvm::Twine(what) + " must be an int or a pair of ints");
+    ctx.fail(strCat(what) + " must be an int or a pair of ints");
     return false;
   }
   out[0] = s.ints[0];
@@ -74,9 +74,9 @@ bool traceir::reductionArg(KernelContext &ctx, unsigned i, Reduction &r) {
   return true;
 }
 
-llvm::SmallVector<bool> traceir::reducedDimsArg(KernelContext &ctx, unsigned i,
+std::vector<bool> traceir::reducedDimsArg(KernelContext &ctx, unsigned i,
                                                 const Tensor &in) {
-  llvm::SmallVector<bool> reduced(in.rank(), false);
+  std::vector<bool> reduced(in.rank(), false);
   if (ctx.isNone(i) || ctx.scalar(i).ints.empty()) {
     reduced.assign(in.rank(), true);
     return reduced;

@@ -9,10 +9,9 @@
 #include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 
-#include "llvm/ADT/StringMap.h"
-
 #include <algorithm>
 #include <iterator>
+#include <map>
 
 using namespace traceir;
 
@@ -24,9 +23,9 @@ struct KernelEntry {
 };
 
 /// All kernels sorted by name, built on first use (build time only).
-llvm::ArrayRef<KernelEntry> kernels() {
+std::span<const KernelEntry> kernels() {
   static const std::vector<KernelEntry> table = [] {
-    llvm::StringMap<KernelEntry> byName;
+    std::map<std::string, KernelEntry> byName;
 #define TRACEIR_CPU_ENTRY(NAME) byName[#NAME].cpu = cpu::NAME;
     TRACEIR_CPU_KERNELS(TRACEIR_CPU_ENTRY)
 #undef TRACEIR_CPU_ENTRY
@@ -44,7 +43,7 @@ llvm::ArrayRef<KernelEntry> kernels() {
     std::vector<KernelEntry> t;
     for (auto &entry : byName) {
       KernelEntry e = entry.second;
-      e.name = entry.first().str();
+      e.name = entry.first;
       t.push_back(e);
     }
     std::sort(t.begin(), t.end(),
@@ -57,11 +56,11 @@ llvm::ArrayRef<KernelEntry> kernels() {
 }
 } // namespace
 
-KernelFn traceir::lookupKernel(llvm::StringRef name, Device::Kind kind) {
-  llvm::ArrayRef<KernelEntry> table = kernels();
+KernelFn traceir::lookupKernel(std::string_view name, Device::Kind kind) {
+  std::span<const KernelEntry> table = kernels();
   auto it = std::lower_bound(table.begin(), table.end(), name,
-                             [](const KernelEntry &e, llvm::StringRef n) {
-                               return llvm::StringRef(e.name) < n;
+                             [](const KernelEntry &e, std::string_view n) {
+                               return std::string_view(e.name) < n;
                              });
   if (it == table.end() || it->name != name)
     return nullptr;

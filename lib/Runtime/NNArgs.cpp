@@ -14,7 +14,7 @@ bool traceir::conv2dArgs(KernelContext &ctx, ConvGeometry &g) {
   const Tensor &x = ctx.tensor(0), &w = ctx.tensor(1);
   const Tensor &out = ctx.result(0);
   if ((x.dtype != DType::F32 && x.dtype != DType::F64) || w.dtype != x.dtype) {
-    ctx.fail(llvm::Twine("conv2d supports f32 and f64 input and "
+    ctx.fail(strCat("conv2d supports f32 and f64 input and "
                          "weight of the same dtype, got ") +
              dtypeName(x.dtype) + " and " + dtypeName(w.dtype));
     return false;
@@ -64,8 +64,8 @@ bool traceir::conv2dArgs(KernelContext &ctx, ConvGeometry &g) {
   std::optional<int64_t> channels =
       g.groups > 0 ? checkedMul(g.Cg, g.groups) : std::nullopt;
   if (!channels || g.C != *channels || g.O % g.groups != 0) {
-    ctx.fail("conv2d: input channels " + llvm::Twine(g.C) + ", weight " +
-             shapeToString(w.shape) + " and groups=" + llvm::Twine(g.groups) +
+    ctx.fail("conv2d: input channels " + strCat(g.C) + ", weight " +
+             shapeToString(w.shape) + " and groups=" + strCat(g.groups) +
              " disagree");
     return false;
   }
@@ -76,7 +76,7 @@ static bool floatingPoolInput(KernelContext &ctx, const Tensor &x,
                               const char *op) {
   if (isFloatingDType(x.dtype))
     return true;
-  ctx.fail(llvm::Twine(op) + " supports floating dtypes, got " +
+  ctx.fail(strCat(op) + " supports floating dtypes, got " +
            dtypeName(x.dtype));
   return false;
 }
@@ -87,7 +87,7 @@ static bool nonBatchDimsNonzero(KernelContext &ctx, const Tensor &x,
                                 const char *op) {
   for (int64_t d = x.rank() == 4 ? 1 : 0; d < x.rank(); ++d)
     if (x.shape[d] == 0) {
-      ctx.fail(llvm::Twine(op) +
+      ctx.fail(strCat(op) +
                ": expected a 3-D or 4-D input with nonzero sizes for the "
                "non-batch dims, got " +
                shapeToString(x.shape));
@@ -120,7 +120,7 @@ bool traceir::batchNormArgs(KernelContext &ctx, BatchNormArgs &a) {
   a.momentum = numberArg(ctx, 6, 0.1);
   a.eps = numberArg(ctx, 7, 1e-5);
   if (!isFloatingDType(x.dtype)) {
-    ctx.fail(llvm::Twine("batch_norm expects a floating input, got ") +
+    ctx.fail(strCat("batch_norm expects a floating input, got ") +
              dtypeName(x.dtype));
     return false;
   }
@@ -160,7 +160,7 @@ bool traceir::batchNormStatsArgs(KernelContext &ctx, bool training,
 bool traceir::lossArgs(KernelContext &ctx, LossArgs &a, unsigned first) {
   const Tensor &x = ctx.tensor(first);
   if (!isFloatingDType(x.dtype)) {
-    ctx.fail(llvm::Twine("the input must be floating, got ") +
+    ctx.fail(strCat("the input must be floating, got ") +
              dtypeName(x.dtype));
     return false;
   }
@@ -176,7 +176,7 @@ bool traceir::lossArgs(KernelContext &ctx, LossArgs &a, unsigned first) {
     const Tensor &wt = ctx.tensor(first + 2);
     if (wt.rank() != 1 || wt.shape[0] != a.C) {
       ctx.fail("weight tensor should be defined either for all " +
-               llvm::Twine(a.C) +
+               strCat(a.C) +
                " classes or no classes but got weight tensor of "
                "shape: " +
                shapeToString(wt.shape));
@@ -193,14 +193,14 @@ bool traceir::labelSmoothingArg(KernelContext &ctx, bool crossEntropy,
   if (!(smoothing < 0 || smoothing > 1)) // NaN is let through
     return true;
   ctx.fail("label_smoothing must be between 0.0 and 1.0. Got: " +
-           llvm::Twine(std::to_string(smoothing)));
+           strCat(std::to_string(smoothing)));
   return false;
 }
 
 bool traceir::classIndexTarget(KernelContext &ctx, const Tensor &target) {
   if (!isFloatingDType(target.dtype) && target.dtype != DType::Bool)
     return true;
-  ctx.fail(llvm::Twine("the target must hold class indices "
+  ctx.fail(strCat("the target must hold class indices "
                        "(integers), got ") +
            dtypeName(target.dtype));
   return false;
@@ -216,13 +216,13 @@ bool traceir::nllLossBackwardArgs(KernelContext &ctx, LossArgs &a) {
   const Tensor &g = ctx.tensor(0), &x = ctx.tensor(1), &tw = ctx.tensor(6);
   for (const Tensor *t : {&g, &tw})
     if (t->dtype != x.dtype) {
-      ctx.fail(llvm::Twine("expected scalar type ") + dtypeName(x.dtype) +
+      ctx.fail(strCat("expected scalar type ") + dtypeName(x.dtype) +
                " but found " + dtypeName(t->dtype));
       return false;
     }
   if (tw.numel() != 1) {
     ctx.fail("expected total_weight to be a single element tensor, got: " +
-             shapeToString(tw.shape) + " (" + llvm::Twine(tw.numel()) +
+             shapeToString(tw.shape) + " (" + strCat(tw.numel()) +
              " elements)");
     return false;
   }
@@ -230,7 +230,7 @@ bool traceir::nllLossBackwardArgs(KernelContext &ctx, LossArgs &a) {
   if (a.reduction == Reduction::None && x.rank() == 2) {
     if (g.rank() != 1 || g.shape[0] != a.N) {
       ctx.fail("Expected a tensor of dimension 1 and tensor.size[0] == " +
-               llvm::Twine(a.N) + " but got: " + shapeToString(g.shape));
+               strCat(a.N) + " but got: " + shapeToString(g.shape));
       return false;
     }
   } else if (g.rank() > 1 || g.numel() != 1) {
@@ -244,7 +244,7 @@ bool traceir::nllLossBackwardArgs(KernelContext &ctx, LossArgs &a) {
 bool traceir::logSoftmaxBackwardArgs(KernelContext &ctx, int64_t &dim) {
   const Tensor &g = ctx.tensor(0), &o = ctx.tensor(1);
   if (!isFloatingDType(g.dtype) || o.dtype != g.dtype) {
-    ctx.fail(llvm::Twine("_log_softmax_backward_data needs floating "
+    ctx.fail(strCat("_log_softmax_backward_data needs floating "
                          "grad_output and output of one dtype, got ") +
              dtypeName(g.dtype) + " and " + dtypeName(o.dtype));
     return false;
@@ -256,8 +256,8 @@ bool traceir::logSoftmaxBackwardArgs(KernelContext &ctx, int64_t &dim) {
   }
   int64_t rank = std::max<int64_t>(g.rank(), 1), d = ctx.scalar(2).i;
   if (d < -rank || d >= rank) {
-    ctx.fail("dim " + llvm::Twine(d) + " is out of range for rank " +
-             llvm::Twine(g.rank()));
+    ctx.fail("dim " + strCat(d) + " is out of range for rank " +
+             strCat(g.rank()));
     return false;
   }
   dim = d < 0 ? d + rank : d;
@@ -288,14 +288,14 @@ bool traceir::dropoutArgs(KernelContext &ctx, double &p, bool &train) {
   if (!(p < 0 || p > 1)) // NaN is let through
     return true;
   ctx.fail("dropout probability must be in [0, 1], got " +
-           llvm::Twine(std::to_string(p)));
+           strCat(std::to_string(p)));
   return false;
 }
 
 void traceir::failEmbeddingIndex(KernelContext &ctx, int64_t index,
                                  int64_t rows) {
-  ctx.fail("index " + llvm::Twine(index) + " is out of range for " +
-           llvm::Twine(rows) + " embeddings");
+  ctx.fail("index " + strCat(index) + " is out of range for " +
+           strCat(rows) + " embeddings");
 }
 
 int64_t AttentionArgs::batchOffset(const AttentionOperand &o, int64_t b) const {
@@ -318,7 +318,7 @@ bool AttentionArgs::evenlySpaced(const AttentionOperand &o,
 
 /// Lays `t` out as batches over `batch` and a [rows, cols] matrix; missing
 /// and size-1 dims broadcast (stride 0).
-static void attentionOperand(const Tensor &t, llvm::ArrayRef<int64_t> batch,
+static void attentionOperand(const Tensor &t, std::span<const int64_t> batch,
                              AttentionOperand &o) {
   int64_t full = static_cast<int64_t>(batch.size()) + 2;
   o.t = &t;
@@ -335,13 +335,13 @@ static void attentionOperand(const Tensor &t, llvm::ArrayRef<int64_t> batch,
 }
 
 bool traceir::attentionArgs(KernelContext &ctx, AttentionArgs &a) {
-  auto fail = [&](const llvm::Twine &msg) {
+  auto fail = [&](const std::string &msg) {
     ctx.fail(msg);
     return false;
   };
   const Tensor &q = ctx.tensor(0), &k = ctx.tensor(1), &v = ctx.tensor(2);
   if (!isFloatingDType(q.dtype) || k.dtype != q.dtype || v.dtype != q.dtype)
-    return fail(llvm::Twine("query, key and value must have one floating "
+    return fail(strCat("query, key and value must have one floating "
                             "dtype, got ") +
                 dtypeName(q.dtype) + ", " + dtypeName(k.dtype) + " and " +
                 dtypeName(v.dtype));
@@ -356,7 +356,7 @@ bool traceir::attentionArgs(KernelContext &ctx, AttentionArgs &a) {
                 "[..., L, E]");
   double p = ctx.isNone(4) ? 0.0 : ctx.scalar(4).number();
   if (p != 0)
-    return fail("dropout_p = " + llvm::Twine(std::to_string(p)) +
+    return fail("dropout_p = " + strCat(std::to_string(p)) +
                 " is not supported (only 0: export in eval mode)");
   if (boolArg(ctx, 7, false))
     return fail("enable_gqa=True is not supported");
@@ -383,7 +383,7 @@ bool traceir::attentionArgs(KernelContext &ctx, AttentionArgs &a) {
     const Tensor &m = ctx.tensor(3);
     a.maskIsBool = m.dtype == DType::Bool;
     if (!a.maskIsBool && m.dtype != q.dtype)
-      return fail(llvm::Twine("attn_mask must be bool or ") +
+      return fail(strCat("attn_mask must be bool or ") +
                   dtypeName(q.dtype) + ", got " + dtypeName(m.dtype));
     if (m.rank() > static_cast<int64_t>(out.size()))
       return fail("attn_mask has more dims than the attention scores");
@@ -413,8 +413,8 @@ static bool rnnWeightShapes(KernelContext &ctx, const RnnConfig &cfg) {
         else
           want = {gatesSize};
         if (w.shape != want) {
-          ctx.fail(llvm::Twine(rnnName(cfg.cell)) + ": " + names[k] +
-                   " of layer " + llvm::Twine(l) + (d ? " (reverse)" : "") +
+          ctx.fail(strCat(rnnName(cfg.cell)) + ": " + names[k] +
+                   " of layer " + strCat(l) + (d ? " (reverse)" : "") +
                    " must be " + shapeToString(want) + ", got " +
                    shapeToString(w.shape));
           return false;
@@ -428,9 +428,9 @@ bool traceir::rnnArgs(KernelContext &ctx, RnnCell cell, RnnConfig &cfg) {
   while (ctx.isTensor(cfg.numTensors))
     ++cfg.numTensors;
   unsigned nt = cfg.numTensors, states = rnnStates(cell);
-  llvm::StringRef name = rnnName(cell);
-  llvm::StringRef stateNames = cell == RnnCell::Lstm ? "h0 and c0" : "h0";
-  auto fail = [&](const llvm::Twine &message) {
+  std::string name(rnnName(cell));
+  std::string stateNames = cell == RnnCell::Lstm ? "h0 and c0" : "h0";
+  auto fail = [&](const std::string &message) {
     ctx.fail(message);
     return false;
   };
@@ -449,10 +449,10 @@ bool traceir::rnnArgs(KernelContext &ctx, RnnCell cell, RnnConfig &cfg) {
   const Tensor &x = ctx.tensor(0);
   if (cfg.layers <= 0)
     return fail(name + ": num_layers must be positive, got " +
-                llvm::Twine(cfg.layers));
+                strCat(cfg.layers));
   if (cfg.dropout < 0 || cfg.dropout > 1)
     return fail(name + ": dropout must be in [0, 1], got " +
-                llvm::Twine(std::to_string(cfg.dropout)));
+                strCat(std::to_string(cfg.dropout)));
   int64_t dirs = cfg.bidirectional ? 2 : 1;
   int64_t perLayer = cfg.hasBiases ? 4 : 2;
   // num_layers is the user's scalar: checked, so a huge one cannot wrap
@@ -460,16 +460,16 @@ bool traceir::rnnArgs(KernelContext &ctx, RnnCell cell, RnnConfig &cfg) {
   // dirs x perLayer is that (small) number.
   std::optional<int64_t> weights = checkedMul(cfg.layers, dirs * perLayer);
   if (!weights)
-    return fail(name + ": num_layers " + llvm::Twine(cfg.layers) +
+    return fail(name + ": num_layers " + strCat(cfg.layers) +
                 " is too large");
   if (int64_t(nt) - 1 - states != *weights)
-    return fail(name + ": expects " + llvm::Twine(*weights) +
-                " weight tensors, got " + llvm::Twine(nt - 1 - states));
+    return fail(name + ": expects " + strCat(*weights) +
+                " weight tensors, got " + strCat(nt - 1 - states));
   if (x.dtype != DType::F32 && x.dtype != DType::F64)
     return fail(name + " supports f32 and f64, got " + dtypeName(x.dtype));
   for (unsigned i = 1; i < nt; ++i)
     if (ctx.tensor(i).dtype != x.dtype)
-      return fail(name + ": argument #" + llvm::Twine(i) + " is " +
+      return fail(name + ": argument #" + strCat(i) + " is " +
                   dtypeName(ctx.tensor(i).dtype) + " but the input is " +
                   dtypeName(x.dtype));
   for (unsigned i = 0; i <= states; ++i)
@@ -493,6 +493,6 @@ bool traceir::rnnArgs(KernelContext &ctx, RnnCell cell, RnnConfig &cfg) {
     resultsOk = ctx.result(i).shape == state;
   if (!resultsOk)
     return fail(name + ": results must be " + shapeToString(output) + " and " +
-                llvm::Twine(states) + " x " + shapeToString(state));
+                strCat(states) + " x " + shapeToString(state));
   return rnnWeightShapes(ctx, cfg);
 }

@@ -4,10 +4,9 @@
 #include "TraceIR/Runtime/Allocator.h"
 #include "TraceIR/Runtime/Executable.h"
 
-#include "llvm/ADT/StringMap.h"
-#include "llvm/Support/FormatVariadic.h"
-
 #include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <unistd.h>
 
 using namespace traceir;
@@ -16,7 +15,7 @@ DeviceTimer::~DeviceTimer() = default;
 Profiler::Profiler() = default;
 Profiler::~Profiler() = default;
 
-llvm::Expected<std::unique_ptr<DeviceTimer>> Allocator::createTimer() {
+Expected<std::unique_ptr<DeviceTimer>> Allocator::createTimer() {
   return nullptr; // the CPU: its ranges are its kernels' times
 }
 
@@ -38,7 +37,7 @@ void Profiler::start() {
   baseNs = profileClockNs();
 }
 
-llvm::Expected<Profiler::RunRecord *> Profiler::beginRun(Executable &exe) {
+Expected<Profiler::RunRecord *> Profiler::beginRun(Executable &exe) {
   std::lock_guard<std::mutex> lock(mutex);
   // What the trace needs to name each op is copied once per executable, not
   // per run, and is keyed by the executable's uid, not its address (an
@@ -80,7 +79,7 @@ llvm::Expected<Profiler::RunRecord *> Profiler::beginRun(Executable &exe) {
     state.hasClock = state.timer != nullptr;
     if (state.timer) {
       state.description = state.timer->description();
-      if (llvm::Error err =
+      if (Error err =
               state.timer->start(state.sync.cpuBeforeNs, state.sync.cpuAfterNs))
         return err;
     }
@@ -100,7 +99,7 @@ llvm::Expected<Profiler::RunRecord *> Profiler::beginRun(Executable &exe) {
   return runs.back().get();
 }
 
-llvm::Error Profiler::stop(TraceSink &sink) {
+Error Profiler::stop(TraceSink &sink) {
   active = false;
   std::vector<std::vector<int64_t>> deviceNs(devices.size());
   for (size_t d = 0; d < devices.size(); ++d) {
@@ -114,22 +113,22 @@ llvm::Error Profiler::stop(TraceSink &sink) {
   return write(sink, deviceNs);
 }
 
-llvm::Error Profiler::write(TraceSink &sink,
+Error Profiler::write(TraceSink &sink,
                             const std::vector<std::vector<int64_t>> &deviceNs) {
   emit(sink, deviceNs);
-  llvm::json::Object metadata;
+  nlohmann::json metadata;
   metadata["base_time_ns"] = baseNs;
   metadata["clock"] =
       "CLOCK_MONOTONIC (std::chrono::steady_clock); ts and dur are "
       "microseconds from base_time_ns, 3 decimals (ns resolution)";
   metadata["pid"] = int64_t(::getpid());
   metadata["runs"] = int64_t(runs.size());
-  llvm::json::Array devs;
+  nlohmann::json devs = nlohmann::json::array();
   for (const DeviceClockReport &c : lastClocks) {
-    llvm::json::Object d;
+    nlohmann::json d;
     d["device"] = c.device.str();
     d["pid"] = devicePid(c.device.index);
-    d["sync"] = llvm::json::Object{
+    d["sync"] = nlohmann::json{
         {"method", "__cuda_start recorded after warm-up records; its CPU time "
                    "is the midpoint of [cpu_before, cpu_after], the CPU clock "
                    "just before recording it and once it completed"},
@@ -149,7 +148,7 @@ void Profiler::emit(TraceSink &sink,
   const int64_t pid = ::getpid();
   auto rel = [&](int64_t ns) { return ns - baseNs; };
   auto meta = [&](int64_t p, int64_t t, const char *name, const char *key,
-                  llvm::json::Value value) {
+                  nlohmann::json value) {
     TraceEvent e;
     e.phase = 'M';
     e.name = name;
@@ -165,9 +164,10 @@ void Profiler::emit(TraceSink &sink,
   meta(pid, pid, "process_sort_index", "sort_index", 0);
   std::vector<int64_t> tids;
   for (const auto &run : runs)
-    if (!llvm::is_contained(tids, run->tid))
+    if (std::find(tids.begin(), tids.end(), run->tid) == tids.end())
       tids.push_back(run->tid);
-  for (auto [i, tid] : llvm::enumerate(tids)) {
+  for (size_t i = 0; i < tids.size(); ++i) {
+    int64_t tid = tids[i];
     meta(pid, tid, "thread_name", "name",
          tid == pid ? std::string("main thread")
                     : "thread " + std::to_string(tid));
@@ -194,10 +194,10 @@ void Profiler::emit(TraceSink &sink,
     for (DeviceClockReport &c : lastClocks)
       if (c.device.kind == dev.kind && c.device.index == dev.index)
         return c;
-    llvm_unreachable("a device with a timer has a clock report");
+    std::abort(); // a device with a timer has a clock report
   };
 
-  llvm::StringMap<ProfileSummary::Row> rows;
+  std::map<std::string, ProfileSummary::Row> rows;
   auto account = [](int64_t &calls, int64_t &total, int64_t &mn, int64_t &mx,
                     int64_t ns) {
     mn = calls ? std::min(mn, ns) : ns;
@@ -224,7 +224,7 @@ void Profiler::emit(TraceSink &sink,
     r.tid = run.tid;
     r.tsNs = rel(run.beginNs);
     r.durNs = end - run.beginNs;
-    r.args = llvm::json::Object{{"device", devName},
+    r.args = nlohmann::json{{"device", devName},
                                 {"ops", int64_t(run.ops.size())}};
     sink.event(std::move(r));
 
@@ -238,7 +238,7 @@ void Profiler::emit(TraceSink &sink,
       e.tid = run.tid;
       e.tsNs = rel(op.beginNs);
       e.durNs = op.endNs - op.beginNs;
-      e.args = llvm::json::Object{{"op", name},
+      e.args = nlohmann::json{{"op", name},
                                   {"device", devName},
                                   {"operands", info.operands[op.op]},
                                   {"scalars", info.scalars[op.op]},
@@ -269,7 +269,7 @@ void Profiler::emit(TraceSink &sink,
       k.tid = streamTid(dev.device.index);
       k.tsNs = rel(kBegin);
       k.durNs = kEnd - kBegin;
-      k.args = llvm::json::Object{{"op", name},
+      k.args = nlohmann::json{{"op", name},
                                   {"device", devName},
                                   {"location", info.locations[op.op]}};
       // Which code ran: the runtime's kernel, or the compiler's (trace-run
@@ -308,7 +308,7 @@ void Profiler::emit(TraceSink &sink,
       e.pid = pid;
       e.tid = run.tid;
       e.tsNs = rel(fr.tsNs);
-      e.args = llvm::json::Object{{"value", info.operands[fr.op]},
+      e.args = nlohmann::json{{"value", info.operands[fr.op]},
                                   {"bytes", fr.bytes},
                                   {"device", devName},
                                   {"location", info.locations[fr.op]}};
@@ -325,17 +325,17 @@ void Profiler::emit(TraceSink &sink,
       e.pid = counterPid;
       e.tid = dev.hasClock ? streamTid(dev.device.index) : run.tid;
       e.tsNs = rel(c.tsNs);
-      e.args = llvm::json::Object{{"live_bytes", c.liveBytes},
+      e.args = nlohmann::json{{"live_bytes", c.liveBytes},
                                   {"allocated_bytes", c.allocatedBytes}};
       sink.event(std::move(e));
     }
   }
 
   for (auto &entry : rows) {
-    entry.second.name = entry.first().str();
+    entry.second.name = entry.first;
     summary.rows.push_back(std::move(entry.second));
   }
-  llvm::sort(summary.rows, [](const auto &a, const auto &b) {
+  std::sort(summary.rows.begin(), summary.rows.end(), [](const auto &a, const auto &b) {
     int64_t ta = std::max(a.cpuTotalNs, a.kernelTotalNs);
     int64_t tb = std::max(b.cpuTotalNs, b.kernelTotalNs);
     return ta != tb ? ta > tb : a.name < b.name;
@@ -344,32 +344,31 @@ void Profiler::emit(TraceSink &sink,
 }
 
 std::string ProfileSummary::toText() const {
-  bool kernels = llvm::any_of(rows, [](const Row &r) { return r.kernelCalls; });
-  std::string s;
-  llvm::raw_string_ostream os(s);
+  bool kernels = std::any_of(rows.begin(), rows.end(),
+                             [](const Row &r) { return r.kernelCalls; });
   auto pct = [&](int64_t ns) { return runNs ? 100.0 * ns / runNs : 0.0; };
-  os << llvm::formatv("{0,-28} {1,7} {2,12} {3,10} {4,10} {5,10} {6,8}", "op",
-                      "calls", "CPU total us", "mean us", "min us", "max us",
-                      "% of run");
+  std::string s =
+      formatString("%-28s %7s %12s %10s %10s %10s %8s", "op", "calls",
+                   "CPU total us", "mean us", "min us", "max us", "% of run");
   if (kernels)
-    os << llvm::formatv(" | {0,15} {1,10} {2,10} {3,10} {4,8}",
-                        "kernel total us", "mean us", "min us", "max us",
-                        "% of run");
-  os << "\n";
+    s += formatString(" | %15s %10s %10s %10s %8s", "kernel total us",
+                      "mean us", "min us", "max us", "% of run");
+  s += "\n";
   for (const Row &r : rows) {
-    os << llvm::formatv(
-        "{0,-28} {1,7} {2,12:f3} {3,10:f3} {4,10:f3} {5,10:f3} {6,8:f2}",
-        r.name, r.calls, r.cpuTotalNs / 1e3,
-        r.calls ? r.cpuTotalNs / 1e3 / r.calls : 0.0, r.cpuMinNs / 1e3,
-        r.cpuMaxNs / 1e3, pct(r.cpuTotalNs));
+    s += formatString("%-28s %7lld %12.3f %10.3f %10.3f %10.3f %8.2f",
+                      r.name.c_str(), static_cast<long long>(r.calls),
+                      r.cpuTotalNs / 1e3,
+                      r.calls ? r.cpuTotalNs / 1e3 / r.calls : 0.0,
+                      r.cpuMinNs / 1e3, r.cpuMaxNs / 1e3, pct(r.cpuTotalNs));
     if (kernels && r.kernelCalls)
-      os << llvm::formatv(
-          " | {0,15:f3} {1,10:f3} {2,10:f3} {3,10:f3} {4,8:f2}",
-          r.kernelTotalNs / 1e3, r.kernelTotalNs / 1e3 / r.kernelCalls,
-          r.kernelMinNs / 1e3, r.kernelMaxNs / 1e3, pct(r.kernelTotalNs));
-    os << "\n";
+      s += formatString(" | %15.3f %10.3f %10.3f %10.3f %8.2f",
+                        r.kernelTotalNs / 1e3,
+                        r.kernelTotalNs / 1e3 / r.kernelCalls,
+                        r.kernelMinNs / 1e3, r.kernelMaxNs / 1e3,
+                        pct(r.kernelTotalNs));
+    s += "\n";
   }
-  os << llvm::formatv("{0} run{1}, {2:f3} us in all\n", runs,
-                      runs == 1 ? "" : "s", runNs / 1e3);
+  s += formatString("%lld run%s, %.3f us in all\n", static_cast<long long>(runs),
+                    runs == 1 ? "" : "s", runNs / 1e3);
   return s;
 }

@@ -584,13 +584,12 @@ HostTensor makeTensor(const Record &r, const char *bytes) {
 
 } // namespace
 
-static llvm::Error fileError(llvm::StringRef path, const std::string &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 path + ": " + msg);
+static Error fileError(std::string_view path, const std::string &msg) {
+  return makeError(std::string(path) + ": " + msg);
 }
 
-llvm::Expected<NamedTensors>
-traceir::readSafetensorsBuffer(llvm::StringRef bytes, llvm::StringRef name) {
+Expected<NamedTensors>
+traceir::readSafetensorsBuffer(std::string_view bytes, std::string_view name) {
   if (bytes.size() < kLengthBytes)
     return fileError(name, "not a safetensors file: shorter than its 8-byte "
                            "header length");
@@ -611,10 +610,10 @@ traceir::readSafetensorsBuffer(llvm::StringRef bytes, llvm::StringRef name) {
   return out;
 }
 
-llvm::Expected<NamedTensors> traceir::readSafetensors(llvm::StringRef path) {
+Expected<NamedTensors> traceir::readSafetensors(std::string_view path) {
   // Read the header, then each tensor straight into its own buffer: holding
   // the whole file as well would double the peak memory of loading weights.
-  std::string p = path.str();
+  std::string p(path);
   std::unique_ptr<std::FILE, int (*)(std::FILE *)> file(
       std::fopen(p.c_str(), "rb"), &std::fclose);
   if (!file)
@@ -682,19 +681,19 @@ llvm::Expected<NamedTensors> traceir::readSafetensors(llvm::StringRef path) {
   return out;
 }
 
-llvm::Expected<std::string>
+Expected<std::string>
 traceir::serializeSafetensors(const NamedTensors &tensors) {
   std::string out;
   std::vector<const Entry *> order;
   std::string error = buildHeader(tensors, out, order);
   if (!error.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
+    return makeError(error);
   for (const Entry *entry : order)
     out.append(entry->second.data.data(), entry->second.data.size());
   return out;
 }
 
-llvm::Error traceir::writeSafetensors(llvm::StringRef path,
+Error traceir::writeSafetensors(std::string_view path,
                                       const NamedTensors &tensors) {
   std::string header;
   std::vector<const Entry *> order;
@@ -705,7 +704,7 @@ llvm::Error traceir::writeSafetensors(llvm::StringRef path,
   // A fresh temporary beside the target ("x": fail if it exists, so two
   // writers never share one), renamed into place once complete: a failure
   // never leaves a partial file under `path`.
-  std::string target = path.str(), tmp;
+  std::string target(path), tmp;
   std::FILE *raw = nullptr;
   std::random_device random;
   for (int attempt = 0; attempt < 16 && !raw; ++attempt) {
@@ -740,5 +739,5 @@ llvm::Error traceir::writeSafetensors(llvm::StringRef path,
     std::remove(tmp.c_str());
     return fileError(path, "cannot move the finished file into place: " + msg);
   }
-  return llvm::Error::success();
+  return Error::success();
 }

@@ -6,8 +6,6 @@
 #include "TraceIR/Runtime/HostTensor.h"
 #include "TraceIR/Support/CheckedMath.h"
 
-#include "llvm/Support/ErrorHandling.h"
-
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -34,7 +32,7 @@ size_t traceir::dtypeSize(DType dtype) {
   return 1;
 }
 
-llvm::StringRef traceir::dtypeName(DType dtype) {
+const char *traceir::dtypeName(DType dtype) {
   switch (dtype) {
   case DType::F32:
     return "f32";
@@ -60,7 +58,7 @@ llvm::StringRef traceir::dtypeName(DType dtype) {
   return "?";
 }
 
-llvm::StringRef traceir::dtypeSafetensorsName(DType dtype) {
+const char *traceir::dtypeSafetensorsName(DType dtype) {
   switch (dtype) {
   case DType::F32:
     return "F32";
@@ -96,15 +94,25 @@ std::optional<DType> traceir::dtypeFromSafetensors(std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<Device> Device::parse(llvm::StringRef text) {
+std::optional<Device> Device::parse(std::string_view text) {
   if (text == "cpu")
     return Device{Kind::CPU, 0};
   if (text == "cuda")
     return Device{Kind::CUDA, 0};
-  if (text.consume_front("cuda:")) {
-    unsigned index;
-    if (!text.getAsInteger(10, index))
-      return Device{Kind::CUDA, static_cast<int>(index)};
+  constexpr std::string_view prefix = "cuda:";
+  if (text.starts_with(prefix)) {
+    text.remove_prefix(prefix.size());
+    // A decimal index, as LLVM's getAsInteger read it: digits only, no
+    // sign, no overflow.
+    if (text.empty() || text.size() > 9)
+      return std::nullopt;
+    int index = 0;
+    for (char c : text) {
+      if (c < '0' || c > '9')
+        return std::nullopt;
+      index = index * 10 + (c - '0');
+    }
+    return Device{Kind::CUDA, index};
   }
   return std::nullopt;
 }
@@ -117,12 +125,11 @@ std::string Device::str() const {
 /// tensor sizes, see CheckedMath.h) or from a view the view kernels checked
 /// against its storage, so this never fails; a broken invariant stops here
 /// instead of wrapping into a small size and reading out of bounds.
-static int64_t numelOf(llvm::ArrayRef<int64_t> shape) {
+static int64_t numelOf(std::span<const int64_t> shape) {
   std::optional<int64_t> n = checkedNumel(shape);
   if (!n)
-    llvm::report_fatal_error("runtime tensor shape " +
-                             llvm::Twine(shapeToString(shape)) +
-                             " overflows int64; it should not have verified");
+    fatalError("runtime tensor shape " + shapeToString(shape) +
+               " overflows int64; it should not have verified");
   return *n;
 }
 
@@ -131,7 +138,7 @@ int64_t Tensor::numel() const { return numelOf(shape); }
 int64_t Tensor::nbytes() const {
   std::optional<int64_t> n = checkedMul(numel(), dtypeSize(dtype));
   if (!n)
-    llvm::report_fatal_error("runtime tensor bytes overflow int64");
+    fatalError("runtime tensor bytes overflow int64");
   return *n;
 }
 
@@ -145,14 +152,14 @@ bool Tensor::isContiguous() const {
   return true;
 }
 
-Shape Tensor::contiguousStrides(llvm::ArrayRef<int64_t> shape) {
+Shape Tensor::contiguousStrides(std::span<const int64_t> shape) {
   Shape strides;
   if (!checkedContiguousStrides(shape, strides))
     numelOf(shape); // reports the shape
   return strides;
 }
 
-std::string traceir::shapeToString(llvm::ArrayRef<int64_t> shape) {
+std::string traceir::shapeToString(std::span<const int64_t> shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? ", " : "") + std::to_string(shape[i]);
@@ -161,16 +168,16 @@ std::string traceir::shapeToString(llvm::ArrayRef<int64_t> shape) {
 
 int64_t HostTensor::numel() const { return numelOf(shape); }
 
-llvm::Error traceir::allocateHostData(HostTensor &t, int64_t nbytes,
-                                      const llvm::Twine &what) {
+Error traceir::allocateHostData(HostTensor &t, int64_t nbytes,
+                                      const std::string &what) {
   try {
     t.data.resize(nbytes);
   } catch (const std::bad_alloc &) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "cannot allocate " + llvm::Twine(nbytes) +
+    return makeError(
+                                   "cannot allocate " + strCat(nbytes) +
                                        " bytes on the host for " + what);
   }
-  return llvm::Error::success();
+  return Error::success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -2,9 +2,11 @@
 
 #include "TraceIR/Runtime/TraceSink.h"
 
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Format.h"
-#include "llvm/Support/Path.h"
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <unistd.h>
 
 using namespace traceir;
 
@@ -14,121 +16,115 @@ namespace {
 /// Nanoseconds as microseconds with exactly three decimals: the format's
 /// unit, at the clock's full resolution, without float rounding.
 std::string micros(int64_t ns) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  if (ns < 0) {
-    os << '-';
-    ns = -ns;
-  }
-  os << ns / 1000 << '.' << llvm::format("%03d", int(ns % 1000));
-  return s;
+  char buf[32];
+  uint64_t mag = ns < 0 ? -static_cast<uint64_t>(ns) : ns;
+  std::snprintf(buf, sizeof buf, "%s%llu.%03u", ns < 0 ? "-" : "",
+                static_cast<unsigned long long>(mag / 1000),
+                static_cast<unsigned>(mag % 1000));
+  return buf;
 }
+
+std::string quoted(const std::string &s) { return nlohmann::json(s).dump(); }
 } // namespace
 
-void traceir::writeTraceHead(llvm::json::OStream &j) {
-  j.objectBegin();
-  j.attributeBegin("traceEvents");
-  j.arrayBegin();
-}
+std::string traceir::traceHead() { return "{\"traceEvents\":["; }
 
-void traceir::writeTraceEvent(llvm::json::OStream &j, const TraceEvent &e) {
-  j.objectBegin();
-  j.attribute("ph", std::string(1, e.phase));
-  j.attribute("name", e.name);
+std::string traceir::traceEventJSON(const TraceEvent &e) {
+  // Written field by field (not as one json object) so the keys keep this
+  // order and ts/dur keep their exact decimals.
+  std::string s = "{\"ph\":" + quoted(std::string(1, e.phase)) +
+                  ",\"name\":" + quoted(e.name);
   if (!e.category.empty())
-    j.attribute("cat", e.category);
-  j.attribute("pid", e.pid);
-  j.attribute("tid", e.tid);
-  if (e.phase != 'M') {
-    j.attributeBegin("ts");
-    j.rawValue(micros(e.tsNs));
-    j.attributeEnd();
-  }
-  if (e.phase == 'X') {
-    j.attributeBegin("dur");
-    j.rawValue(micros(e.durNs));
-    j.attributeEnd();
-  }
+    s += ",\"cat\":" + quoted(e.category);
+  s += ",\"pid\":" + std::to_string(e.pid) + ",\"tid\":" + std::to_string(e.tid);
+  if (e.phase != 'M')
+    s += ",\"ts\":" + micros(e.tsNs);
+  if (e.phase == 'X')
+    s += ",\"dur\":" + micros(e.durNs);
   if (e.phase == 's' || e.phase == 'f') {
-    j.attribute("id", static_cast<int64_t>(e.id));
+    s += ",\"id\":" + std::to_string(static_cast<int64_t>(e.id));
     if (e.phase == 'f')
-      j.attribute("bp", "e"); // bind to the kernel slice enclosing ts
+      s += ",\"bp\":\"e\""; // bind to the kernel slice enclosing ts
   }
   if (e.phase == 'i')
-    j.attribute("s", "t"); // thread-scoped instant
+    s += ",\"s\":\"t\""; // thread-scoped instant
   if (!e.args.empty())
-    j.attribute("args", llvm::json::Object(e.args));
-  j.objectEnd();
+    s += ",\"args\":" + e.args.dump();
+  s += '}';
+  return s;
 }
 
-void traceir::writeTraceTail(llvm::json::OStream &j,
-                             llvm::json::Object metadata) {
-  j.arrayEnd();
-  j.attributeEnd();
-  j.attribute("displayTimeUnit", "ns");
-  j.attribute("otherData", std::move(metadata));
-  j.objectEnd();
+std::string traceir::traceTail(const nlohmann::json &metadata) {
+  return "],\"displayTimeUnit\":\"ns\",\"otherData\":" +
+         (metadata.is_null() ? std::string("{}") : metadata.dump()) + "}";
 }
 
 std::string MemoryTraceSink::toJSON() const {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  llvm::json::OStream j(os);
-  writeTraceHead(j);
-  for (const TraceEvent &e : events)
-    writeTraceEvent(j, e);
-  writeTraceTail(j, llvm::json::Object(metadata));
-  return s;
+  std::string s = traceHead();
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (i)
+      s += ',';
+    s += traceEventJSON(events[i]);
+  }
+  return s + traceTail(metadata);
 }
 
 ChromeTraceFileSink::ChromeTraceFileSink(std::string path, std::string temp,
-                                         int fd)
-    : path(std::move(path)), tempPath(std::move(temp)) {
-  os = std::make_unique<llvm::raw_fd_ostream>(fd, /*shouldClose=*/true);
-  json = std::make_unique<llvm::json::OStream>(*os);
-  writeTraceHead(*json);
+                                         std::FILE *file)
+    : path(std::move(path)), tempPath(std::move(temp)), file(file) {
+  std::fputs(traceHead().c_str(), file);
 }
 
-llvm::Expected<std::unique_ptr<ChromeTraceFileSink>>
-ChromeTraceFileSink::create(llvm::StringRef path) {
+Expected<std::unique_ptr<ChromeTraceFileSink>>
+ChromeTraceFileSink::create(std::string_view path) {
   // Beside the final file, so the rename stays on one file system.
-  llvm::SmallString<256> model(path);
-  model += ".tmp-%%%%%%";
-  int fd = -1;
-  llvm::SmallString<256> temp;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, temp))
-    return llvm::createStringError(ec, "cannot write the trace '" + path +
-                                           "': " + ec.message());
+  std::string temp = std::string(path) + ".tmp-XXXXXX";
+  int fd = mkstemp(temp.data());
+  if (fd < 0)
+    return makeError("cannot write the trace '" + std::string(path) +
+                     "': " + std::strerror(errno));
+  std::FILE *file = fdopen(fd, "w");
+  if (!file) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return makeError("cannot write the trace '" + std::string(path) +
+                     "': " + std::strerror(err));
+  }
   return std::unique_ptr<ChromeTraceFileSink>(
-      new ChromeTraceFileSink(path.str(), temp.str().str(), fd));
+      new ChromeTraceFileSink(std::string(path), temp, file));
 }
 
 ChromeTraceFileSink::~ChromeTraceFileSink() {
   if (done)
     return;
-  json.reset();
-  if (os) {
-    os->close();
-    os->clear_error();
-  }
-  llvm::sys::fs::remove(tempPath);
+  if (file)
+    std::fclose(file);
+  ::unlink(tempPath.c_str());
 }
 
-void ChromeTraceFileSink::event(TraceEvent e) { writeTraceEvent(*json, e); }
+void ChromeTraceFileSink::event(TraceEvent e) {
+  if (!first)
+    std::fputc(',', file);
+  first = false;
+  std::fputs(traceEventJSON(e).c_str(), file);
+}
 
-llvm::Error ChromeTraceFileSink::finish(llvm::json::Object metadata) {
-  writeTraceTail(*json, std::move(metadata));
-  json.reset();
-  os->close();
-  if (os->has_error()) {
-    std::error_code ec = os->error();
-    os->clear_error();
-    return llvm::createStringError(ec, "writing the trace '" + path +
-                                           "' failed: " + ec.message());
+Error ChromeTraceFileSink::finish(nlohmann::json metadata) {
+  std::fputs(traceTail(metadata).c_str(), file);
+  bool failed = std::ferror(file) != 0;
+  int err = errno;
+  if (std::fclose(file) != 0 && !failed) {
+    failed = true;
+    err = errno;
   }
-  if (std::error_code ec = llvm::sys::fs::rename(tempPath, path))
-    return llvm::createStringError(ec, "cannot write the trace '" + path +
-                                           "': " + ec.message());
+  file = nullptr;
+  if (failed)
+    return makeError("writing the trace '" + path +
+                     "' failed: " + std::strerror(err));
+  if (std::rename(tempPath.c_str(), path.c_str()) != 0)
+    return makeError("cannot write the trace '" + path +
+                     "': " + std::strerror(errno));
   done = true;
-  return llvm::Error::success();
+  return Error::success();
 }

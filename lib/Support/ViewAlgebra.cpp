@@ -3,33 +3,32 @@
 #include "TraceIR/Support/ViewAlgebra.h"
 #include "TraceIR/Support/CheckedMath.h"
 
-#include "llvm/ADT/StringSwitch.h"
-#include "llvm/ADT/Twine.h"
-#include "llvm/Support/ErrorHandling.h"
+#include "TraceIR/Support/Error.h"
 
 #include <algorithm>
+#include <utility>
 
 using namespace traceir::views;
 
 /// Shapes here are of verified types (the verifier bounds tensor sizes, see
 /// CheckedMath.h), so their element counts fit; a broken invariant stops
 /// here rather than wrapping.
-static void overflowed(llvm::ArrayRef<int64_t> shape) {
+static void overflowed(std::span<const int64_t> shape) {
   std::string s;
   for (int64_t d : shape)
     s += (s.empty() ? "" : "x") + std::to_string(d);
-  llvm::report_fatal_error("view algebra: shape " + llvm::Twine(s) +
-                           " overflows int64; it should not have verified");
+  traceir::fatalError("view algebra: shape " + s +
+                      " overflows int64; it should not have verified");
 }
 
-Dims traceir::views::contiguousStrides(llvm::ArrayRef<int64_t> shape) {
+Dims traceir::views::contiguousStrides(std::span<const int64_t> shape) {
   Dims strides;
   if (!checkedContiguousStrides(shape, strides))
     overflowed(shape);
   return strides;
 }
 
-Layout Layout::contiguous(llvm::ArrayRef<int64_t> shape) {
+Layout Layout::contiguous(std::span<const int64_t> shape) {
   return Layout{Dims(shape.begin(), shape.end()), contiguousStrides(shape), 0};
 }
 
@@ -56,7 +55,7 @@ int64_t traceir::views::wrapDim(int64_t dim, int64_t rank) {
 }
 
 std::optional<Dims> traceir::views::viewStrides(const Layout &t,
-                                                llvm::ArrayRef<int64_t> shape) {
+                                                std::span<const int64_t> shape) {
   // PyTorch's at::detail::computeStride: walk the old dims in chunks that
   // are contiguous among themselves and match them to new dims.
   int64_t rank = t.shape.size();
@@ -117,39 +116,43 @@ enum class ViewKind {
   Narrow,
 };
 
-ViewKind kindOf(llvm::StringRef op) {
-  return llvm::StringSwitch<ViewKind>(op)
-      .Case("view", ViewKind::View)
-      .Case("reshape", ViewKind::View)
-      .Case("flatten", ViewKind::View)
-      .Case("unflatten", ViewKind::View)
-      .Case("contiguous", ViewKind::Contiguous)
-      .Case("transpose", ViewKind::Transpose)
-      .Case("t", ViewKind::T)
-      .Case("permute", ViewKind::Permute)
-      .Case("unsqueeze", ViewKind::Unsqueeze)
-      .Case("squeeze", ViewKind::Squeeze)
-      .Case("expand", ViewKind::Expand)
-      .Case("select", ViewKind::Select)
-      .Case("slice", ViewKind::Slice)
-      .Case("narrow", ViewKind::Narrow)
-      .Case("alias", ViewKind::Identity)
-      .Default(ViewKind::None);
+ViewKind kindOf(std::string_view op) {
+  static constexpr std::pair<std::string_view, ViewKind> kinds[] = {
+      {"view", ViewKind::View},
+      {"reshape", ViewKind::View},
+      {"flatten", ViewKind::View},
+      {"unflatten", ViewKind::View},
+      {"contiguous", ViewKind::Contiguous},
+      {"transpose", ViewKind::Transpose},
+      {"t", ViewKind::T},
+      {"permute", ViewKind::Permute},
+      {"unsqueeze", ViewKind::Unsqueeze},
+      {"squeeze", ViewKind::Squeeze},
+      {"expand", ViewKind::Expand},
+      {"select", ViewKind::Select},
+      {"slice", ViewKind::Slice},
+      {"narrow", ViewKind::Narrow},
+      {"alias", ViewKind::Identity},
+  };
+  for (const auto &[name, kind] : kinds)
+    if (name == op)
+      return kind;
+  return ViewKind::None;
 }
 } // namespace
 
-bool traceir::views::isViewOp(llvm::StringRef op) {
+bool traceir::views::isViewOp(std::string_view op) {
   return kindOf(op) != ViewKind::None;
 }
 
-bool traceir::views::isViewOrCopyOp(llvm::StringRef op) {
+bool traceir::views::isViewOrCopyOp(std::string_view op) {
   return op == "reshape" || op == "flatten" || op == "contiguous";
 }
 
 std::optional<Layout>
-traceir::views::applyView(llvm::StringRef op, const Layout &in,
+traceir::views::applyView(std::string_view op, const Layout &in,
                           const ViewArgs &args,
-                          llvm::ArrayRef<int64_t> resultShape) {
+                          std::span<const int64_t> resultShape) {
   int64_t rank = in.shape.size();
   Layout out = in;
   auto arg = [&](size_t i, int64_t dflt) {
@@ -213,7 +216,7 @@ traceir::views::applyView(llvm::StringRef op, const Layout &in,
     return out;
   }
   case ViewKind::Squeeze: {
-    llvm::SmallVector<bool, 6> drop(rank, false);
+    std::vector<bool> drop(rank, false);
     if (args.none) {
       for (int64_t d = 0; d < rank; ++d)
         drop[d] = in.shape[d] == 1;
@@ -288,13 +291,13 @@ traceir::views::applyView(llvm::StringRef op, const Layout &in,
 }
 
 ViewArgs traceir::views::decodeViewArgs(
-    llvm::StringRef op,
-    llvm::function_ref<std::optional<llvm::SmallVector<int64_t, 4>>(unsigned)>
+    std::string_view op,
+    std::function<std::optional<std::vector<int64_t>>(unsigned)>
         intsAt) {
   ViewArgs args;
   auto append = [&](unsigned i, int64_t dflt) {
     if (auto v = intsAt(i); v && !v->empty())
-      args.ints.append(v->begin(), v->end());
+      args.ints.insert(args.ints.end(), v->begin(), v->end());
     else
       args.ints.push_back(dflt);
   };

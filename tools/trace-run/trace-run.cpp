@@ -203,7 +203,7 @@ int main(int argc, char **argv) {
       return fail(toString(loaded.takeError()));
     inputs = std::move(*loaded);
   }
-  if (Error err = (*exe)->loadParams(params))
+  if (traceir::Error err = (*exe)->loadParams(params))
     return fail(toString(std::move(err)));
 
   traceir::RunOptions options;
@@ -232,17 +232,17 @@ int main(int argc, char **argv) {
 
   // With --benchmark the profile covers every run, so that profiled and
   // unprofiled times compare (bench/profiler_bench.py).
-  auto finishProfile = [&]() -> Error {
+  auto finishProfile = [&]() -> traceir::Error {
     if (!sink)
-      return Error::success();
-    if (Error err = profiler.stop(*sink))
+      return traceir::Error::success();
+    if (traceir::Error err = profiler.stop(*sink))
       return err;
     if (profileSummary)
       outs() << profiler.summary().toText();
-    return Error::success();
+    return traceir::Error::success();
   };
   if (benchmark == 0)
-    if (Error err = finishProfile())
+    if (traceir::Error err = finishProfile())
       return fail(toString(std::move(err)));
 
   if (benchmark > 0) {
@@ -261,7 +261,7 @@ int main(int argc, char **argv) {
                             "instructions, {3:f3} us per instruction\n",
                             unsigned(benchmark), seconds * 1e3, instrs,
                             instrs ? seconds * 1e6 / instrs : 0.0);
-    if (Error err = finishProfile())
+    if (traceir::Error err = finishProfile())
       return fail(toString(std::move(err)));
   }
   // Last, so that no later failure (of a benchmark run, or of the profile)
@@ -270,7 +270,7 @@ int main(int argc, char **argv) {
     traceir::NamedTensors named;
     for (auto [i, t] : llvm::enumerate(*outputs))
       named.emplace("output" + std::to_string(i), std::move(t));
-    if (Error err = traceir::writeSafetensors(outputsFile, named))
+    if (traceir::Error err = traceir::writeSafetensors(outputsFile, named))
       return fail(toString(std::move(err)));
   }
   const traceir::MemoryReport &report = (*exe)->memoryReport();

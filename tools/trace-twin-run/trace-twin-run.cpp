@@ -235,7 +235,7 @@ int main(int argc, char **argv) {
     traceir::NamedTensors named;
     for (auto [i, t] : llvm::enumerate(outputs))
       named.emplace("output" + std::to_string(i), std::move(t));
-    if (Error err = traceir::writeSafetensors(outputsFile, named))
+    if (traceir::Error err = traceir::writeSafetensors(outputsFile, named))
       return fail(toString(std::move(err)));
   }
   return 0;

@@ -16,6 +16,10 @@
 #include <string>
 #include <vector>
 
+namespace traceir {
+class Executable;
+} // namespace traceir
+
 namespace traceir::api {
 
 /// A result or an error message.
@@ -61,6 +65,9 @@ public:
          const std::string &device, const std::string &sourceName,
          bool compileGpuKernels = false, const std::string &gpuBinary = "");
   ~Executable();
+  /// Takes over a runtime executable (what create() builds).
+  static std::unique_ptr<Executable>
+  wrap(std::unique_ptr<traceir::Executable> exe);
 
   std::string device() const;
   const std::vector<std::string> &paramNames() const;

@@ -16,6 +16,7 @@
 #include "TraceIR/Conversion/Pipelines.h"
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Runtime/GeneratedKernels.h"
+#include "TraceIR/Support/LLVMError.h"
 
 #include <optional>
 #include <string>

@@ -5,7 +5,7 @@
 
 #include "TraceIR/Runtime/Tensor.h"
 
-#include "llvm/Support/Error.h"
+#include "TraceIR/Support/Error.h"
 
 #include <memory>
 #include <optional>
@@ -33,7 +33,7 @@ public:
   virtual void activate() {}
   /// A timer of kernels by this device's own clock for the profiler, or
   /// null where the CPU ranges already are the kernels' times (the CPU).
-  virtual llvm::Expected<std::unique_ptr<DeviceTimer>> createTimer();
+  virtual Expected<std::unique_ptr<DeviceTimer>> createTimer();
 
   // Data movement on this allocator's device. Host pointers are plain host
   // memory; device pointers come from allocate().
@@ -90,12 +90,12 @@ std::unique_ptr<Allocator> createCPUAllocator();
 
 /// Makes CUDA device `index` current, or says plainly why it cannot (no
 /// driver, no GPU, bad index): the one check every CUDA entry point makes.
-llvm::Error selectCUDADevice(int index);
+Error selectCUDADevice(int index);
 
 /// A caching allocator on CUDA device `index`: freed blocks stay cached for
 /// reuse (cudaMalloc is slow) until releaseCache(). Fails with a plain
 /// message when there is no such device (no driver, no GPU, bad index).
-llvm::Expected<std::unique_ptr<Allocator>> createCUDAAllocator(int index);
+Expected<std::unique_ptr<Allocator>> createCUDAAllocator(int index);
 
 } // namespace traceir
 

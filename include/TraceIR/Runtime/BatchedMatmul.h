@@ -11,7 +11,7 @@
 
 #include "TraceIR/Runtime/Tensor.h"
 
-#include "llvm/ADT/STLFunctionalExtras.h"
+#include <functional>
 
 namespace traceir {
 
@@ -31,7 +31,7 @@ struct MatmulPanel {
 /// contiguous) with torch.matmul's rules: a 1-D x is a row, a 1-D y a
 /// column, and the batch dims broadcast. Stops when `gemm` returns false.
 void forEachMatmul(const Tensor &x, const Tensor &y, Tensor &out,
-                   llvm::function_ref<bool(const MatmulPanel &)> gemm);
+                   std::function<bool(const MatmulPanel &)> gemm);
 
 } // namespace traceir
 

@@ -9,6 +9,7 @@
 
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Runtime/Executable.h"
+#include "TraceIR/Support/LLVMError.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

@@ -41,7 +41,7 @@ template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
     bool divByZero = false;
     if (!Exec(L, divByZero))
       return ctx.fail("the elementwise kernel failed to run on " +
-                      llvm::Twine(out.storage->device.str()));
+                      strCat(out.storage->device.str()));
     if (divByZero)
       ctx.fail("integer division by zero");
   }

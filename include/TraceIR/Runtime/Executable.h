@@ -14,8 +14,9 @@
 #include "TraceIR/Runtime/Allocator.h"
 #include "TraceIR/Runtime/GeneratedKernels.h"
 #include "TraceIR/Runtime/HostTensor.h"
+#include "TraceIR/Runtime/Scalar.h"
 
-#include "llvm/Support/Error.h"
+#include "TraceIR/Support/Error.h"
 
 #include <cstdint>
 #include <memory>
@@ -25,23 +26,6 @@
 #include <vector>
 
 namespace traceir {
-
-/// A Python scalar argument, decoded once at build time.
-struct Scalar {
-  enum class Kind : uint8_t { None, Int, Float, Bool, String, IntList, Other };
-  Kind kind = Kind::None;
-  int64_t i = 0;
-  double f = 0;
-  bool b = false;
-  std::string s;
-  llvm::SmallVector<int64_t, 4> ints; ///< an int list or tuple (or one int)
-
-  bool isNone() const { return kind == Kind::None; }
-  /// A number as a double (ints and bools convert).
-  double number() const {
-    return kind == Kind::Float ? f : kind == Kind::Bool ? double(b) : double(i);
-  }
-};
 
 class KernelContext;
 class Profiler;
@@ -134,19 +118,23 @@ public:
 
   /// Copies the parameters onto the device once; they are never freed by a
   /// run. Every parameter must be present with its declared shape and dtype.
-  llvm::Error loadParams(const NamedTensors &tensors);
+  Error loadParams(const NamedTensors &tensors);
   /// A parameter's current value: runs may have updated it in place
   /// (batch_norm's running statistics in training mode).
-  llvm::Expected<HostTensor> readParam(llvm::StringRef name);
+  Expected<HostTensor> readParam(std::string_view name);
   /// Runs the graph on `inputs` (by input name); returns `output0`,
   /// `output1`, ... in trace.ret order. Errors name the op and location.
-  llvm::Expected<std::vector<HostTensor>> run(const NamedTensors &inputs,
+  Expected<std::vector<HostTensor>> run(const NamedTensors &inputs,
                                               const RunOptions &options = {});
   /// The memory report of the last run.
   const MemoryReport &memoryReport() const { return report; }
   Allocator &allocator() { return *alloc; }
 
-  // Built by buildExecutable (Build.cpp).
+  /// An empty executable for `device`, with its allocator: what
+  /// buildExecutable (Build.cpp) and loadExecutable (ExecutableFile.h) fill.
+  static Expected<std::unique_ptr<Executable>> create(Device device);
+
+  // Filled by buildExecutable or loadExecutable.
   struct ArgSpec {
     int32_t slot;
     DType dtype;
@@ -163,6 +151,8 @@ public:
   std::vector<ArgRef> args;
   std::vector<ResultRef> results;
   std::vector<Scalar> scalars;
+  /// scalars[i] as the IR held it (what a saved executable stores).
+  std::vector<ScalarValue> scalarValues;
   std::vector<OpInfoRT> ops;
   std::vector<std::string> params, inputs;
   std::vector<ArgSpec> paramSpecs, inputSpecs;
@@ -174,7 +164,13 @@ public:
   /// binary holding them.
   std::vector<GeneratedOp> generatedOps;
   std::shared_ptr<GpuLibrary> gpuLibrary;
+  /// The fatbin gpuLibrary was loaded from, its chip and its kernel names,
+  /// kept so that the executable can be saved.
+  std::string gpuBinary, gpuChip;
+  std::vector<std::string> gpuKernelNames;
   MemoryReport report;
+  /// What a saved executable was written by (empty when built here).
+  std::string producer;
 
 private:
   friend class KernelContext;
@@ -215,7 +211,7 @@ public:
   /// A contiguous copy of `src` viewed with `shape` (same number of
   /// elements) in a new storage tied to `src`'s: freeing that storage frees
   /// the copy. For view-or-copy ops that cannot view.
-  Tensor tiedCopy(const Tensor &src, llvm::ArrayRef<int64_t> shape);
+  Tensor tiedCopy(const Tensor &src, std::span<const int64_t> shape);
   /// Kernel-internal memory: counted by the allocator only, freed after the
   /// call.
   void *scratch(size_t nbytes);
@@ -238,7 +234,7 @@ public:
   GpuLibrary *gpuLibrary() const { return exe->gpuLibrary.get(); }
   Allocator &allocator() const { return *exe->alloc; }
   /// Fails the call; the run stops with an error naming the op.
-  void fail(const llvm::Twine &message);
+  void fail(const std::string &message);
   bool failed() const { return !error.empty(); }
 
 private:
@@ -262,7 +258,7 @@ private:
 void runGeneratedOp(KernelContext &ctx);
 
 /// The kernel for `name` on `kind`, or null.
-KernelFn lookupKernel(llvm::StringRef name, Device::Kind kind);
+KernelFn lookupKernel(std::string_view name, Device::Kind kind);
 /// Every registered (name, device) pair, for docs and tests.
 std::vector<std::pair<std::string, Device::Kind>> listKernels();
 

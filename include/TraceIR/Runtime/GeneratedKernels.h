@@ -17,12 +17,12 @@
 
 #include "TraceIR/Runtime/Tensor.h"
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/Support/Error.h"
+#include "TraceIR/Support/Error.h"
 
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -83,6 +83,7 @@ struct GeneratedOp {
 /// Everything trace-run --gpu-binary needs for one graph.
 struct GeneratedKernels {
   std::string binary; ///< the fatbin (cubin + PTX) holding every kernel
+  std::string chip;   ///< what it was compiled for, e.g. sm_90
   std::vector<std::string> kernelNames;
   /// Indexed by the op's position among the graph's pyops (as
   /// --trace-split-ops counts); nullopt where the runtime keeps its kernel.
@@ -103,8 +104,8 @@ struct PackedKernelArgs {
 
 /// Packs `launch`'s arguments with `buffers[b]` the address of buffer b.
 /// Fails on a buffer index out of range (a malformed plan).
-llvm::Error packKernelArgs(const GeneratedOp &op, const KernelLaunch &launch,
-                           llvm::ArrayRef<void *> buffers,
+Error packKernelArgs(const GeneratedOp &op, const KernelLaunch &launch,
+                           std::span<void *const> buffers,
                            PackedKernelArgs &out);
 
 /// A loaded fatbin with its kernels resolved (CUDA; see CUDA/).
@@ -113,27 +114,27 @@ public:
   virtual ~GpuLibrary();
   /// Launches kernel `index` (of the names it was loaded with) on the
   /// current device's default stream, where the runtime's own kernels run.
-  virtual llvm::Error launch(uint32_t index, const uint32_t grid[3],
+  virtual Error launch(uint32_t index, const uint32_t grid[3],
                              const uint32_t block[3], uint32_t sharedBytes,
                              void **args) = 0;
   /// Copies `bytes` between device buffers, ordered with the launches.
-  virtual llvm::Error copy(void *dst, const void *src, size_t bytes) = 0;
+  virtual Error copy(void *dst, const void *src, size_t bytes) = 0;
 };
 
 /// Loads `binary` on CUDA device `device` and looks up every kernel of
 /// `kernelNames`; a missing one is an error naming it (a fatbin built from
 /// another graph or with other options).
-llvm::Expected<std::unique_ptr<GpuLibrary>>
+Expected<std::unique_ptr<GpuLibrary>>
 loadGpuLibrary(int device, const std::string &binary,
-               llvm::ArrayRef<std::string> kernelNames);
+               std::span<const std::string> kernelNames);
 
 /// The NVPTX chip name of CUDA device `device` ("sm_90" for compute
 /// capability 9.0), to compile generated kernels for it.
-llvm::Expected<std::string> cudaDeviceChip(int device);
+Expected<std::string> cudaDeviceChip(int device);
 
 /// Whether `bytes` starts like a CUDA fatbin (its magic number), so a wrong
 /// file is named before the driver rejects it with a bare error code.
-bool looksLikeFatbin(llvm::StringRef bytes);
+bool looksLikeFatbin(std::string_view bytes);
 
 } // namespace traceir
 

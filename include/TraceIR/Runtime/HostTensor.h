@@ -5,7 +5,7 @@
 
 #include "TraceIR/Runtime/Tensor.h"
 
-#include "llvm/Support/Error.h"
+#include "TraceIR/Support/Error.h"
 
 #include <map>
 #include <string>
@@ -29,8 +29,8 @@ struct HostTensor {
 
 /// Resizes `t.data` to `nbytes`; the host refusing (std::bad_alloc) is an
 /// error "cannot allocate N bytes on the host for <what>" instead.
-llvm::Error allocateHostData(HostTensor &t, int64_t nbytes,
-                             const llvm::Twine &what);
+Error allocateHostData(HostTensor &t, int64_t nbytes,
+                             const std::string &what);
 
 /// Tensors by name, in name order (safetensors files are sorted the same).
 using NamedTensors = std::map<std::string, HostTensor>;
@@ -44,19 +44,19 @@ using NamedTensors = std::map<std::string, HostTensor>;
 /// size (overflow-checked) matches their span; and spans that tile the data
 /// section exactly. Every malformation is an error naming the file, and the
 /// tensor or the byte where it applies.
-llvm::Expected<NamedTensors> readSafetensors(llvm::StringRef path);
+Expected<NamedTensors> readSafetensors(std::string_view path);
 /// readSafetensors on a file held in memory; `name` labels the errors.
 /// It writes nothing anywhere, which makes it the fuzzer's entry point.
-llvm::Expected<NamedTensors> readSafetensorsBuffer(llvm::StringRef bytes,
-                                                   llvm::StringRef name);
+Expected<NamedTensors> readSafetensorsBuffer(std::string_view bytes,
+                                                   std::string_view name);
 /// The bytes writeSafetensors writes: the header padded with spaces to a
 /// multiple of 8 (as the reference writer pads), then the data in name
 /// order. A tensor whose data does not match its shape and dtype, a
 /// non-UTF-8 name or the reserved name "__metadata__" is an error.
-llvm::Expected<std::string> serializeSafetensors(const NamedTensors &tensors);
+Expected<std::string> serializeSafetensors(const NamedTensors &tensors);
 /// Writes serializeSafetensors' bytes through a temporary file renamed on
 /// success, so a failure never leaves a partial file under `path`.
-llvm::Error writeSafetensors(llvm::StringRef path, const NamedTensors &tensors);
+Error writeSafetensors(std::string_view path, const NamedTensors &tensors);
 
 } // namespace traceir
 

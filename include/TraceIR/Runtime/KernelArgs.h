@@ -32,7 +32,7 @@ bool reductionArg(KernelContext &ctx, unsigned i, Reduction &r);
 /// The dims of `in` a reduction's dim argument `i` marks (sum, mean, amax):
 /// an int list, negative dims wrapped; None or empty marks every dim. A
 /// 0-d tensor has no dim to mark.
-llvm::SmallVector<bool> reducedDimsArg(KernelContext &ctx, unsigned i,
+std::vector<bool> reducedDimsArg(KernelContext &ctx, unsigned i,
                                        const Tensor &in);
 
 } // namespace traceir

@@ -141,7 +141,7 @@ void failEmbeddingIndex(KernelContext &ctx, int64_t index, int64_t rows);
 /// (stride 0 on a broadcast dim); rows and columns step by rs and cs.
 struct AttentionOperand {
   const Tensor *t = nullptr;
-  llvm::SmallVector<int64_t, 6> batchStrides;
+  std::vector<int64_t> batchStrides;
   int64_t offset = 0, rs = 0, cs = 0;
 };
 
@@ -156,7 +156,7 @@ struct AttentionArgs {
   double scale = 1;
   bool causal = false;
   bool hasMask = false, maskIsBool = false;
-  llvm::SmallVector<int64_t, 6> batchShape;
+  std::vector<int64_t> batchShape;
   AttentionOperand q, k, v, mask;
 
   /// The element offset of batch `b`'s matrix of `o`.

@@ -19,7 +19,7 @@
 #include "TraceIR/Runtime/Tensor.h"
 #include "TraceIR/Runtime/TraceSink.h"
 
-#include "llvm/Support/Error.h"
+#include "TraceIR/Support/Error.h"
 
 #include <chrono>
 #include <cstdint>
@@ -47,12 +47,12 @@ public:
   /// Records a few warm-up events, then the start event (`__cuda_start`),
   /// and waits for it. `cpuBeforeNs`/`cpuAfterNs`: the CPU clock just
   /// before recording it and just after it had completed.
-  virtual llvm::Error start(int64_t &cpuBeforeNs, int64_t &cpuAfterNs) = 0;
+  virtual Error start(int64_t &cpuBeforeNs, int64_t &cpuAfterNs) = 0;
   /// Records an event on the stream; returns its index (0, 1, ...).
   virtual uint32_t record() = 0;
   /// Waits for every recorded event; returns each one's time in
   /// nanoseconds since the start event, by index.
-  virtual llvm::Expected<std::vector<int64_t>> collect() = 0;
+  virtual Expected<std::vector<int64_t>> collect() = 0;
   /// The device's name for the trace, e.g. "NVIDIA H200".
   virtual std::string description() const = 0;
 };
@@ -111,7 +111,7 @@ public:
   bool isActive() const { return active; }
   /// Ends the profile and sends it to `sink`: every event, then the
   /// metadata. Afterwards summary() describes it.
-  llvm::Error stop(TraceSink &sink);
+  Error stop(TraceSink &sink);
   const ProfileSummary &summary() const { return lastSummary; }
   const std::vector<DeviceClockReport> &clockReports() const {
     return lastClocks;
@@ -151,7 +151,7 @@ public:
   /// threads may record at once, each on its own device where the device
   /// has a timer (a CUDA device's event pool is not shared between
   /// threads); stop() must follow them.
-  llvm::Expected<RunRecord *> beginRun(Executable &exe);
+  Expected<RunRecord *> beginRun(Executable &exe);
   /// The timer of a run's device, or null (the CPU).
   DeviceTimer *timerOf(const RunRecord &run) const {
     return devices[run.deviceIdx].timer.get();
@@ -161,7 +161,7 @@ public:
   /// given each device's event times (`deviceNs[d]`, ns since device d's
   /// start event). stop() calls it with the timers' times; tests call it
   /// with recorded ones.
-  llvm::Error write(TraceSink &sink,
+  Error write(TraceSink &sink,
                     const std::vector<std::vector<int64_t>> &deviceNs);
 
   // --- State (public for the tests that feed recorded times). ----------

@@ -9,15 +9,15 @@
 #ifndef TRACEIR_RUNTIME_TENSOR_H
 #define TRACEIR_RUNTIME_TENSOR_H
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringRef.h"
+#include "TraceIR/Support/Error.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace traceir {
 
@@ -27,8 +27,8 @@ enum class DType : uint8_t { F32, F64, F16, BF16, I64, I32, I16, I8, U8, Bool };
 size_t dtypeSize(DType dtype);
 /// f32, f64, f16 or bf16.
 bool isFloatingDType(DType dtype);
-llvm::StringRef dtypeName(DType dtype);            ///< "f32", "i64", ...
-llvm::StringRef dtypeSafetensorsName(DType dtype); ///< "F32", "I64", ...
+const char *dtypeName(DType dtype);           ///< "f32", "i64", ...
+const char *dtypeSafetensorsName(DType dtype); ///< "F32", "I64", ...
 std::optional<DType> dtypeFromSafetensors(std::string_view name);
 
 /// A device: the CPU, or a CUDA device by index.
@@ -37,7 +37,7 @@ struct Device {
   int index = 0;
 
   static std::optional<Device>
-  parse(llvm::StringRef text); ///< cpu, cuda, cuda:1
+  parse(std::string_view text); ///< cpu, cuda, cuda:1
   std::string str() const;
   bool operator==(const Device &o) const {
     return kind == o.kind && index == o.index;
@@ -62,7 +62,7 @@ struct Storage {
   Storage *tiedNext = nullptr;
 };
 
-using Shape = llvm::SmallVector<int64_t, 6>;
+using Shape = std::vector<int64_t>;
 
 /// A strided view of a storage. Offsets and strides count elements.
 struct Tensor {
@@ -83,10 +83,10 @@ struct Tensor {
     return reinterpret_cast<T *>(bytes());
   }
 
-  static Shape contiguousStrides(llvm::ArrayRef<int64_t> shape);
+  static Shape contiguousStrides(std::span<const int64_t> shape);
 };
 
-std::string shapeToString(llvm::ArrayRef<int64_t> shape);
+std::string shapeToString(std::span<const int64_t> shape);
 
 } // namespace traceir
 

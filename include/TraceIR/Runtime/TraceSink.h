@@ -10,11 +10,12 @@
 #ifndef TRACEIR_RUNTIME_TRACESINK_H
 #define TRACEIR_RUNTIME_TRACESINK_H
 
-#include "llvm/Support/Error.h"
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/raw_ostream.h"
+#include "TraceIR/Support/Error.h"
+
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,7 +36,7 @@ struct TraceEvent {
   int64_t tsNs = 0;
   int64_t durNs = 0; ///< 'X' only
   uint64_t id = 0;   ///< 's' and 'f' only
-  llvm::json::Object args;
+  nlohmann::json args;
 };
 
 /// Receives a finished profile: every event, then the metadata once.
@@ -45,23 +46,23 @@ public:
   virtual void event(TraceEvent e) = 0;
   /// The trace's metadata (base time, clock sync per device, skew); the
   /// last call. An error means the trace was not kept.
-  virtual llvm::Error finish(llvm::json::Object metadata) = 0;
+  virtual Error finish(nlohmann::json metadata) = 0;
 };
 
 /// Keeps everything in memory.
 class MemoryTraceSink final : public TraceSink {
 public:
   void event(TraceEvent e) override { events.push_back(std::move(e)); }
-  llvm::Error finish(llvm::json::Object md) override {
+  Error finish(nlohmann::json md) override {
     metadata = std::move(md);
     finished = true;
-    return llvm::Error::success();
+    return Error::success();
   }
   /// The same Chrome JSON a ChromeTraceFileSink writes.
   std::string toJSON() const;
 
   std::vector<TraceEvent> events;
-  llvm::json::Object metadata;
+  nlohmann::json metadata;
   bool finished = false;
 };
 
@@ -71,25 +72,27 @@ public:
 class ChromeTraceFileSink final : public TraceSink {
 public:
   /// Fails, naming the path, when the temporary file cannot be created.
-  static llvm::Expected<std::unique_ptr<ChromeTraceFileSink>>
-  create(llvm::StringRef path);
+  static Expected<std::unique_ptr<ChromeTraceFileSink>>
+  create(std::string_view path);
   ~ChromeTraceFileSink() override;
   void event(TraceEvent e) override;
-  llvm::Error finish(llvm::json::Object metadata) override;
+  Error finish(nlohmann::json metadata) override;
 
 private:
-  ChromeTraceFileSink(std::string path, std::string tempPath, int fd);
+  ChromeTraceFileSink(std::string path, std::string tempPath, std::FILE *file);
   std::string path, tempPath;
-  std::unique_ptr<llvm::raw_fd_ostream> os;
-  std::unique_ptr<llvm::json::OStream> json;
+  std::FILE *file = nullptr;
+  bool first = true; ///< no event written yet (commas go between events)
   bool done = false;
 };
 
 /// Writes the head of a Chrome JSON trace, then one event at a time, then
 /// the tail with the metadata: the format both sinks share.
-void writeTraceHead(llvm::json::OStream &j);
-void writeTraceEvent(llvm::json::OStream &j, const TraceEvent &e);
-void writeTraceTail(llvm::json::OStream &j, llvm::json::Object metadata);
+/// The Chrome JSON of the trace: its head, one event (an object) and its
+/// tail, the metadata in it; the file sink streams them.
+std::string traceHead();
+std::string traceEventJSON(const TraceEvent &e);
+std::string traceTail(const nlohmann::json &metadata);
 
 } // namespace traceir
 

@@ -13,17 +13,17 @@
 #ifndef TRACEIR_SUPPORT_VIEWALGEBRA_H
 #define TRACEIR_SUPPORT_VIEWALGEBRA_H
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/STLFunctionalExtras.h"
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringRef.h"
+#include <functional>
+#include <span>
+#include <string_view>
+#include <vector>
 
 #include <cstdint>
 #include <optional>
 
 namespace traceir::views {
 
-using Dims = llvm::SmallVector<int64_t, 6>;
+using Dims = std::vector<int64_t>;
 
 /// A strided view: element (i0, i1, ...) lives at offset + sum(ik *
 /// strides[k]).
@@ -35,24 +35,24 @@ struct Layout {
   /// storage holds it, and checkedViewExtent rejects it.
   static constexpr int64_t kOutOfRange = -1;
 
-  static Layout contiguous(llvm::ArrayRef<int64_t> shape);
+  static Layout contiguous(std::span<const int64_t> shape);
   int64_t numel() const;
   bool isContiguous() const;
 };
 
-Dims contiguousStrides(llvm::ArrayRef<int64_t> shape);
+Dims contiguousStrides(std::span<const int64_t> shape);
 /// Wraps a negative dim (PyTorch's maybe_wrap_dim, treating rank 0 as 1).
 int64_t wrapDim(int64_t dim, int64_t rank);
 
 /// Strides that view `in` as `shape` without copying (PyTorch's
 /// computeStride), if they exist.
 std::optional<Dims> viewStrides(const Layout &in,
-                                llvm::ArrayRef<int64_t> shape);
+                                std::span<const int64_t> shape);
 
 /// The integer arguments a view op reads, decoded by the caller from the
 /// op's scalars in ATen order (see viewArgsFor).
 struct ViewArgs {
-  llvm::SmallVector<int64_t, 4> ints; ///< flattened int arguments
+  std::vector<int64_t> ints; ///< flattened int arguments
   bool none = false; ///< the optional argument was None or absent
 };
 
@@ -60,22 +60,22 @@ struct ViewArgs {
 /// argument i's ints (one for an int, all of a list or tuple), or nullopt
 /// for None, an absent argument or a tensor.
 ViewArgs decodeViewArgs(
-    llvm::StringRef op,
-    llvm::function_ref<std::optional<llvm::SmallVector<int64_t, 4>>(unsigned)>
+    std::string_view op,
+    std::function<std::optional<std::vector<int64_t>>(unsigned)>
         intsAt);
 
 /// Result layout of view op `op` applied to `in`, with `resultShape` the
 /// result's static shape (from type inference). Returns std::nullopt when
 /// the op is a view-or-copy op that must copy (the copy is contiguous with
 /// `resultShape`), or when `op` is not a view op. `isViewOp` tells which.
-std::optional<Layout> applyView(llvm::StringRef op, const Layout &in,
+std::optional<Layout> applyView(std::string_view op, const Layout &in,
                                 const ViewArgs &args,
-                                llvm::ArrayRef<int64_t> resultShape);
+                                std::span<const int64_t> resultShape);
 
 /// Whether `op` is one of the view ops applyView knows.
-bool isViewOp(llvm::StringRef op);
+bool isViewOp(std::string_view op);
 /// Whether `op` may copy when no view exists (reshape, flatten, contiguous).
-bool isViewOrCopyOp(llvm::StringRef op);
+bool isViewOrCopyOp(std::string_view op);
 
 } // namespace traceir::views
 

@@ -549,6 +549,7 @@ mlir::trace::buildGeneratedKernels(GraphOp graph,
       out.binary = object.getObject().getValue().str();
     }
   }
+  out.chip = std::string(options.chip);
   return out;
 }
 
@@ -576,7 +577,7 @@ mlir::trace::loadGeneratedKernels(GraphOp graph, traceir::Device device,
   if (!prebuilt) {
     auto chip = traceir::cudaDeviceChip(device.index);
     if (!chip)
-      return chip.takeError();
+      return traceir::toLLVM(chip.takeError());
     options.chip = *chip;
     // Whatever the GPU, the PTX version LLVM picks for its chip (the
     // default +ptx80 is too old for sm_100 and later).
@@ -588,6 +589,6 @@ mlir::trace::loadGeneratedKernels(GraphOp graph, traceir::Device device,
   auto library = traceir::loadGpuLibrary(device.index, kernels->binary,
                                          kernels->kernelNames);
   if (!library)
-    return library.takeError();
+    return traceir::toLLVM(library.takeError());
   return LoadedGeneratedKernels{std::move(*kernels), std::move(*library)};
 }

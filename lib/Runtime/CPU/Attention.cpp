@@ -112,7 +112,7 @@ void cpu::scaled_dot_product_attention(KernelContext &ctx) {
   case DType::F64:
     return attention<double>(ctx, a);
   default:
-    return ctx.fail(llvm::Twine("scaled_dot_product_attention on the CPU "
+    return ctx.fail(strCat("scaled_dot_product_attention on the CPU "
                                 "supports f32 and f64, got ") +
                     dtypeName(a.q.t->dtype));
   }

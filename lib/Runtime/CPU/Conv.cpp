@@ -13,7 +13,7 @@
 #include "TraceIR/Runtime/NNArgs.h"
 #include "TraceIR/Support/CheckedMath.h"
 
-#include <cblas.h>
+#include "TraceIR/Runtime/CPU/Gemm.h"
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -53,12 +53,7 @@ void gemmRowMajor(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
       std::fill(C + i * ldc, C + i * ldc + N, T(0));
     return;
   }
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, A,
-                lda, B, ldb, 0.0f, C, ldc);
-  else
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0, A, lda,
-                B, ldb, 0.0, C, ldc);
+  cpu::gemm(false, false, M, N, K, T(1), A, lda, B, ldb, T(0), C, ldc);
 }
 
 template <typename T>

@@ -11,7 +11,7 @@
 #include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Support/CheckedMath.h"
 
-#include <cblas.h>
+#include "TraceIR/Runtime/CPU/Gemm.h"
 #include <cstring>
 
 using namespace traceir;
@@ -70,18 +70,16 @@ void cpu::gemm(KernelContext &ctx, DType dtype, const char *a, int64_t ars,
     return;
   if (M == 0 || N == 0)
     return;
-  auto ta = A.trans ? CblasTrans : CblasNoTrans;
-  auto tb = B.trans ? CblasTrans : CblasNoTrans;
   if (dtype == DType::F32)
-    cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, static_cast<float>(alpha),
-                reinterpret_cast<const float *>(A.data), A.ld,
-                reinterpret_cast<const float *>(B.data), B.ld,
-                static_cast<float>(beta), reinterpret_cast<float *>(c), ldc);
+    cpu::sgemm(A.trans, B.trans, M, N, K, static_cast<float>(alpha),
+               reinterpret_cast<const float *>(A.data), A.ld,
+               reinterpret_cast<const float *>(B.data), B.ld,
+               static_cast<float>(beta), reinterpret_cast<float *>(c), ldc);
   else
-    cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha,
-                reinterpret_cast<const double *>(A.data), A.ld,
-                reinterpret_cast<const double *>(B.data), B.ld, beta,
-                reinterpret_cast<double *>(c), ldc);
+    cpu::dgemm(A.trans, B.trans, M, N, K, alpha,
+               reinterpret_cast<const double *>(A.data), A.ld,
+               reinterpret_cast<const double *>(B.data), B.ld, beta,
+               reinterpret_cast<double *>(c), ldc);
 }
 
 namespace {
@@ -91,7 +89,7 @@ namespace {
 void matmulInto(KernelContext &ctx, const Tensor &x, const Tensor &y,
                 Tensor &out) {
   if (x.dtype != y.dtype || (x.dtype != DType::F32 && x.dtype != DType::F64))
-    return ctx.fail(llvm::Twine("matrix products support f32 and f64, got ") +
+    return ctx.fail(strCat("matrix products support f32 and f64, got ") +
                     dtypeName(x.dtype) + " and " + dtypeName(y.dtype));
   forEachMatmul(x, y, out, [&](const MatmulPanel &p) {
     gemm(ctx, x.dtype, p.a, p.ars, p.acs, p.b, p.brs, p.bcs, p.c, p.ldc, p.M,

@@ -109,7 +109,7 @@ void lossImpl(KernelContext &ctx, bool crossEntropy) {
         continue;
       }
       if (k < 0 || k >= C)
-        return ctx.fail("Target " + llvm::Twine(k) + " is out of bounds.");
+        return ctx.fail("Target " + strCat(k) + " is out of bounds.");
       double wk = w ? w[k] : 1.0;
       double l = -wk * logp[at(p, k)];
       if (smoothing > 0) {
@@ -188,7 +188,7 @@ void cpu::nll_loss_backward(KernelContext &ctx) {
     if (k == ignore)
       continue;
     if (k < 0 || k >= C)
-      return ctx.fail("Target " + llvm::Twine(k) + " is out of bounds.");
+      return ctx.fail("Target " + strCat(k) + " is out of bounds.");
     double grad = a.reduction == Reduction::None ? g[p] : g[0];
     if (a.reduction == Reduction::Mean)
       grad /= tw[0];

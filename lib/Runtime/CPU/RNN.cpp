@@ -10,7 +10,7 @@
 #include "TraceIR/Runtime/RNNLayers.h"
 
 #include <algorithm>
-#include <cblas.h>
+#include "TraceIR/Runtime/CPU/Gemm.h"
 #include <cmath>
 #include <random>
 
@@ -22,14 +22,12 @@ namespace {
 /// dimensions.
 void gemmNT(const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
             int64_t ldc, int64_t m, int64_t n, int64_t k, float beta) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, lda, b,
-              ldb, beta, c, ldc);
+  cpu::gemm(false, true, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
 }
 void gemmNT(const double *a, int64_t lda, const double *b, int64_t ldb,
             double *c, int64_t ldc, int64_t m, int64_t n, int64_t k,
             double beta) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0, a, lda, b,
-              ldb, beta, c, ldc);
+  cpu::gemm(false, true, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
 }
 
 template <typename T> T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }

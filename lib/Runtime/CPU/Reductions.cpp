@@ -14,7 +14,7 @@ namespace {
 /// receives the offsets (in elements) of the reduced elements' group.
 /// Iterates kept and reduced index spaces with strides, so any view works.
 template <typename F>
-void forEachGroup(const Tensor &in, llvm::ArrayRef<bool> reduced, F visit) {
+void forEachGroup(const Tensor &in, const std::vector<bool> &reduced, F visit) {
   Shape keptShape, keptStrides, redShape, redStrides;
   for (int64_t d = 0; d < in.rank(); ++d) {
     (reduced[d] ? redShape : keptShape).push_back(in.shape[d]);
@@ -102,7 +102,7 @@ void softmaxImpl(KernelContext &ctx, bool log) {
   const Tensor &in = ctx.tensor(0);
   Tensor &out = ctx.result(0);
   int64_t dim = wrapDim(ctx.scalar(1).i, in.rank());
-  llvm::SmallVector<bool> reduced(in.rank(), false);
+  std::vector<bool> reduced(in.rank(), false);
   if (in.rank() > 0)
     reduced[dim] = true;
   // The output is contiguous with in's shape: the same grouping applied to
@@ -156,7 +156,7 @@ void cpu::_log_softmax_backward_data(KernelContext &ctx) {
   int64_t dim;
   if (!logSoftmaxBackwardArgs(ctx, dim))
     return;
-  llvm::SmallVector<bool> reduced(g.rank(), false);
+  std::vector<bool> reduced(g.rank(), false);
   if (g.rank() > 0)
     reduced[dim] = true;
   // Every tensor has g's shape, so the groups come in the same order; only

@@ -15,11 +15,11 @@ using namespace traceir;
 using namespace traceir::cpu;
 
 namespace {
-void viewKernel(KernelContext &ctx, llvm::StringRef op) {
+void viewKernel(KernelContext &ctx, std::string_view op) {
   const Tensor &in = ctx.tensor(0);
   views::Layout layout{in.shape, in.strides, in.offset};
   views::ViewArgs args = views::decodeViewArgs(
-      op, [&](unsigned i) -> std::optional<llvm::SmallVector<int64_t, 4>> {
+      op, [&](unsigned i) -> std::optional<std::vector<int64_t>> {
         if (i >= ctx.numArgs() || ctx.isTensor(i) || ctx.isNone(i))
           return std::nullopt;
         return ctx.scalar(i).ints;
@@ -35,11 +35,11 @@ void viewKernel(KernelContext &ctx, llvm::StringRef op) {
     int64_t storageElements =
         in.storage->nbytes / static_cast<int64_t>(dtypeSize(in.dtype));
     if (!extent || *extent > storageElements)
-      return ctx.fail(op + ": the view " + shapeToString(out->shape) +
+      return ctx.fail(std::string(op) + ": the view " + shapeToString(out->shape) +
                       " with strides " + shapeToString(out->strides) +
-                      " at offset " + llvm::Twine(out->offset) +
+                      " at offset " + strCat(out->offset) +
                       " reaches past its storage of " +
-                      llvm::Twine(storageElements) + " elements");
+                      strCat(storageElements) + " elements");
     Tensor &res = ctx.result(0);
     res.storage = in.storage;
     res.dtype = in.dtype;
@@ -49,7 +49,7 @@ void viewKernel(KernelContext &ctx, llvm::StringRef op) {
     return;
   }
   if (!views::isViewOrCopyOp(op))
-    return ctx.fail(op + ": size " + shapeToString(shape) +
+    return ctx.fail(std::string(op) + ": size " + shapeToString(shape) +
                     " is not compatible with the input's size " +
                     shapeToString(in.shape) + " and strides " +
                     shapeToString(in.strides) + "; use reshape");

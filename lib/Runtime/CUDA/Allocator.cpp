@@ -90,7 +90,7 @@ public:
 
   Device device() const override { return Device{Device::Kind::CUDA, index}; }
   void activate() override { cudaSetDevice(index); }
-  llvm::Expected<std::unique_ptr<DeviceTimer>> createTimer() override {
+  Expected<std::unique_ptr<DeviceTimer>> createTimer() override {
     return cuda::createTimer(index);
   }
 
@@ -116,7 +116,7 @@ private:
 };
 } // namespace
 
-llvm::Error traceir::selectCUDADevice(int index) {
+Error traceir::selectCUDADevice(int index) {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
@@ -124,19 +124,19 @@ llvm::Error traceir::selectCUDADevice(int index) {
     return cuda::failure("no CUDA device (cudaGetDeviceCount failed)", err);
   }
   if (index < 0 || index >= count)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "no CUDA device cuda:" + llvm::Twine(index) +
+    return makeError(
+                                   "no CUDA device cuda:" + strCat(index) +
                                        " (this machine has " +
-                                       llvm::Twine(count) + ")");
+                                       strCat(count) + ")");
   if ((err = cudaSetDevice(index)) != cudaSuccess) {
-    return cuda::failure("cannot use cuda:" + llvm::Twine(index), err);
+    return cuda::failure("cannot use cuda:" + strCat(index), err);
   }
-  return llvm::Error::success();
+  return Error::success();
 }
 
-llvm::Expected<std::unique_ptr<Allocator>>
+Expected<std::unique_ptr<Allocator>>
 traceir::createCUDAAllocator(int index) {
-  if (llvm::Error err = selectCUDADevice(index))
+  if (Error err = selectCUDADevice(index))
     return err;
   return std::make_unique<CUDAAllocator>(index);
 }

@@ -17,6 +17,7 @@
 #include "TraceIR/Runtime/NNArgs.h"
 #include "TraceIR/Support/CheckedMath.h"
 
+#include <algorithm>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -84,9 +85,9 @@ bool prepare(KernelContext &ctx, const AttentionArgs &a,
   to.storage = &dst;
   from.dtype = to.dtype = t.dtype;
   from.shape.assign(a.batchShape.begin(), a.batchShape.end());
-  from.shape.append({rows, cols});
+  from.shape.insert(from.shape.end(), {rows, cols});
   from.strides.assign(o.batchStrides.begin(), o.batchStrides.end());
-  from.strides.append({rs, cs});
+  from.strides.insert(from.strides.end(), {rs, cs});
   to.shape = from.shape;
   to.strides = Tensor::contiguousStrides(to.shape);
   if (!cuda::copyStrided(from, to)) {
@@ -174,7 +175,7 @@ void cuda::scaled_dot_product_attention(KernelContext &ctx) {
   if (a.hasMask) {
     if (static_cast<int64_t>(a.batchShape.size()) > kRdMaxRank)
       return ctx.fail("scaled_dot_product_attention on CUDA supports at most " +
-                      llvm::Twine(kRdMaxRank) + " batch dims with a mask");
+                      strCat(kRdMaxRank) + " batch dims with a mask");
     L.mask = static_cast<const char *>(a.mask.t->storage->data);
     L.maskDtype = static_cast<int32_t>(a.mask.t->dtype);
     L.batchRank = static_cast<int32_t>(a.batchShape.size());
@@ -187,7 +188,7 @@ void cuda::scaled_dot_product_attention(KernelContext &ctx) {
     L.maskCs = a.mask.cs;
   }
   if (const char *err = launchAttentionSoftmaxCUDA(L))
-    return ctx.fail(llvm::Twine("softmax kernel failed on CUDA: ") + err);
+    return ctx.fail(strCat("softmax kernel failed on CUDA: ") + err);
   BatchedOperand P{probs, a.S, false, a.L * a.S};
   if (!gemmBatched(h, dtype, P, V, out.bytes(), dtype, a.L, a.Ev, a.S, a.B,
                    1.0))

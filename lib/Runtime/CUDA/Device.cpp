@@ -8,9 +8,9 @@
 
 using namespace traceir;
 
-llvm::Error cuda::failure(const llvm::Twine &what, cudaError_t err) {
+Error cuda::failure(const std::string &what, cudaError_t err) {
   cudaGetLastError();
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+  return makeError(
                                  what + ": " + cudaGetErrorName(err) + " (" +
                                      cudaGetErrorString(err) + ")");
 }

@@ -27,33 +27,33 @@ public:
         kernels(std::move(kernels)), names(std::move(names)) {}
   ~CUDALibrary() override { cudaLibraryUnload(library); }
 
-  llvm::Error launch(uint32_t index, const uint32_t grid[3],
+  Error launch(uint32_t index, const uint32_t grid[3],
                      const uint32_t block[3], uint32_t sharedBytes,
                      void **args) override {
     if (index >= kernels.size())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+      return makeError(
                                      "no generated kernel #" +
-                                         llvm::Twine(index));
+                                         strCat(index));
     cudaError_t err = cudaLaunchKernel(
         reinterpret_cast<const void *>(kernels[index]),
         dim3(grid[0], grid[1], grid[2]), dim3(block[0], block[1], block[2]),
         args, sharedBytes, /*stream=*/0);
     if (err != cudaSuccess)
       return cuda::failure("launching generated kernel '" + names[index] +
-                             "' on cuda:" + llvm::Twine(device),
+                             "' on cuda:" + strCat(device),
                          err);
-    return llvm::Error::success();
+    return Error::success();
   }
 
-  llvm::Error copy(void *dst, const void *src, size_t bytes) override {
+  Error copy(void *dst, const void *src, size_t bytes) override {
     cudaError_t err = cudaMemcpyAsync(dst, src, bytes,
                                       cudaMemcpyDeviceToDevice, /*stream=*/0);
     if (err != cudaSuccess)
-      return cuda::failure("copying " + llvm::Twine(bytes) +
+      return cuda::failure("copying " + strCat(bytes) +
                              " bytes for a generated op on cuda:" +
-                             llvm::Twine(device),
+                             strCat(device),
                          err);
-    return llvm::Error::success();
+    return Error::success();
   }
 
 private:
@@ -68,10 +68,10 @@ private:
 
 } // namespace
 
-llvm::Expected<std::unique_ptr<GpuLibrary>>
+Expected<std::unique_ptr<GpuLibrary>>
 traceir::loadGpuLibrary(int device, const std::string &binary,
-                        llvm::ArrayRef<std::string> kernelNames) {
-  if (llvm::Error err = selectCUDADevice(device))
+                        std::span<const std::string> kernelNames) {
+  if (Error err = selectCUDADevice(device))
     return err;
   // Owned by the library from here on, at a fixed address.
   auto image = std::make_unique<std::string>(binary);
@@ -79,7 +79,7 @@ traceir::loadGpuLibrary(int device, const std::string &binary,
   if (cudaError_t err = cudaLibraryLoadData(&library, image->data(), nullptr,
                                             nullptr, 0, nullptr, nullptr, 0);
       err != cudaSuccess)
-    return cuda::failure("loading the GPU binary (" + llvm::Twine(binary.size()) +
+    return cuda::failure("loading the GPU binary (" + strCat(binary.size()) +
                            " bytes)",
                        err);
   std::vector<cudaKernel_t> kernels;
@@ -101,17 +101,17 @@ traceir::loadGpuLibrary(int device, const std::string &binary,
       std::vector<std::string>(kernelNames.begin(), kernelNames.end()));
 }
 
-llvm::Expected<std::string> traceir::cudaDeviceChip(int device) {
-  if (llvm::Error err = selectCUDADevice(device))
+Expected<std::string> traceir::cudaDeviceChip(int device) {
+  if (Error err = selectCUDADevice(device))
     return err;
   int major = 0, minor = 0;
   if (cudaError_t err = cudaDeviceGetAttribute(
           &major, cudaDevAttrComputeCapabilityMajor, device);
       err != cudaSuccess)
-    return cuda::failure("querying cuda:" + llvm::Twine(device), err);
+    return cuda::failure("querying cuda:" + strCat(device), err);
   if (cudaError_t err = cudaDeviceGetAttribute(
           &minor, cudaDevAttrComputeCapabilityMinor, device);
       err != cudaSuccess)
-    return cuda::failure("querying cuda:" + llvm::Twine(device), err);
+    return cuda::failure("querying cuda:" + strCat(device), err);
   return "sm_" + std::to_string(major) + std::to_string(minor);
 }

@@ -108,7 +108,7 @@ void matmulInto(KernelContext &ctx, const Tensor &x, const Tensor &y,
                 Tensor &out) {
   if (x.dtype != y.dtype || (x.dtype != DType::F32 && x.dtype != DType::F64 &&
                              x.dtype != DType::F16 && x.dtype != DType::BF16))
-    return ctx.fail(llvm::Twine("matrix products on CUDA support f32, f64, "
+    return ctx.fail(strCat("matrix products on CUDA support f32, f64, "
                                 "f16 and bf16, got ") +
                     dtypeName(x.dtype) + " and " + dtypeName(y.dtype));
   forEachMatmul(x, y, out, [&](const MatmulPanel &p) {

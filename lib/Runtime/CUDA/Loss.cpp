@@ -25,7 +25,7 @@ namespace {
 bool cudaOk(KernelContext &ctx, const char *op, cudaError_t err) {
   if (err == cudaSuccess)
     return true;
-  ctx.fail(llvm::Twine(op) + ": " + cudaGetErrorName(err) + " (" +
+  ctx.fail(strCat(op) + ": " + cudaGetErrorName(err) + " (" +
            cudaGetErrorString(err) + ")");
   return false;
 }
@@ -45,7 +45,7 @@ void reportBadTarget(KernelContext &ctx, const char *op,
   int64_t k = 0;
   if (cudaOk(ctx, op,
              cudaMemcpy(&k, indices + bad, sizeof(k), cudaMemcpyDeviceToHost)))
-    ctx.fail("Target " + llvm::Twine(k) + " is out of bounds.");
+    ctx.fail("Target " + strCat(k) + " is out of bounds.");
 }
 
 /// Device scratch for the first bad position, set to ~0 (null after a

@@ -14,14 +14,14 @@
 using namespace traceir;
 
 namespace {
-void failLaunch(KernelContext &ctx, llvm::StringRef what, const char *err) {
-  ctx.fail(what + " kernel failed on CUDA: " + err);
+void failLaunch(KernelContext &ctx, std::string_view what, const char *err) {
+  ctx.fail(std::string(what) + " kernel failed on CUDA: " + err);
 }
 
 void failRank(KernelContext &ctx, const Tensor &t) {
-  ctx.fail("tensors of rank " + llvm::Twine(t.rank()) +
+  ctx.fail("tensors of rank " + strCat(t.rank()) +
            " are not supported on CUDA here (at most " +
-           llvm::Twine(kRdMaxRank) + ")");
+           strCat(kRdMaxRank) + ")");
 }
 } // namespace
 
@@ -32,7 +32,7 @@ void cuda::embedding(KernelContext &ctx) {
   Tensor &out = ctx.result(0);
   if (w.rank() != 2)
     return ctx.fail("embedding weight must have rank 2, got rank " +
-                    llvm::Twine(w.rank()));
+                    strCat(w.rank()));
   if (idx.rank() > kRdMaxRank)
     return failRank(ctx, idx);
   int64_t rows = w.shape[0], dim = w.shape[1], n = idx.numel();
@@ -180,8 +180,8 @@ void cuda::cat(KernelContext &ctx) {
   if (out.rank() > kRdMaxRank)
     return failRank(ctx, out);
   if (dim < 0 || dim >= out.rank())
-    return ctx.fail("dim " + llvm::Twine(dim) + " is out of range for rank " +
-                    llvm::Twine(out.rank()));
+    return ctx.fail("dim " + strCat(dim) + " is out of range for rank " +
+                    strCat(out.rank()));
   int64_t offset = 0;
   for (unsigned i = 0; i < n; ++i) {
     const Tensor &t = ctx.tensor(i);
@@ -191,7 +191,7 @@ void cuda::cat(KernelContext &ctx) {
     slice.shape[dim] = t.shape[dim];
     slice.offset = out.offset + offset * out.strides[dim];
     if (!cuda::copyStrided(t, slice))
-      return ctx.fail("copying input " + llvm::Twine(i) +
+      return ctx.fail("copying input " + strCat(i) +
                       " of cat on CUDA failed");
     offset += t.shape[dim];
   }

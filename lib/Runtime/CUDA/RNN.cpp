@@ -54,7 +54,7 @@ template <typename T> struct CudaLayers {
   bool ready() { return handle || fail("cannot create a cuBLAS handle"); }
 
   bool fail(const char *what) {
-    ctx.fail(llvm::Twine(name) + ": " + what);
+    ctx.fail(strCat(name) + ": " + what);
     return false;
   }
   // cuBLAS takes int sizes and leading dimensions.

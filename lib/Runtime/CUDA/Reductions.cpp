@@ -16,7 +16,7 @@ using namespace traceir;
 namespace {
 /// Splits `t` around the dims marked in `reduced` (see RdGroups); false
 /// when the kept or the reduced dims number more than kRdMaxRank.
-bool splitGroups(const Tensor &t, llvm::ArrayRef<bool> reduced, RdGroups &g) {
+bool splitGroups(const Tensor &t, const std::vector<bool> &reduced, RdGroups &g) {
   g = RdGroups();
   g.offset = t.offset;
   for (int64_t d = 0; d < t.rank(); ++d) {
@@ -32,17 +32,17 @@ bool splitGroups(const Tensor &t, llvm::ArrayRef<bool> reduced, RdGroups &g) {
 }
 
 void failRank(KernelContext &ctx, const Tensor &t) {
-  ctx.fail("tensors of rank " + llvm::Twine(t.rank()) +
+  ctx.fail("tensors of rank " + strCat(t.rank()) +
            " are not supported on CUDA here (at most " +
-           llvm::Twine(kRdMaxRank) + " kept and " + llvm::Twine(kRdMaxRank) +
+           strCat(kRdMaxRank) + " kept and " + strCat(kRdMaxRank) +
            " reduced dims)");
 }
 
-void failLaunch(KernelContext &ctx, llvm::StringRef what, const char *err) {
-  ctx.fail(what + " kernel failed on CUDA: " + err);
+void failLaunch(KernelContext &ctx, std::string_view what, const char *err) {
+  ctx.fail(std::string(what) + " kernel failed on CUDA: " + err);
 }
 
-void reduce(KernelContext &ctx, RdKind kind, llvm::StringRef name) {
+void reduce(KernelContext &ctx, RdKind kind, std::string_view name) {
   const Tensor &in = ctx.tensor(0);
   Tensor &out = ctx.result(0);
   if (kind == RdKind::Max && in.numel() == 0)
@@ -65,11 +65,11 @@ void softmaxImpl(KernelContext &ctx, bool log) {
   const Tensor &in = ctx.tensor(0);
   Tensor &out = ctx.result(0);
   int64_t dim = views::wrapDim(ctx.scalar(1).i, in.rank());
-  llvm::SmallVector<bool> reduced(in.rank(), false);
+  std::vector<bool> reduced(in.rank(), false);
   if (in.rank() > 0) {
     if (dim < 0 || dim >= in.rank())
-      return ctx.fail("dim " + llvm::Twine(ctx.scalar(1).i) +
-                      " is out of range for rank " + llvm::Twine(in.rank()));
+      return ctx.fail("dim " + strCat(ctx.scalar(1).i) +
+                      " is out of range for rank " + strCat(in.rank()));
     reduced[dim] = true;
   }
   SoftmaxLaunch L;
@@ -101,7 +101,7 @@ void cuda::_log_softmax_backward_data(KernelContext &ctx) {
   int64_t dim;
   if (!logSoftmaxBackwardArgs(ctx, dim))
     return;
-  llvm::SmallVector<bool> reduced(g.rank(), false);
+  std::vector<bool> reduced(g.rank(), false);
   if (g.rank() > 0)
     reduced[dim] = true;
   SoftmaxLaunch L;

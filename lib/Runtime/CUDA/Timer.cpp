@@ -35,15 +35,15 @@ public:
       cudaEventDestroy(startEvent);
   }
 
-  llvm::Error start(int64_t &cpuBeforeNs, int64_t &cpuAfterNs) override {
+  Error start(int64_t &cpuBeforeNs, int64_t &cpuAfterNs) override {
     // Events are created here, before any op is timed: creating one inside
     // an op's range would cost the op.
     cudaSetDevice(index);
     cudaError_t err = cudaEventCreate(&startEvent);
     if (err != cudaSuccess)
       return cuda::failure(
-          "cannot create the start event on cuda:" + llvm::Twine(index), err);
-    if (llvm::Error e = grow(kInitialEvents))
+          "cannot create the start event on cuda:" + strCat(index), err);
+    if (Error e = grow(kInitialEvents))
       return e;
     // The first records on a device are slow; warm up so the start event
     // is not delayed by that, then let the device go idle.
@@ -52,24 +52,24 @@ public:
       cudaEventSynchronize(pool[i]);
     }
     if ((err = cudaDeviceSynchronize()) != cudaSuccess)
-      return cuda::failure("cuda:" + llvm::Twine(index) + " failed", err);
+      return cuda::failure("cuda:" + strCat(index) + " failed", err);
     cpuBeforeNs = profileClockNs();
     cudaEventRecord(startEvent, 0);
     err = cudaEventSynchronize(startEvent);
     cpuAfterNs = profileClockNs();
     if (err != cudaSuccess)
-      return cuda::failure("recording __cuda_start on cuda:" + llvm::Twine(index),
+      return cuda::failure("recording __cuda_start on cuda:" + strCat(index),
                          err);
     used = 0;
-    return llvm::Error::success();
+    return Error::success();
   }
 
   uint32_t record() override {
     // Doubling keeps event creation rare; a failure to create one is
     // reported by collect(), the first place an error can go.
     if (used == pool.size() && !growFailed)
-      if (llvm::Error err = grow(pool.size())) {
-        growError = llvm::toString(std::move(err));
+      if (Error err = grow(pool.size())) {
+        growError = toString(std::move(err));
         growFailed = true;
       }
     if (used < pool.size())
@@ -77,24 +77,24 @@ public:
     return used++;
   }
 
-  llvm::Expected<std::vector<int64_t>> collect() override {
+  Expected<std::vector<int64_t>> collect() override {
     cudaSetDevice(index);
     std::vector<int64_t> ns(used, 0);
     if (used > pool.size())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "profiling cuda:" + llvm::Twine(index) +
+      return makeError(
+                                     "profiling cuda:" + strCat(index) +
                                          ": " + growError);
     if (used == 0)
       return ns;
     cudaError_t err = cudaEventSynchronize(pool[used - 1]);
     if (err != cudaSuccess)
       return cuda::failure(
-          "waiting for the kernels on cuda:" + llvm::Twine(index), err);
+          "waiting for the kernels on cuda:" + strCat(index), err);
     for (uint32_t i = 0; i < used; ++i) {
       float ms = 0;
       if ((err = cudaEventElapsedTime(&ms, startEvent, pool[i])) != cudaSuccess)
         return cuda::failure(
-            "reading a kernel time on cuda:" + llvm::Twine(index), err);
+            "reading a kernel time on cuda:" + strCat(index), err);
       ns[i] = std::llround(double(ms) * 1e6);
     }
     used = 0;
@@ -107,7 +107,7 @@ private:
   static constexpr size_t kInitialEvents = 1024;
   static constexpr int kWarmups = 4;
 
-  llvm::Error grow(size_t n) {
+  Error grow(size_t n) {
     for (size_t i = 0; i < n; ++i) {
       cudaEvent_t e;
       cudaError_t err = cudaEventCreate(&e);
@@ -115,7 +115,7 @@ private:
         return cuda::failure("cannot create a CUDA event", err);
       pool.push_back(e);
     }
-    return llvm::Error::success();
+    return Error::success();
   }
 
   int index;

@@ -12,7 +12,7 @@
 
 #include "TraceIR/Runtime/Tensor.h"
 
-#include "llvm/Support/Error.h"
+#include "TraceIR/Support/Error.h"
 
 #include <cublas_v2.h>
 
@@ -25,7 +25,7 @@ namespace cuda {
 /// An error "<what>: <cudaErrorName> (<description>)" for a failed CUDA
 /// call; clears the thread's last error, so a later check does not blame
 /// another call for it.
-llvm::Error failure(const llvm::Twine &what, cudaError_t err);
+Error failure(const std::string &what, cudaError_t err);
 
 /// The cuBLAS handle of CUDA device `device`, created on first use (with
 /// the current device restored afterwards); null if cuBLAS cannot start.

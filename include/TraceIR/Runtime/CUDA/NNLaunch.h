@@ -256,7 +256,7 @@ namespace traceir::cuda::nn {
 /// A tensor viewing `nbytes` of device memory at `data` as contiguous
 /// `shape` of `dtype`, on `device`. `holder` keeps the storage alive.
 inline Tensor denseView(Storage &holder, void *data, DType dtype,
-                        llvm::ArrayRef<int64_t> shape, Device device) {
+                        std::span<const int64_t> shape, Device device) {
   holder.data = data;
   holder.device = device;
   Tensor t;
@@ -280,7 +280,7 @@ inline const char *gatherAs(KernelContext &ctx, const Tensor &t, DType dtype) {
   Storage holder;
   Tensor dst = denseView(holder, buf, dtype, t.shape, t.storage->device);
   if (!copyStrided(t, dst)) {
-    ctx.fail("gathering a strided " + dtypeName(t.dtype) +
+    ctx.fail(std::string("gathering a strided ") + dtypeName(t.dtype) +
              shapeToString(t.shape) + " tensor on the device failed");
     return nullptr;
   }
@@ -316,7 +316,7 @@ inline double *newF64(KernelContext &ctx, int64_t n) {
 inline bool launched(KernelContext &ctx, cudaError_t err, const char *op) {
   if (err == cudaSuccess)
     return true;
-  ctx.fail(llvm::Twine(op) + ": CUDA kernel launch failed: " +
+  ctx.fail(strCat(op) + ": CUDA kernel launch failed: " +
            cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
   return false;
 }

@@ -1,0 +1,63 @@
+//===- Scalar.h - Python scalars of a call, in the runtime ------*- C++ -*-===//
+//
+// A trace.pyop's Python scalars travel out of band (Dialect/Scalars.h maps
+// them to attributes). The runtime sees them twice over: a ScalarValue is
+// the scalar as the IR holds it (a tree of None, bool, int, float, str,
+// list and tuple), which is what a saved executable stores; a Scalar is its
+// decoded form, what kernels read. decodeScalar is the one decoder between
+// them: buildExecutable turns each attribute into a ScalarValue and decodes
+// it, and loading a saved executable decodes the stored ScalarValues, so the
+// two paths give kernels the same Scalars.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_SCALAR_H
+#define TRACEIR_RUNTIME_SCALAR_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace traceir {
+
+/// A Python scalar as the IR holds it.
+struct ScalarValue {
+  enum class Kind : uint8_t { None, Bool, Int, Float, String, List, Tuple };
+  Kind kind = Kind::None;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;
+  std::vector<ScalarValue> elements; ///< List and Tuple
+
+  bool operator==(const ScalarValue &) const = default;
+};
+
+/// A Python scalar argument, decoded for kernels.
+struct Scalar {
+  enum class Kind : uint8_t { None, Int, Float, Bool, String, IntList, Other };
+  Kind kind = Kind::None;
+  int64_t i = 0;
+  double f = 0;
+  bool b = false;
+  std::string s;
+  std::vector<int64_t> ints; ///< an int list or tuple (or one int)
+
+  bool isNone() const { return kind == Kind::None; }
+  /// A number as a double (ints and bools convert).
+  double number() const {
+    return kind == Kind::Float ? f : kind == Kind::Bool ? double(b) : double(i);
+  }
+};
+
+/// The decoded form of `value`: an int also reads as a one-element int
+/// list; a list or tuple of ints, or of bools (as 0/1), is an IntList; any
+/// other list or tuple is Other, with its Python literal in `s`.
+Scalar decodeScalar(const ScalarValue &value);
+
+/// `value` as a Python literal (None, True, -1, 0.5, "s", (1,), [1, 2]).
+std::string scalarLiteral(const ScalarValue &value);
+
+} // namespace traceir
+
+#endif // TRACEIR_RUNTIME_SCALAR_H

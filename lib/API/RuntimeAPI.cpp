@@ -1,0 +1,170 @@
+//===- RuntimeAPI.cpp - The bindings' runtime half, without MLIR ----------===//
+//
+// Everything of API.h that runs a built or saved executable: it links the
+// runtime alone, so the runtime-only build's Python module has it too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "APIImpl.h"
+#include "TraceIR/Support/CheckedMath.h"
+
+using namespace traceir;
+
+Expected<Device> api::parseDevice(const std::string &name) {
+  std::optional<Device> d = Device::parse(name);
+  if (!d)
+    return makeError("unknown device '" + name +
+                     "' (expected cpu, cuda or cuda:N)");
+  return *d;
+}
+
+namespace {
+Expected<HostTensor> toHost(const std::string &name, const api::Tensor &t) {
+  std::optional<DType> dtype = dtypeFromSafetensors(t.dtype);
+  if (!dtype)
+    return makeError("tensor '" + name + "' has dtype " + t.dtype +
+                     ", which TraceIR cannot hold");
+  HostTensor h;
+  h.dtype = *dtype;
+  h.shape.assign(t.shape.begin(), t.shape.end());
+  // Overflow-checked: the shape comes from the caller.
+  std::optional<int64_t> bytes =
+      checkedTensorBytes(t.shape, int64_t(dtypeSize(*dtype)));
+  if (!bytes)
+    return makeError("tensor '" + name + "' has the shape " +
+                     shapeToString(h.shape) + ", too large for any tensor");
+  if (*bytes != int64_t(t.data.size()))
+    return makeError("tensor '" + name + "' holds " +
+                     std::to_string(t.data.size()) +
+                     " bytes but its shape and dtype need " +
+                     std::to_string(*bytes));
+  h.data.assign(t.data.begin(), t.data.end());
+  return h;
+}
+
+api::Tensor fromHost(const HostTensor &h) {
+  api::Tensor t;
+  t.dtype = dtypeSafetensorsName(h.dtype);
+  t.shape.assign(h.shape.begin(), h.shape.end());
+  t.data.assign(h.data.begin(), h.data.end());
+  return t;
+}
+} // namespace
+
+namespace traceir::api {
+
+//===----------------------------------------------------------------------===//
+// Executable
+//===----------------------------------------------------------------------===//
+
+Executable::Executable() : impl(std::make_unique<Impl>()) {}
+Executable::~Executable() = default;
+
+std::unique_ptr<Executable>
+Executable::wrap(std::unique_ptr<traceir::Executable> exe) {
+  std::unique_ptr<Executable> out(new Executable());
+  out->impl->exe = std::move(exe);
+  return out;
+}
+
+std::string Executable::device() const { return impl->exe->device().str(); }
+const std::vector<std::string> &Executable::paramNames() const {
+  return impl->exe->paramNames();
+}
+const std::vector<std::string> &Executable::inputNames() const {
+  return impl->exe->inputNames();
+}
+std::string Executable::inputDType(size_t i) const {
+  return dtypeSafetensorsName(impl->exe->inputSpecs[i].dtype);
+}
+std::vector<int64_t> Executable::inputShape(size_t i) const {
+  const Shape &s = impl->exe->inputSpecs[i].shape;
+  return {s.begin(), s.end()};
+}
+
+std::string Executable::loadParams(const NamedTensors &params) {
+  traceir::NamedTensors host;
+  for (const auto &[name, t] : params) {
+    auto h = toHost(name, t);
+    if (!h)
+      return toString(h.takeError());
+    host.emplace(name, std::move(*h));
+  }
+  if (Error err = impl->exe->loadParams(host))
+    return toString(std::move(err));
+  return {};
+}
+
+Result<std::vector<Tensor>> Executable::run(const NamedTensors &inputs,
+                                            bool checkFrees, uint64_t seed,
+                                            Profiler *profiler) {
+  traceir::NamedTensors host;
+  for (const auto &[name, t] : inputs) {
+    auto h = toHost(name, t);
+    if (!h)
+      return {{}, toString(h.takeError())};
+    host.emplace(name, std::move(*h));
+  }
+  RunOptions options;
+  options.checkFrees = checkFrees;
+  options.seed = seed;
+  if (profiler)
+    options.profiler = profiler->impl->profiler.get();
+  auto outputs = impl->exe->run(host, options);
+  if (!outputs)
+    return {{}, toString(outputs.takeError())};
+  std::vector<Tensor> result;
+  result.reserve(outputs->size());
+  for (HostTensor &h : *outputs)
+    result.push_back(fromHost(h));
+  return {std::move(result), {}};
+}
+
+Result<Tensor> Executable::readParam(const std::string &name) {
+  auto h = impl->exe->readParam(name);
+  if (!h)
+    return {{}, toString(h.takeError())};
+  return {fromHost(*h), {}};
+}
+
+std::string Executable::memoryReportJSON() const {
+  return impl->exe->memoryReport().toJSON();
+}
+
+//===----------------------------------------------------------------------===//
+// Profiler
+//===----------------------------------------------------------------------===//
+
+Profiler::Profiler() : impl(std::make_unique<Impl>()) {}
+Profiler::~Profiler() = default;
+
+void Profiler::start() { impl->profiler->start(); }
+bool Profiler::active() const { return impl->profiler->isActive(); }
+
+std::string Profiler::stop(const std::string &path) {
+  impl->json.clear();
+  if (path.empty()) {
+    MemoryTraceSink sink;
+    if (Error err = impl->profiler->stop(sink))
+      return toString(std::move(err));
+    impl->json = sink.toJSON();
+    return {};
+  }
+  auto sink = ChromeTraceFileSink::create(path);
+  if (!sink) {
+    // Still end the profile, so the next start() begins afresh.
+    MemoryTraceSink dropped;
+    (void)impl->profiler->stop(dropped);
+    return toString(sink.takeError());
+  }
+  if (Error err = impl->profiler->stop(**sink))
+    return toString(std::move(err));
+  return {};
+}
+
+std::string Profiler::traceJSON() const { return impl->json; }
+std::string Profiler::summary() const {
+  return impl->profiler->summary().toText();
+}
+
+} // namespace traceir::api

@@ -107,4 +107,56 @@ def TraceSplitOps : Pass<"trace-split-ops", "::mlir::ModuleOp"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// The passes of --trace-lower-to-gpu and --trace-lower-to-cpu that upstream
+// MLIR has no equivalent of (lib/Conversion/Pipelines). They are declared
+// here so each can run alone, under its flag, in a lit test of its own.
+//===----------------------------------------------------------------------===//
+
+def TraceCheckGpuTarget : Pass<"trace-check-gpu-target", "::mlir::ModuleOp"> {
+  let summary = "Check --trace-lower-to-gpu's chip, features, format and "
+                "toolkit options";
+  let description = [{
+    The first pass of `--trace-lower-to-gpu`. `nvvm-attach-target` accepts
+    any chip name and LLVM only warns about one it does not know, after which
+    ptxas fails far from the cause; a PTX version older than the chip needs
+    aborts the process inside the NVPTX backend; a wrong toolkit path fails
+    inside `gpu-module-to-binary`. This pass checks the options up front and
+    fails with one error naming the bad option, before any pass has changed
+    the module. It never changes the module.
+
+    Checked: `chip` is a processor LLVM's NVPTX backend knows; a `+ptxNN` in
+    `features` is at least the PTX version the chip needs (for the chips of
+    the last generations); `format` is `fatbin`, `bin` or `isa`; with
+    `serialize`, `toolkit` is a directory holding the tools the format needs
+    (`bin/ptxas` for `bin` and `fatbin`, also `bin/fatbinary` for `fatbin`).
+    The options and their defaults are the pipeline's.
+
+    Example: on any module,
+
+    ```mlir
+    // trace-opt --trace-check-gpu-target="chip=sm_999"
+    module {}
+    ```
+
+    fails with `error: trace-lower-to-gpu: unsupported chip 'sm_999': LLVM's
+    NVPTX backend does not know it (expected a name such as sm_80 or
+    sm_90)`.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "NVPTX target chip, e.g. sm_80">,
+    Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"",
+           "NVPTX features, e.g. +ptx80">,
+    Option<"format", "format", "std::string", /*default=*/"\"fatbin\"",
+           "Object format: fatbin (cubin + PTX), bin (cubin) or isa (PTX)">,
+    Option<"toolkit", "toolkit", "std::string",
+           /*default=*/"\"/usr/local/cuda\"",
+           "CUDA toolkit root (bin/ptxas, bin/fatbinary)">,
+    Option<"serialize", "serialize", "bool", /*default=*/"true",
+           "Whether the pipeline serializes kernels (runs the toolkit's "
+           "tools); without it the toolkit is not checked">,
+  ];
+}
+
 #endif // TRACEIR_CONVERSION_PASSES_TD

@@ -30,148 +30,16 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
-#include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/MC/TargetRegistry.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/xxhash.h"
-#include "llvm/TargetParser/Triple.h"
 
 #include <limits>
 #include <memory>
-#include <mutex>
 
 #define DEBUG_TYPE "trace-pipelines"
-
-// NVPTX registers itself through these C entry points of libLLVM; the MC
-// layer is enough to ask which processor names exist.
-extern "C" void LLVMInitializeNVPTXTargetInfo();
-extern "C" void LLVMInitializeNVPTXTargetMC();
 
 using namespace mlir;
 
 namespace {
-
-constexpr llvm::StringLiteral kNVPTXTriple = "nvptx64-nvidia-cuda";
-
-/// Whether LLVM's NVPTX backend knows `chip`. nvvm-attach-target accepts any
-/// string and LLVM only warns ("not a recognized processor ... ignoring"),
-/// then ptxas fails far from the cause; checking up front gives one error.
-bool isKnownNVPTXChip(llvm::StringRef chip) {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    LLVMInitializeNVPTXTargetInfo();
-    LLVMInitializeNVPTXTargetMC();
-  });
-  llvm::Triple triple(kNVPTXTriple);
-  std::string error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return false;
-  // An empty CPU creates the subtarget without printing a warning.
-  std::unique_ptr<llvm::MCSubtargetInfo> sti(
-      target->createMCSubtargetInfo(triple, "", ""));
-  return sti && sti->isCPUStringValid(chip);
-}
-
-/// Checks the GPU pipeline's options before any pass transforms the module,
-/// so a typo fails fast, with the option named, and leaves the IR untouched.
-struct CheckGpuTargetPass
-    : public PassWrapper<CheckGpuTargetPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckGpuTargetPass)
-
-  CheckGpuTargetPass(std::string chip, std::string features, std::string format,
-                     std::string toolkit, bool serialize)
-      : chip(std::move(chip)), features(std::move(features)),
-        format(std::move(format)), toolkit(std::move(toolkit)),
-        serialize(serialize) {}
-
-  StringRef getArgument() const final { return "trace-check-gpu-target"; }
-  StringRef getDescription() const final {
-    return "Checks --trace-lower-to-gpu's chip, format and toolkit options";
-  }
-
-  void runOnOperation() override {
-    // emitError on the location, not the op: the note dumping the whole
-    // input module would bury the one line that matters.
-    ModuleOp module = getOperation();
-    if (!isKnownNVPTXChip(chip)) {
-      mlir::emitError(module.getLoc())
-          << "trace-lower-to-gpu: unsupported chip '" << chip
-          << "': LLVM's NVPTX backend does not know it "
-             "(expected a name such as sm_80 or sm_90)";
-      return signalPassFailure();
-    }
-    // The NVPTX backend aborts the process (LLVM ERROR) on a PTX version
-    // older than the chip needs; catch the combinations known here first.
-    if (std::optional<unsigned> needed = minPTXVersion(chip)) {
-      unsigned asked = 0;
-      for (StringRef feature : llvm::split(features, ','))
-        if (feature.consume_front("+ptx"))
-          feature.getAsInteger(10, asked);
-      if (asked && asked < *needed) {
-        mlir::emitError(module.getLoc())
-            << "trace-lower-to-gpu: features '" << features << "' ask for PTX "
-            << asked / 10 << "." << asked % 10 << ", but " << chip
-            << " needs PTX " << *needed / 10 << "." << *needed % 10
-            << " or later (+ptx" << *needed
-            << ", or no +ptx feature to let LLVM choose)";
-        return signalPassFailure();
-      }
-    }
-    if (format != "fatbin" && format != "bin" && format != "isa") {
-      mlir::emitError(module.getLoc())
-          << "trace-lower-to-gpu: unsupported format '" << format
-          << "' (expected fatbin, bin or isa)";
-      return signalPassFailure();
-    }
-    // Without serialization (the runtime reading a prebuilt fatbin's launch
-    // plan) no tool of the toolkit runs.
-    if (!serialize)
-      return;
-    if (!llvm::sys::fs::is_directory(toolkit)) {
-      mlir::emitError(module.getLoc())
-          << "trace-lower-to-gpu: CUDA toolkit path '" << toolkit
-          << "' does not exist or is not a directory";
-      return signalPassFailure();
-    }
-    // PTX alone needs no tool; cubin needs ptxas, fatbin also fatbinary.
-    SmallVector<StringRef, 2> tools;
-    if (format != "isa")
-      tools.push_back("ptxas");
-    if (format == "fatbin")
-      tools.push_back("fatbinary");
-    for (StringRef tool : tools) {
-      SmallString<128> path(toolkit);
-      llvm::sys::path::append(path, "bin", tool);
-      if (!llvm::sys::fs::can_execute(path)) {
-        mlir::emitError(module.getLoc())
-            << "trace-lower-to-gpu: CUDA toolkit '" << toolkit
-            << "' has no executable " << path;
-        return signalPassFailure();
-      }
-    }
-  }
-
-  /// The first PTX ISA version that supports `chip` (PTX ISA release
-  /// notes), for the chips of the last generations; nullopt where unknown.
-  static std::optional<unsigned> minPTXVersion(StringRef chip) {
-    return llvm::StringSwitch<std::optional<unsigned>>(chip)
-        .Case("sm_80", 70)
-        .Case("sm_86", 71)
-        .Case("sm_87", 74)
-        .Cases({"sm_89", "sm_90"}, 78)
-        .Case("sm_90a", 80)
-        .Cases({"sm_100", "sm_100a", "sm_101", "sm_101a"}, 86)
-        .Cases({"sm_120", "sm_120a"}, 87)
-        .Default(std::nullopt);
-  }
-
-  std::string chip, features, format, toolkit;
-  bool serialize;
-};
 
 /// Moves every outlined kernel into the first gpu.module, so the whole
 /// program serializes to one gpu.binary: one fatbin that one
@@ -543,9 +411,13 @@ void addBufferization(OpPassManager &pm) {
 
 void mlir::trace::buildTraceLowerToGpuPipeline(
     OpPassManager &pm, const GpuPipelineOptions &options) {
-  pm.addPass(std::make_unique<CheckGpuTargetPass>(
-      options.chip, options.features, options.format, options.toolkit,
-      options.serialize));
+  trace::TraceCheckGpuTargetOptions check;
+  check.chip = options.chip;
+  check.features = options.features;
+  check.format = options.format;
+  check.toolkit = options.toolkit;
+  check.serialize = options.serialize;
+  pm.addPass(trace::createTraceCheckGpuTarget(check));
   addTraceToLinalg(pm, "trace-lower-to-gpu", options.perOp);
   addBufferization(pm);
 

@@ -159,4 +159,65 @@ def TraceCheckGpuTarget : Pass<"trace-check-gpu-target", "::mlir::ModuleOp"> {
   ];
 }
 
+def TraceMergeGpuModules : Pass<"trace-merge-gpu-modules", "::mlir::ModuleOp"> {
+  let summary = "Move every outlined kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` makes one `gpu.module` per launch, and each
+    `gpu.module` serializes to a `gpu.binary` of its own. This pass moves
+    every kernel into the first `gpu.module`, renamed `trace_kernels` (unless
+    that symbol is taken), so the whole program is one fatbin that one
+    `cuModuleLoadData` call loads. Each kernel is renamed after its old
+    module, whose name outlining already made unique, and every
+    `gpu.launch_func` is pointed at the new symbol.
+
+    With `fingerprint` (the pipeline's per-op mode, whose binaries the runtime
+    loads apart from the IR that launches them), each kernel's name also gets
+    `_<hash>`: a hash of the host function that launches it (grids,
+    arguments) and the kernels it launches. A fatbin compiled from another
+    graph, shape or tiling then lacks the names the runtime looks up, and
+    fails to load instead of being launched with the wrong grid. With
+    `fingerprint`, a single `gpu.module` is renamed too.
+
+    A `gpu.module` holding anything but one `gpu.func` (which outlining never
+    makes) and a launch of a kernel that does not exist are errors.
+
+    Example:
+
+    ```mlir
+    func.func @f(%m: memref<8xf32>) {
+      %c1 = arith.constant 1 : index
+      gpu.launch_func @f_kernel::@f_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<8xf32>)
+      gpu.launch_func @f_kernel_0::@f_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<8xf32>)
+      return
+    }
+    gpu.module @f_kernel {
+      gpu.func @f_kernel(%m: memref<8xf32>) kernel { gpu.return }
+    }
+    gpu.module @f_kernel_0 {
+      gpu.func @f_kernel(%m: memref<8xf32>) kernel { gpu.return }
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @f(%m: memref<8xf32>) {
+      %c1 = arith.constant 1 : index
+      gpu.launch_func @trace_kernels::@f_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<8xf32>)
+      gpu.launch_func @trace_kernels::@f_kernel_0 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<8xf32>)
+      return
+    }
+    gpu.module @trace_kernels {
+      gpu.func @f_kernel(%m: memref<8xf32>) kernel { gpu.return }
+      gpu.func @f_kernel_0(%m: memref<8xf32>) kernel { gpu.return }
+    }
+    ```
+  }];
+  let options = [
+    Option<"fingerprint", "fingerprint", "bool", /*default=*/"false",
+           "Suffix each kernel's name with a hash of its host function and "
+           "the kernels that function launches (per-op mode)">,
+  ];
+}
+
 #endif // TRACEIR_CONVERSION_PASSES_TD

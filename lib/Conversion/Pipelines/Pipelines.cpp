@@ -29,10 +29,6 @@
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "mlir/Transforms/Passes.h"
 
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/xxhash.h"
-
-#include <limits>
 #include <memory>
 
 #define DEBUG_TYPE "trace-pipelines"
@@ -40,132 +36,6 @@
 using namespace mlir;
 
 namespace {
-
-/// Moves every outlined kernel into the first gpu.module, so the whole
-/// program serializes to one gpu.binary: one fatbin that one
-/// cuModuleLoadData call loads, rather than one fatbin per kernel (outlining
-/// makes one gpu.module per launch). Each kernel is renamed after its old
-/// module, whose name outlining already made unique, and every
-/// gpu.launch_func is pointed at the new symbol.
-///
-/// With `fingerprint` (per-op mode, whose binaries the runtime loads apart
-/// from the IR that launches them), each name also gets a hash of the whole
-/// module at this point, host code and kernels: a fatbin compiled from
-/// another graph, shape or tiling then lacks the names the runtime looks up
-/// and fails to load instead of being launched with the wrong grid.
-struct MergeGpuModulesPass
-    : public PassWrapper<MergeGpuModulesPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MergeGpuModulesPass)
-
-  explicit MergeGpuModulesPass(bool fingerprint) : fingerprint(fingerprint) {}
-  bool fingerprint;
-
-  /// Hashes `func` (its launches: grids, arguments) with the kernels it
-  /// launches, and gives each of those kernels the hash as its suffix: a
-  /// per-op fingerprint, the same whatever else the file holds.
-  static void fingerprintLaunches(func::FuncOp func,
-                                  llvm::StringMap<std::string> &suffixes) {
-    // Fixed flags, whatever --mlir-print-* options the tool was given: no
-    // locations (the same graph from another file is the same), nothing
-    // elided (different constants are different code), local scope (no
-    // #map aliases standing for different maps in different modules).
-    OpPrintingFlags flags;
-    flags.enableDebugInfo(false)
-        .printGenericOpForm(false)
-        .useLocalScope(true)
-        .printValueUsers(false)
-        .printUniqueSSAIDs(false)
-        .printNameLocAsPrefix(false)
-        .skipRegions(false)
-        .elideLargeElementsAttrs(std::numeric_limits<int64_t>::max())
-        .elideLargeResourceString(std::numeric_limits<int64_t>::max())
-        .printLargeElementsAttrWithHex(-1);
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    func->print(os, flags);
-    SmallVector<StringRef> launched;
-    SymbolTable symbols(func->getParentOfType<ModuleOp>());
-    func.walk([&](gpu::LaunchFuncOp launch) {
-      StringRef name = launch.getKernelModuleName().getValue();
-      if (llvm::is_contained(launched, name))
-        return;
-      launched.push_back(name);
-      if (Operation *kernels = symbols.lookup(name))
-        kernels->print(os, flags);
-    });
-    std::string suffix =
-        "_" + llvm::utohexstr(llvm::xxh3_64bits(text) & 0xffffffffu,
-                              /*LowerCase=*/true, /*Width=*/8);
-    for (StringRef name : launched)
-      suffixes[name] = suffix;
-  }
-
-  StringRef getArgument() const final { return "trace-merge-gpu-modules"; }
-  StringRef getDescription() const final {
-    return "Moves all gpu.module kernels into one gpu.module";
-  }
-
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SmallVector<gpu::GPUModuleOp> kernelModules(
-        module.getOps<gpu::GPUModuleOp>());
-    if (kernelModules.empty() || (kernelModules.size() < 2 && !fingerprint))
-      return;
-    // Kernel module name -> fingerprint suffix of the host function that
-    // launches it.
-    llvm::StringMap<std::string> suffixes;
-    if (fingerprint)
-      for (func::FuncOp func : module.getOps<func::FuncOp>())
-        fingerprintLaunches(func, suffixes);
-    gpu::GPUModuleOp dest = kernelModules.front();
-    MLIRContext *ctx = &getContext();
-    // (old module, old kernel) -> new kernel name inside `dest`.
-    llvm::DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
-    for (gpu::GPUModuleOp kernelModule : kernelModules) {
-      SmallVector<Operation *> ops;
-      for (Operation &op : kernelModule.getBody()->getOperations())
-        ops.push_back(&op);
-      for (Operation *op : ops) {
-        auto func = dyn_cast<gpu::GPUFuncOp>(op);
-        // Anything else (helper functions, globals) could clash by name
-        // once merged; outlining of linalg loops creates none.
-        if (!func || ops.size() != 1) {
-          op->emitError("trace-merge-gpu-modules: expected one gpu.func "
-                        "per outlined gpu.module");
-          return signalPassFailure();
-        }
-        StringAttr newName = StringAttr::get(
-            ctx, kernelModule.getSymName() +
-                     suffixes.lookup(kernelModule.getSymName()));
-        renamed[{kernelModule.getSymNameAttr(), func.getNameAttr()}] = newName;
-        func.setName(newName);
-        if (kernelModule != dest) {
-          func->remove();
-          dest.getBody()->push_back(func);
-        }
-      }
-    }
-    // The first kernel's name would misdescribe a module holding them all.
-    if (!SymbolTable::lookupSymbolIn(module, "trace_kernels"))
-      dest.setName("trace_kernels");
-    WalkResult walk = module.walk([&](gpu::LaunchFuncOp launch) {
-      auto it =
-          renamed.find({launch.getKernelModuleName(), launch.getKernelName()});
-      if (it == renamed.end()) {
-        launch.emitError("trace-merge-gpu-modules: launch of an unknown "
-                         "kernel");
-        return WalkResult::interrupt();
-      }
-      launch.setKernelAttr(SymbolRefAttr::get(
-          dest.getSymNameAttr(), {FlatSymbolRefAttr::get(ctx, it->second)}));
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
-      return signalPassFailure();
-    for (gpu::GPUModuleOp kernelModule : llvm::drop_begin(kernelModules))
-      kernelModule.erase();
-  }
-};
 
 /// Puts each parallel loop nest's innermost dimension first. The mapping
 /// that follows gives dimension 0 to threadIdx.x (and blockIdx.x), whose
@@ -447,7 +317,8 @@ void mlir::trace::buildTraceLowerToGpuPipeline(
   funcPm.addPass(createCanonicalizerPass());
   pm.addPass(createGpuKernelOutliningPass());
   if (options.mergeKernelModules)
-    pm.addPass(std::make_unique<MergeGpuModulesPass>(options.perOp));
+    pm.addPass(trace::createTraceMergeGpuModules(
+        trace::TraceMergeGpuModulesOptions{/*fingerprint=*/options.perOp}));
 
   // Kernels go to NVVM and into a gpu.binary before the host is touched:
   // until then the host functions are plain memref code (allocations and

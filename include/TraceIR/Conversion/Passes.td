@@ -220,4 +220,38 @@ def TraceMergeGpuModules : Pass<"trace-merge-gpu-modules", "::mlir::ModuleOp"> {
   ];
 }
 
+def TraceInnermostDimFirst
+    : Pass<"trace-innermost-dim-first", "::mlir::func::FuncOp"> {
+  let summary = "Reverse the dimensions of each scf.parallel, so the "
+                "innermost maps onto threadIdx.x";
+  let description = [{
+    `gpu-map-parallel-loops` gives dimension 0 of a parallel loop nest to
+    `threadIdx.x` (and `blockIdx.x`), whose neighbouring threads run
+    together. With row-major buffers that must be the innermost dimension,
+    whose neighbours are neighbours in memory, or every warp's loads and
+    stores scatter over 32 rows instead of falling into a few cache lines.
+    The dimensions of a parallel loop commute, so reversing them only swaps
+    which induction variable each bound drives. Loops of one dimension and
+    loops with reductions (`init` values) are left alone.
+
+    Example:
+
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c128) step (%c1, %c1) {
+      %v = memref.load %m[%i, %j] : memref<64x128xf32>
+      ...
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    scf.parallel (%j, %i) = (%c0, %c0) to (%c128, %c64) step (%c1, %c1) {
+      %v = memref.load %m[%i, %j] : memref<64x128xf32>
+      ...
+    }
+    ```
+  }];
+}
+
 #endif // TRACEIR_CONVERSION_PASSES_TD

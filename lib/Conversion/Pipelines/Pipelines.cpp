@@ -37,52 +37,6 @@ using namespace mlir;
 
 namespace {
 
-/// Puts each parallel loop nest's innermost dimension first. The mapping
-/// that follows gives dimension 0 to threadIdx.x (and blockIdx.x), whose
-/// neighbouring threads run together; with row-major buffers that must be
-/// the dimension whose neighbours are neighbours in memory, or every warp's
-/// loads and stores scatter over 32 rows instead of falling into a few
-/// cache lines. The dimensions of a parallel loop commute, so this only
-/// swaps which induction variable each bound drives.
-struct InnermostDimFirstPass
-    : public PassWrapper<InnermostDimFirstPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(InnermostDimFirstPass)
-
-  StringRef getArgument() const final { return "trace-innermost-dim-first"; }
-  StringRef getDescription() const final {
-    return "Reverses the dimensions of each scf.parallel, so the innermost "
-           "maps onto threadIdx.x";
-  }
-
-  void runOnOperation() override {
-    getOperation().walk([](scf::ParallelOp loop) {
-      unsigned n = loop.getNumLoops();
-      if (n < 2 || !loop.getInitVals().empty())
-        return;
-      auto reversed = [](OperandRange range) {
-        SmallVector<Value> values(range.begin(), range.end());
-        std::reverse(values.begin(), values.end());
-        return values;
-      };
-      SmallVector<Value> lbs = reversed(loop.getLowerBound());
-      SmallVector<Value> ubs = reversed(loop.getUpperBound());
-      SmallVector<Value> steps = reversed(loop.getStep());
-      loop.getLowerBoundMutable().assign(lbs);
-      loop.getUpperBoundMutable().assign(ubs);
-      loop.getStepMutable().assign(steps);
-      // Induction variable i now runs over what n-1-i ran over: swap uses.
-      Block::BlockArgListType ivs = loop.getBody()->getArguments();
-      SmallVector<SmallVector<OpOperand *>> uses(n);
-      for (unsigned i = 0; i < n; ++i)
-        for (OpOperand &use : ivs[i].getUses())
-          uses[i].push_back(&use);
-      for (unsigned i = 0; i < n; ++i)
-        for (OpOperand *use : uses[i])
-          use->set(ivs[n - 1 - i]);
-    });
-  }
-};
-
 /// What convert-linalg-to-parallel-loops leaves outside parallel loops runs
 /// on the host: a reduction into a 0-d result (sum of every element, the
 /// max of a 1-D softmax) becomes a plain scf.for nest of loads and stores,
@@ -306,7 +260,7 @@ void mlir::trace::buildTraceLowerToGpuPipeline(
     tileSizes = {32, 8};
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createConvertLinalgToParallelLoopsPass());
-  funcPm.addPass(std::make_unique<InnermostDimFirstPass>());
+  funcPm.addPass(trace::createTraceInnermostDimFirst());
   funcPm.addPass(
       createParallelLoopTilingPass(tileSizes, /*noMinMaxBounds=*/true));
   funcPm.addPass(createGpuMapParallelLoopsPass());

@@ -254,4 +254,49 @@ def TraceInnermostDimFirst
   }];
 }
 
+def TraceSerialHostComputeToGpu
+    : Pass<"trace-serial-host-compute-to-gpu", "::mlir::func::FuncOp"> {
+  let summary = "Move memory accesses left on the host into one-thread "
+                "launches";
+  let description = [{
+    What `convert-linalg-to-parallel-loops` leaves outside parallel loops
+    runs on the host: a reduction into a 0-d result (the sum of every
+    element, the max of a 1-D softmax) becomes a plain `scf.for` nest of
+    loads and stores, or a bare store of its initial value. On a GPU that
+    memory is device memory, which the host cannot touch. So each maximal run
+    of consecutive ops in the function's body that holds a `memref.load`, a
+    `memref.store` or a region op containing one (with the side-effect-free
+    arithmetic between them) is moved into a `gpu.launch` of one thread. Constants of the run
+    stay before it, on the host; a run whose other values are used after it
+    stays on the host (and the runtime's launch-plan reader refuses it). A
+    region op that itself launches kernels (an RNN's time loop) is
+    orchestration and stays on the host.
+
+    Correct but serial: a tree reduction across threads would be the fast
+    form, and is not written yet.
+
+    Example:
+
+    ```mlir
+    %cst = arith.constant 0.0 : f32
+    memref.store %cst, %out[] : memref<f32>
+    ```
+
+    becomes
+
+    ```mlir
+    %cst = arith.constant 0.0 : f32
+    %c1 = arith.constant 1 : index
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      memref.store %cst, %out[] : memref<f32>
+      gpu.terminator
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect"
+  ];
+}
+
 #endif // TRACEIR_CONVERSION_PASSES_TD

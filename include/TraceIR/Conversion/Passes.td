@@ -299,4 +299,35 @@ def TraceSerialHostComputeToGpu
   ];
 }
 
+def TraceCheckLowered : Pass<"trace-check-lowered", "::mlir::ModuleOp"> {
+  let summary = "Fail on the trace.pyop ops --convert-trace-to-linalg left";
+  let description = [{
+    `--convert-trace-to-linalg` leaves an op it cannot lower as a `trace.pyop`
+    (with a remark saying why) and succeeds, so its output can be inspected.
+    The compile pipelines cannot go on from there: this pass makes each
+    remaining `trace.pyop` an error that names the op and the pipeline
+    (option `pipeline`, the prefix of the message) at the op's location. A
+    module without `trace.pyop` (linalg on tensors, as the pipelines also
+    accept) is left alone.
+
+    Example:
+
+    ```mlir
+    func.func @g(%x: tensor<?xf32>) -> tensor<?xf32> {
+      %0 = trace.pyop "relu"(%x) : (tensor<?xf32>) -> tensor<?xf32>
+      return %0 : tensor<?xf32>
+    }
+    ```
+
+    fails with `error: trace-lower-to-gpu: op 'relu' was not lowered to
+    linalg, so it cannot be compiled (see the remark of
+    --convert-trace-to-linalg)` on the `trace.pyop`.
+  }];
+  let options = [
+    Option<"pipeline", "pipeline", "std::string",
+           /*default=*/"\"trace-check-lowered\"",
+           "The pipeline named in the error message">,
+  ];
+}
+
 #endif // TRACEIR_CONVERSION_PASSES_TD

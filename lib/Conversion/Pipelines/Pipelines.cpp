@@ -37,34 +37,6 @@ using namespace mlir;
 
 namespace {
 
-/// Both pipelines start from a trace.graph (or from linalg on tensors, which
-/// this leaves alone) and need every op lowered: a pyop left by
-/// --convert-trace-to-linalg is an error naming it and where it is.
-struct CheckLoweredPass
-    : public PassWrapper<CheckLoweredPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckLoweredPass)
-
-  explicit CheckLoweredPass(std::string pipeline)
-      : pipeline(std::move(pipeline)) {}
-  StringRef getArgument() const final { return "trace-check-lowered"; }
-  StringRef getDescription() const final {
-    return "Fails on trace.pyop ops left by --convert-trace-to-linalg";
-  }
-  void runOnOperation() override {
-    bool failed = false;
-    getOperation()->walk([&](trace::PyOp op) {
-      op.emitError() << pipeline << ": op '" << op.getOpName()
-                     << "' was not lowered to linalg, so it cannot be "
-                        "compiled (see the remark of "
-                        "--convert-trace-to-linalg)";
-      failed = true;
-    });
-    if (failed)
-      signalPassFailure();
-  }
-  std::string pipeline;
-};
-
 /// Per-op mode: a function whose op did not lower keeps the runtime's own
 /// kernel, so it is dropped (its remark from --convert-trace-to-linalg
 /// says why) rather than failing the pipeline.
@@ -93,7 +65,8 @@ void addTraceToLinalg(OpPassManager &pm, const char *pipeline, bool perOp) {
   if (perOp)
     pm.addPass(std::make_unique<DropUnloweredPass>());
   else
-    pm.addPass(std::make_unique<CheckLoweredPass>(pipeline));
+    pm.addPass(trace::createTraceCheckLowered(
+        trace::TraceCheckLoweredOptions{/*pipeline=*/pipeline}));
 }
 
 /// Bufferization shared by both pipelines: whole-module one-shot bufferize

@@ -330,4 +330,38 @@ def TraceCheckLowered : Pass<"trace-check-lowered", "::mlir::ModuleOp"> {
   ];
 }
 
+def TraceDropUnlowered : Pass<"trace-drop-unlowered", "::mlir::ModuleOp"> {
+  let summary = "Erase the per-op functions whose op was not lowered to "
+                "linalg";
+  let description = [{
+    In per-op mode (after `--trace-split-ops` and
+    `--convert-trace-to-linalg`) each `func.func` is one op's host code. A
+    function that still holds a `trace.pyop` is one whose op did not lower;
+    the runtime keeps running that op with its own kernel, so the function
+    is erased rather than failing the pipeline (the remark of
+    `--convert-trace-to-linalg` says why it did not lower). Functions
+    without `trace.pyop` are kept.
+
+    Example:
+
+    ```mlir
+    func.func @g__op0_relu(%t0: tensor<?xf32>) -> tensor<?xf32> {
+      %0 = trace.pyop "relu"(%t0) : (tensor<?xf32>) -> tensor<?xf32>
+      return %0 : tensor<?xf32>
+    }
+    func.func @g__op1_neg(%t0: tensor<8xf32>) -> tensor<8xf32> {
+      ...
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @g__op1_neg(%t0: tensor<8xf32>) -> tensor<8xf32> {
+      ...
+    }
+    ```
+  }];
+}
+
 #endif // TRACEIR_CONVERSION_PASSES_TD

@@ -1,11 +1,16 @@
 //===- Pipelines.cpp - Lowering pipelines from linalg on tensors ----------===//
+//
+// Only the pass sequences. The passes of TraceIR's own that they use are
+// declared in TraceIR/Conversion/Passes.td and live beside this file, one
+// per file, so each can also run alone under its flag.
+//
+//===----------------------------------------------------------------------===//
 
 #include "TraceIR/Conversion/Pipelines.h"
 #include "TraceIR/Conversion/Passes.h"
 #include "TraceIR/Dialect/ParseSource.h"
 
 #include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -13,15 +18,11 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
@@ -29,32 +30,11 @@
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "mlir/Transforms/Passes.h"
 
-#include <memory>
-
 #define DEBUG_TYPE "trace-pipelines"
 
 using namespace mlir;
 
 namespace {
-
-/// Per-op mode: a function whose op did not lower keeps the runtime's own
-/// kernel, so it is dropped (its remark from --convert-trace-to-linalg
-/// says why) rather than failing the pipeline.
-struct DropUnloweredPass
-    : public PassWrapper<DropUnloweredPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DropUnloweredPass)
-
-  StringRef getArgument() const final { return "trace-drop-unlowered"; }
-  StringRef getDescription() const final {
-    return "Erases the per-op functions whose op was not lowered to linalg";
-  }
-  void runOnOperation() override {
-    for (func::FuncOp func :
-         llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>()))
-      if (!func.getOps<trace::PyOp>().empty())
-        func.erase();
-  }
-};
 
 /// From trace.graph to linalg on tensors, checked; in per-op mode, first
 /// one graph per op, and ops that do not lower are left to the runtime.
@@ -63,7 +43,7 @@ void addTraceToLinalg(OpPassManager &pm, const char *pipeline, bool perOp) {
     pm.addPass(trace::createTraceSplitOps());
   pm.addPass(trace::createConvertTraceToLinalg());
   if (perOp)
-    pm.addPass(std::make_unique<DropUnloweredPass>());
+    pm.addPass(trace::createTraceDropUnlowered());
   else
     pm.addPass(trace::createTraceCheckLowered(
         trace::TraceCheckLoweredOptions{/*pipeline=*/pipeline}));

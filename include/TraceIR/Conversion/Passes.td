@@ -184,32 +184,36 @@ def TraceMergeGpuModules : Pass<"trace-merge-gpu-modules", "::mlir::ModuleOp"> {
     Example:
 
     ```mlir
-    func.func @f(%m: memref<8xf32>) {
-      %c1 = arith.constant 1 : index
-      gpu.launch_func @f_kernel::@f_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<8xf32>)
-      gpu.launch_func @f_kernel_0::@f_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<8xf32>)
-      return
-    }
-    gpu.module @f_kernel {
-      gpu.func @f_kernel(%m: memref<8xf32>) kernel { gpu.return }
-    }
-    gpu.module @f_kernel_0 {
-      gpu.func @f_kernel(%m: memref<8xf32>) kernel { gpu.return }
+    module attributes {gpu.container_module} {
+      func.func @f(%m: memref<8xf32>) {
+        %c1 = arith.constant 1 : index
+        gpu.launch_func @f_kernel::@f_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<8xf32>)
+        gpu.launch_func @f_kernel_0::@f_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<8xf32>)
+        return
+      }
+      gpu.module @f_kernel {
+        gpu.func @f_kernel(%m: memref<8xf32>) kernel { gpu.return }
+      }
+      gpu.module @f_kernel_0 {
+        gpu.func @f_kernel(%m: memref<8xf32>) kernel { gpu.return }
+      }
     }
     ```
 
     becomes
 
     ```mlir
-    func.func @f(%m: memref<8xf32>) {
-      %c1 = arith.constant 1 : index
-      gpu.launch_func @trace_kernels::@f_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<8xf32>)
-      gpu.launch_func @trace_kernels::@f_kernel_0 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<8xf32>)
-      return
-    }
-    gpu.module @trace_kernels {
-      gpu.func @f_kernel(%m: memref<8xf32>) kernel { gpu.return }
-      gpu.func @f_kernel_0(%m: memref<8xf32>) kernel { gpu.return }
+    module attributes {gpu.container_module} {
+      func.func @f(%m: memref<8xf32>) {
+        %c1 = arith.constant 1 : index
+        gpu.launch_func @trace_kernels::@f_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<8xf32>)
+        gpu.launch_func @trace_kernels::@f_kernel_0 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<8xf32>)
+        return
+      }
+      gpu.module @trace_kernels {
+        gpu.func @f_kernel(%m: memref<8xf32>) kernel { gpu.return }
+        gpu.func @f_kernel_0(%m: memref<8xf32>) kernel { gpu.return }
+      }
     }
     ```
   }];

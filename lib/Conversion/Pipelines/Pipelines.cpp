@@ -1,11 +1,16 @@
 //===- Pipelines.cpp - Lowering pipelines from linalg on tensors ----------===//
+//
+// Only the pass sequences. The passes of TraceIR's own that they use are
+// declared in TraceIR/Conversion/Passes.td and live beside this file, one
+// per file, so each can also run alone under its flag.
+//
+//===----------------------------------------------------------------------===//
 
 #include "TraceIR/Conversion/Pipelines.h"
 #include "TraceIR/Conversion/Passes.h"
 #include "TraceIR/Dialect/ParseSource.h"
 
 #include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -13,15 +18,11 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
@@ -29,480 +30,11 @@
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "mlir/Transforms/Passes.h"
 
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
-#include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/MC/TargetRegistry.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/xxhash.h"
-#include "llvm/TargetParser/Triple.h"
-
-#include <limits>
-#include <memory>
-#include <mutex>
-
 #define DEBUG_TYPE "trace-pipelines"
-
-// NVPTX registers itself through these C entry points of libLLVM; the MC
-// layer is enough to ask which processor names exist.
-extern "C" void LLVMInitializeNVPTXTargetInfo();
-extern "C" void LLVMInitializeNVPTXTargetMC();
 
 using namespace mlir;
 
 namespace {
-
-constexpr llvm::StringLiteral kNVPTXTriple = "nvptx64-nvidia-cuda";
-
-/// Whether LLVM's NVPTX backend knows `chip`. nvvm-attach-target accepts any
-/// string and LLVM only warns ("not a recognized processor ... ignoring"),
-/// then ptxas fails far from the cause; checking up front gives one error.
-bool isKnownNVPTXChip(llvm::StringRef chip) {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    LLVMInitializeNVPTXTargetInfo();
-    LLVMInitializeNVPTXTargetMC();
-  });
-  llvm::Triple triple(kNVPTXTriple);
-  std::string error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return false;
-  // An empty CPU creates the subtarget without printing a warning.
-  std::unique_ptr<llvm::MCSubtargetInfo> sti(
-      target->createMCSubtargetInfo(triple, "", ""));
-  return sti && sti->isCPUStringValid(chip);
-}
-
-/// Checks the GPU pipeline's options before any pass transforms the module,
-/// so a typo fails fast, with the option named, and leaves the IR untouched.
-struct CheckGpuTargetPass
-    : public PassWrapper<CheckGpuTargetPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckGpuTargetPass)
-
-  CheckGpuTargetPass(std::string chip, std::string features, std::string format,
-                     std::string toolkit, bool serialize)
-      : chip(std::move(chip)), features(std::move(features)),
-        format(std::move(format)), toolkit(std::move(toolkit)),
-        serialize(serialize) {}
-
-  StringRef getArgument() const final { return "trace-check-gpu-target"; }
-  StringRef getDescription() const final {
-    return "Checks --trace-lower-to-gpu's chip, format and toolkit options";
-  }
-
-  void runOnOperation() override {
-    // emitError on the location, not the op: the note dumping the whole
-    // input module would bury the one line that matters.
-    ModuleOp module = getOperation();
-    if (!isKnownNVPTXChip(chip)) {
-      mlir::emitError(module.getLoc())
-          << "trace-lower-to-gpu: unsupported chip '" << chip
-          << "': LLVM's NVPTX backend does not know it "
-             "(expected a name such as sm_80 or sm_90)";
-      return signalPassFailure();
-    }
-    // The NVPTX backend aborts the process (LLVM ERROR) on a PTX version
-    // older than the chip needs; catch the combinations known here first.
-    if (std::optional<unsigned> needed = minPTXVersion(chip)) {
-      unsigned asked = 0;
-      for (StringRef feature : llvm::split(features, ','))
-        if (feature.consume_front("+ptx"))
-          feature.getAsInteger(10, asked);
-      if (asked && asked < *needed) {
-        mlir::emitError(module.getLoc())
-            << "trace-lower-to-gpu: features '" << features << "' ask for PTX "
-            << asked / 10 << "." << asked % 10 << ", but " << chip
-            << " needs PTX " << *needed / 10 << "." << *needed % 10
-            << " or later (+ptx" << *needed
-            << ", or no +ptx feature to let LLVM choose)";
-        return signalPassFailure();
-      }
-    }
-    if (format != "fatbin" && format != "bin" && format != "isa") {
-      mlir::emitError(module.getLoc())
-          << "trace-lower-to-gpu: unsupported format '" << format
-          << "' (expected fatbin, bin or isa)";
-      return signalPassFailure();
-    }
-    // Without serialization (the runtime reading a prebuilt fatbin's launch
-    // plan) no tool of the toolkit runs.
-    if (!serialize)
-      return;
-    if (!llvm::sys::fs::is_directory(toolkit)) {
-      mlir::emitError(module.getLoc())
-          << "trace-lower-to-gpu: CUDA toolkit path '" << toolkit
-          << "' does not exist or is not a directory";
-      return signalPassFailure();
-    }
-    // PTX alone needs no tool; cubin needs ptxas, fatbin also fatbinary.
-    SmallVector<StringRef, 2> tools;
-    if (format != "isa")
-      tools.push_back("ptxas");
-    if (format == "fatbin")
-      tools.push_back("fatbinary");
-    for (StringRef tool : tools) {
-      SmallString<128> path(toolkit);
-      llvm::sys::path::append(path, "bin", tool);
-      if (!llvm::sys::fs::can_execute(path)) {
-        mlir::emitError(module.getLoc())
-            << "trace-lower-to-gpu: CUDA toolkit '" << toolkit
-            << "' has no executable " << path;
-        return signalPassFailure();
-      }
-    }
-  }
-
-  /// The first PTX ISA version that supports `chip` (PTX ISA release
-  /// notes), for the chips of the last generations; nullopt where unknown.
-  static std::optional<unsigned> minPTXVersion(StringRef chip) {
-    return llvm::StringSwitch<std::optional<unsigned>>(chip)
-        .Case("sm_80", 70)
-        .Case("sm_86", 71)
-        .Case("sm_87", 74)
-        .Cases({"sm_89", "sm_90"}, 78)
-        .Case("sm_90a", 80)
-        .Cases({"sm_100", "sm_100a", "sm_101", "sm_101a"}, 86)
-        .Cases({"sm_120", "sm_120a"}, 87)
-        .Default(std::nullopt);
-  }
-
-  std::string chip, features, format, toolkit;
-  bool serialize;
-};
-
-/// Moves every outlined kernel into the first gpu.module, so the whole
-/// program serializes to one gpu.binary: one fatbin that one
-/// cuModuleLoadData call loads, rather than one fatbin per kernel (outlining
-/// makes one gpu.module per launch). Each kernel is renamed after its old
-/// module, whose name outlining already made unique, and every
-/// gpu.launch_func is pointed at the new symbol.
-///
-/// With `fingerprint` (per-op mode, whose binaries the runtime loads apart
-/// from the IR that launches them), each name also gets a hash of the whole
-/// module at this point, host code and kernels: a fatbin compiled from
-/// another graph, shape or tiling then lacks the names the runtime looks up
-/// and fails to load instead of being launched with the wrong grid.
-struct MergeGpuModulesPass
-    : public PassWrapper<MergeGpuModulesPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MergeGpuModulesPass)
-
-  explicit MergeGpuModulesPass(bool fingerprint) : fingerprint(fingerprint) {}
-  bool fingerprint;
-
-  /// Hashes `func` (its launches: grids, arguments) with the kernels it
-  /// launches, and gives each of those kernels the hash as its suffix: a
-  /// per-op fingerprint, the same whatever else the file holds.
-  static void fingerprintLaunches(func::FuncOp func,
-                                  llvm::StringMap<std::string> &suffixes) {
-    // Fixed flags, whatever --mlir-print-* options the tool was given: no
-    // locations (the same graph from another file is the same), nothing
-    // elided (different constants are different code), local scope (no
-    // #map aliases standing for different maps in different modules).
-    OpPrintingFlags flags;
-    flags.enableDebugInfo(false)
-        .printGenericOpForm(false)
-        .useLocalScope(true)
-        .printValueUsers(false)
-        .printUniqueSSAIDs(false)
-        .printNameLocAsPrefix(false)
-        .skipRegions(false)
-        .elideLargeElementsAttrs(std::numeric_limits<int64_t>::max())
-        .elideLargeResourceString(std::numeric_limits<int64_t>::max())
-        .printLargeElementsAttrWithHex(-1);
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    func->print(os, flags);
-    SmallVector<StringRef> launched;
-    SymbolTable symbols(func->getParentOfType<ModuleOp>());
-    func.walk([&](gpu::LaunchFuncOp launch) {
-      StringRef name = launch.getKernelModuleName().getValue();
-      if (llvm::is_contained(launched, name))
-        return;
-      launched.push_back(name);
-      if (Operation *kernels = symbols.lookup(name))
-        kernels->print(os, flags);
-    });
-    std::string suffix =
-        "_" + llvm::utohexstr(llvm::xxh3_64bits(text) & 0xffffffffu,
-                              /*LowerCase=*/true, /*Width=*/8);
-    for (StringRef name : launched)
-      suffixes[name] = suffix;
-  }
-
-  StringRef getArgument() const final { return "trace-merge-gpu-modules"; }
-  StringRef getDescription() const final {
-    return "Moves all gpu.module kernels into one gpu.module";
-  }
-
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SmallVector<gpu::GPUModuleOp> kernelModules(
-        module.getOps<gpu::GPUModuleOp>());
-    if (kernelModules.empty() || (kernelModules.size() < 2 && !fingerprint))
-      return;
-    // Kernel module name -> fingerprint suffix of the host function that
-    // launches it.
-    llvm::StringMap<std::string> suffixes;
-    if (fingerprint)
-      for (func::FuncOp func : module.getOps<func::FuncOp>())
-        fingerprintLaunches(func, suffixes);
-    gpu::GPUModuleOp dest = kernelModules.front();
-    MLIRContext *ctx = &getContext();
-    // (old module, old kernel) -> new kernel name inside `dest`.
-    llvm::DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
-    for (gpu::GPUModuleOp kernelModule : kernelModules) {
-      SmallVector<Operation *> ops;
-      for (Operation &op : kernelModule.getBody()->getOperations())
-        ops.push_back(&op);
-      for (Operation *op : ops) {
-        auto func = dyn_cast<gpu::GPUFuncOp>(op);
-        // Anything else (helper functions, globals) could clash by name
-        // once merged; outlining of linalg loops creates none.
-        if (!func || ops.size() != 1) {
-          op->emitError("trace-merge-gpu-modules: expected one gpu.func "
-                        "per outlined gpu.module");
-          return signalPassFailure();
-        }
-        StringAttr newName = StringAttr::get(
-            ctx, kernelModule.getSymName() +
-                     suffixes.lookup(kernelModule.getSymName()));
-        renamed[{kernelModule.getSymNameAttr(), func.getNameAttr()}] = newName;
-        func.setName(newName);
-        if (kernelModule != dest) {
-          func->remove();
-          dest.getBody()->push_back(func);
-        }
-      }
-    }
-    // The first kernel's name would misdescribe a module holding them all.
-    if (!SymbolTable::lookupSymbolIn(module, "trace_kernels"))
-      dest.setName("trace_kernels");
-    WalkResult walk = module.walk([&](gpu::LaunchFuncOp launch) {
-      auto it =
-          renamed.find({launch.getKernelModuleName(), launch.getKernelName()});
-      if (it == renamed.end()) {
-        launch.emitError("trace-merge-gpu-modules: launch of an unknown "
-                         "kernel");
-        return WalkResult::interrupt();
-      }
-      launch.setKernelAttr(SymbolRefAttr::get(
-          dest.getSymNameAttr(), {FlatSymbolRefAttr::get(ctx, it->second)}));
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
-      return signalPassFailure();
-    for (gpu::GPUModuleOp kernelModule : llvm::drop_begin(kernelModules))
-      kernelModule.erase();
-  }
-};
-
-/// Puts each parallel loop nest's innermost dimension first. The mapping
-/// that follows gives dimension 0 to threadIdx.x (and blockIdx.x), whose
-/// neighbouring threads run together; with row-major buffers that must be
-/// the dimension whose neighbours are neighbours in memory, or every warp's
-/// loads and stores scatter over 32 rows instead of falling into a few
-/// cache lines. The dimensions of a parallel loop commute, so this only
-/// swaps which induction variable each bound drives.
-struct InnermostDimFirstPass
-    : public PassWrapper<InnermostDimFirstPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(InnermostDimFirstPass)
-
-  StringRef getArgument() const final { return "trace-innermost-dim-first"; }
-  StringRef getDescription() const final {
-    return "Reverses the dimensions of each scf.parallel, so the innermost "
-           "maps onto threadIdx.x";
-  }
-
-  void runOnOperation() override {
-    getOperation().walk([](scf::ParallelOp loop) {
-      unsigned n = loop.getNumLoops();
-      if (n < 2 || !loop.getInitVals().empty())
-        return;
-      auto reversed = [](OperandRange range) {
-        SmallVector<Value> values(range.begin(), range.end());
-        std::reverse(values.begin(), values.end());
-        return values;
-      };
-      SmallVector<Value> lbs = reversed(loop.getLowerBound());
-      SmallVector<Value> ubs = reversed(loop.getUpperBound());
-      SmallVector<Value> steps = reversed(loop.getStep());
-      loop.getLowerBoundMutable().assign(lbs);
-      loop.getUpperBoundMutable().assign(ubs);
-      loop.getStepMutable().assign(steps);
-      // Induction variable i now runs over what n-1-i ran over: swap uses.
-      Block::BlockArgListType ivs = loop.getBody()->getArguments();
-      SmallVector<SmallVector<OpOperand *>> uses(n);
-      for (unsigned i = 0; i < n; ++i)
-        for (OpOperand &use : ivs[i].getUses())
-          uses[i].push_back(&use);
-      for (unsigned i = 0; i < n; ++i)
-        for (OpOperand *use : uses[i])
-          use->set(ivs[n - 1 - i]);
-    });
-  }
-};
-
-/// What convert-linalg-to-parallel-loops leaves outside parallel loops runs
-/// on the host: a reduction into a 0-d result (sum of every element, the
-/// max of a 1-D softmax) becomes a plain scf.for nest of loads and stores,
-/// or a bare store of its initial value. On a GPU that memory is device
-/// memory, which the host cannot touch; so each such op (a load, a store, or
-/// a region op containing one) is moved into a gpu.launch of one thread.
-/// Correct but serial: a tree reduction across threads would be the fast
-/// form, and is not written yet.
-struct SerialHostComputeToGpuPass
-    : public PassWrapper<SerialHostComputeToGpuPass,
-                         OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SerialHostComputeToGpuPass)
-
-  StringRef getArgument() const final {
-    return "trace-serial-host-compute-to-gpu";
-  }
-  StringRef getDescription() const final {
-    return "Moves memory accesses left on the host into one-thread launches";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<gpu::GPUDialect>();
-  }
-
-  /// Whether `op` loads or stores outside any launch, and launches nothing
-  /// itself (a host loop around launches, like an RNN's time loop, is
-  /// orchestration and stays on the host).
-  static bool isHostCompute(Operation *op) {
-    bool access = false, launches = false;
-    op->walk<WalkOrder::PreOrder>([&](Operation *inner) {
-      if (isa<gpu::LaunchOp>(inner)) {
-        launches = true;
-        return WalkResult::skip();
-      }
-      access |= isa<memref::LoadOp, memref::StoreOp>(inner);
-      return WalkResult::advance();
-    });
-    return access && !launches;
-  }
-
-  /// Whether `op` may join a run of host compute: a load or store, a
-  /// side-effect-free op (the arithmetic between them), or a region op
-  /// doing host compute.
-  static bool mayJoinRun(Operation &op) {
-    if (op.hasTrait<OpTrait::IsTerminator>())
-      return false;
-    if (isa<memref::LoadOp, memref::StoreOp>(op))
-      return true;
-    if (op.getNumRegions() > 0)
-      return isHostCompute(&op);
-    return isMemoryEffectFree(&op) && !isa<ViewLikeOpInterface>(op);
-  }
-
-  void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    if (func.isExternal())
-      return;
-    // Maximal runs of consecutive ops that may join, each holding a load,
-    // a store or host compute (a 0-d elementwise op is load, arithmetic,
-    // store; a 0-d reduction a store and a loop nest).
-    SmallVector<SmallVector<Operation *>> runs;
-    SmallVector<Operation *> current;
-    auto close = [&] {
-      if (llvm::any_of(current, [](Operation *op) {
-            return isa<memref::LoadOp, memref::StoreOp>(op) ||
-                   op->getNumRegions() > 0;
-          }))
-        runs.push_back(current);
-      current.clear();
-    };
-    for (Operation &op : func.getBody().front()) {
-      if (mayJoinRun(op))
-        current.push_back(&op);
-      else
-        close();
-    }
-    close();
-    for (SmallVector<Operation *> &run : runs)
-      wrap(run);
-  }
-
-  /// Moves `run` into a one-thread launch. Constants stay outside, before
-  /// it (other host code may use them); a run with any other value used
-  /// after it stays on the host (and the plan reader refuses it).
-  static void wrap(ArrayRef<Operation *> run) {
-    llvm::SmallPtrSet<Operation *, 8> inRun(run.begin(), run.end());
-    SmallVector<Operation *> moved;
-    for (Operation *op : run) {
-      if (op->hasTrait<OpTrait::ConstantLike>()) {
-        op->moveBefore(run.front());
-        continue;
-      }
-      for (Value result : op->getResults())
-        for (Operation *user : result.getUsers())
-          if (!inRun.count(op->getBlock()->findAncestorOpInBlock(*user)
-                               ?: user))
-            return;
-      moved.push_back(op);
-    }
-    if (moved.empty())
-      return;
-    OpBuilder b(moved.front());
-    Location loc = moved.front()->getLoc();
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    auto launch = gpu::LaunchOp::create(b, loc, one, one, one, one, one, one);
-    Block &body = launch.getBody().front();
-    OpBuilder inner = OpBuilder::atBlockEnd(&body);
-    auto terminator = gpu::TerminatorOp::create(inner, loc);
-    for (Operation *op : moved)
-      op->moveBefore(terminator);
-  }
-};
-
-/// Both pipelines start from a trace.graph (or from linalg on tensors, which
-/// this leaves alone) and need every op lowered: a pyop left by
-/// --convert-trace-to-linalg is an error naming it and where it is.
-struct CheckLoweredPass
-    : public PassWrapper<CheckLoweredPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckLoweredPass)
-
-  explicit CheckLoweredPass(std::string pipeline)
-      : pipeline(std::move(pipeline)) {}
-  StringRef getArgument() const final { return "trace-check-lowered"; }
-  StringRef getDescription() const final {
-    return "Fails on trace.pyop ops left by --convert-trace-to-linalg";
-  }
-  void runOnOperation() override {
-    bool failed = false;
-    getOperation()->walk([&](trace::PyOp op) {
-      op.emitError() << pipeline << ": op '" << op.getOpName()
-                     << "' was not lowered to linalg, so it cannot be "
-                        "compiled (see the remark of "
-                        "--convert-trace-to-linalg)";
-      failed = true;
-    });
-    if (failed)
-      signalPassFailure();
-  }
-  std::string pipeline;
-};
-
-/// Per-op mode: a function whose op did not lower keeps the runtime's own
-/// kernel, so it is dropped (its remark from --convert-trace-to-linalg
-/// says why) rather than failing the pipeline.
-struct DropUnloweredPass
-    : public PassWrapper<DropUnloweredPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DropUnloweredPass)
-
-  StringRef getArgument() const final { return "trace-drop-unlowered"; }
-  StringRef getDescription() const final {
-    return "Erases the per-op functions whose op was not lowered to linalg";
-  }
-  void runOnOperation() override {
-    for (func::FuncOp func :
-         llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>()))
-      if (!func.getOps<trace::PyOp>().empty())
-        func.erase();
-  }
-};
 
 /// From trace.graph to linalg on tensors, checked; in per-op mode, first
 /// one graph per op, and ops that do not lower are left to the runtime.
@@ -511,9 +43,10 @@ void addTraceToLinalg(OpPassManager &pm, const char *pipeline, bool perOp) {
     pm.addPass(trace::createTraceSplitOps());
   pm.addPass(trace::createConvertTraceToLinalg());
   if (perOp)
-    pm.addPass(std::make_unique<DropUnloweredPass>());
+    pm.addPass(trace::createTraceDropUnlowered());
   else
-    pm.addPass(std::make_unique<CheckLoweredPass>(pipeline));
+    pm.addPass(trace::createTraceCheckLowered(
+        trace::TraceCheckLoweredOptions{/*pipeline=*/pipeline}));
 }
 
 /// Bufferization shared by both pipelines: whole-module one-shot bufferize
@@ -543,9 +76,13 @@ void addBufferization(OpPassManager &pm) {
 
 void mlir::trace::buildTraceLowerToGpuPipeline(
     OpPassManager &pm, const GpuPipelineOptions &options) {
-  pm.addPass(std::make_unique<CheckGpuTargetPass>(
-      options.chip, options.features, options.format, options.toolkit,
-      options.serialize));
+  trace::TraceCheckGpuTargetOptions check;
+  check.chip = options.chip;
+  check.features = options.features;
+  check.format = options.format;
+  check.toolkit = options.toolkit;
+  check.serialize = options.serialize;
+  pm.addPass(trace::createTraceCheckGpuTarget(check));
   addTraceToLinalg(pm, "trace-lower-to-gpu", options.perOp);
   addBufferization(pm);
 
@@ -564,18 +101,19 @@ void mlir::trace::buildTraceLowerToGpuPipeline(
     tileSizes = {32, 8};
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createConvertLinalgToParallelLoopsPass());
-  funcPm.addPass(std::make_unique<InnermostDimFirstPass>());
+  funcPm.addPass(trace::createTraceInnermostDimFirst());
   funcPm.addPass(
       createParallelLoopTilingPass(tileSizes, /*noMinMaxBounds=*/true));
   funcPm.addPass(createGpuMapParallelLoopsPass());
   funcPm.addPass(createConvertParallelLoopToGpuPass());
-  funcPm.addPass(std::make_unique<SerialHostComputeToGpuPass>());
+  funcPm.addPass(trace::createTraceSerialHostComputeToGpu());
   // Folds the launch's grid and block sizes to constants, so outlining
   // sees (and a reader or test can check) the static launch shape.
   funcPm.addPass(createCanonicalizerPass());
   pm.addPass(createGpuKernelOutliningPass());
   if (options.mergeKernelModules)
-    pm.addPass(std::make_unique<MergeGpuModulesPass>(options.perOp));
+    pm.addPass(trace::createTraceMergeGpuModules(
+        trace::TraceMergeGpuModulesOptions{/*fingerprint=*/options.perOp}));
 
   // Kernels go to NVVM and into a gpu.binary before the host is touched:
   // until then the host functions are plain memref code (allocations and

@@ -172,8 +172,9 @@ static llvm::Error constantData(ConstantOp op, DType dtype,
 llvm::Expected<std::unique_ptr<Executable>>
 traceir::buildExecutable(GraphOp graph, Device device,
                          const GeneratedKernels *generated,
-                         std::shared_ptr<GpuLibrary> library) {
-  auto created = Executable::create(device);
+                         std::shared_ptr<GpuLibrary> library,
+                         bool forSaving) {
+  auto created = Executable::create(device, !forSaving);
   if (!created)
     return traceir::toLLVM(created.takeError());
   std::unique_ptr<Executable> exe = std::move(*created);

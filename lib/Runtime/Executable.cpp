@@ -42,6 +42,8 @@ static Error checkBinding(const std::string &what, const std::string &name,
 }
 
 Error Executable::loadParams(const NamedTensors &tensors) {
+  if (!alloc)
+    return makeError("@" + name + " was built to be saved, not run");
   alloc->activate();
   for (auto &st : persistent)
     if (st->data)
@@ -221,6 +223,8 @@ std::string opWhere(const OpInfoRT &op) {
 
 Expected<std::vector<HostTensor>>
 Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
+  if (!alloc)
+    return makeError("@" + name + " was built to be saved, not run");
   if (!paramsLoaded) {
     if (!paramSpecs.empty())
       return makeError("parameters are not loaded: call loadParams first (" +
@@ -450,12 +454,15 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
   return outputs;
 }
 
-Expected<std::unique_ptr<Executable>> Executable::create(Device device) {
+Expected<std::unique_ptr<Executable>> Executable::create(Device device,
+                                                         bool withAllocator) {
   static std::atomic<uint64_t> nextUid{1};
   auto exe = std::make_unique<Executable>();
   exe->dev = device;
   exe->uid = nextUid++;
-  if (device.kind == Device::Kind::CPU) {
+  if (!withAllocator) {
+    // Saved, never run.
+  } else if (device.kind == Device::Kind::CPU) {
     exe->alloc = createCPUAllocator();
   } else {
     auto alloc = createCUDAAllocator(device.index);

@@ -1,6 +1,6 @@
 //===- trace-run.cpp - Execute a trace.graph ------------------------------===//
 //
-//   trace-run model.mlir --params w.safetensors --inputs in.safetensors
+//   trace-run model.mlir|model.trx --params w.safetensors --inputs in.safetensors
 //             --outputs out.safetensors --device cpu --memory-report[=json]
 //             --profile trace.json --profile-summary
 //             --gpu-binary model.fatbin | --compile-gpu-kernels
@@ -15,6 +15,8 @@
 #include "TraceIR/Dialect/ParseSource.h"
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Runtime/Build.h"
+#include "TraceIR/Runtime/ExecutableFile.h"
+#include "RunDriver.h"
 #include "TraceIR/Runtime/Profiler.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -26,11 +28,12 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <chrono>
+#include <sstream>
 
 using namespace llvm;
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<graph.mlir>"),
+static cl::opt<std::string> inputFile(cl::Positional,
+                                      cl::desc("<graph.mlir or saved .trx>"),
                                       cl::Required);
 static cl::opt<std::string>
     graphName("graph", cl::desc("The trace.graph to run (default: "
@@ -92,6 +95,9 @@ static cl::opt<bool> printKernelPlan(
     cl::desc("Print which ops run generated kernels (launches, grids, "
              "temporaries) and why the others do not; without --gpu-binary "
              "or --compile-gpu-kernels, print and exit"));
+static cl::opt<bool> describe(
+    "describe",
+    cl::desc("Print what a saved executable (.trx) holds, and exit"));
 static cl::opt<std::string>
     cudaToolkit("cuda-toolkit", cl::init("/usr/local/cuda"),
                 cl::desc("CUDA toolkit for --compile-gpu-kernels"));
@@ -126,6 +132,57 @@ static void printPlan(raw_ostream &os, StringRef graph,
     os << "  runtime kernel: " << why << "\n";
 }
 
+/// Everything after the executable exists: the run driver trace-exec
+/// shares.
+static int runLoaded(traceir::Executable &exe) {
+  if (memoryLimit.getNumOccurrences() && memoryLimit < 0)
+    return fail("--memory-limit must be a number of bytes >= 0");
+  traceir::RunDriverOptions options;
+  options.paramsFile = paramsFile;
+  options.inputsFile = inputsFile;
+  options.outputsFile = outputsFile;
+  options.profileFile = profileFile;
+  options.memoryReport =
+      memoryReport == ReportFormat::JSON   ? traceir::RunDriverOptions::Report::JSON
+      : memoryReport == ReportFormat::Text ? traceir::RunDriverOptions::Report::Text
+                                           : traceir::RunDriverOptions::Report::None;
+  options.checkFrees = checkFrees;
+  options.profileSummary = profileSummary;
+  options.seed = seed;
+  if (memoryLimit >= 0)
+    options.memoryLimit = memoryLimit;
+  options.benchmark = benchmark;
+  std::ostringstream out;
+  traceir::Error err = traceir::runDriver(exe, options, out);
+  outs() << out.str();
+  if (err)
+    return fail(err.message());
+  return 0;
+}
+
+/// A saved executable (.trx): loaded, described or run as trace-exec does.
+static int runSaved(const std::string &bytes, bool deviceGiven,
+                    traceir::Device device) {
+  if (!gpuBinary.empty() || compileGpuKernels || printKernelPlan ||
+      !graphName.empty())
+    return fail("--gpu-binary, --compile-gpu-kernels, --print-kernel-plan "
+                "and --graph apply to MLIR input; a saved executable holds "
+                "its graph and kernels");
+  if (describe) {
+    auto text = traceir::describeExecutable(bytes, inputFile);
+    if (!text)
+      return fail(toString(text.takeError()));
+    outs() << *text;
+    return 0;
+  }
+  auto exe = traceir::loadExecutableBuffer(
+      bytes, inputFile,
+      deviceGiven ? std::optional<traceir::Device>(device) : std::nullopt);
+  if (!exe)
+    return fail(toString(exe.takeError()));
+  return runLoaded(**exe);
+}
+
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "TraceIR runner\n");
@@ -134,6 +191,16 @@ int main(int argc, char **argv) {
   if (!device)
     return fail("unknown device '" + deviceName +
                 "' (expected cpu, cuda or cuda:N)");
+  if (inputFile != "-") {
+    auto bytes = traceir::readFileBytes(inputFile);
+    if (!bytes)
+      return fail(toString(bytes.takeError()));
+    if (traceir::looksLikeExecutableFile(*bytes))
+      return runSaved(*bytes, deviceName.getNumOccurrences() > 0, *device);
+  }
+  if (describe)
+    return fail("--describe reads saved executables (.trx); " + inputFile +
+                " is MLIR");
 
   mlir::MLIRContext context;
   context.loadDialect<mlir::trace::TraceDialect>();
@@ -182,101 +249,5 @@ int main(int argc, char **argv) {
   if (!exe)
     return fail(toString(exe.takeError()));
 
-  if (memoryLimit.getNumOccurrences() && memoryLimit < 0)
-    return fail("--memory-limit must be a number of bytes >= 0");
-  std::optional<int64_t> limit;
-  if (memoryLimit >= 0)
-    limit = memoryLimit;
-  // Before the parameters load, so that they count against it too.
-  (*exe)->allocator().setLimit(limit);
-
-  traceir::NamedTensors params, inputs;
-  if (!paramsFile.empty()) {
-    auto loaded = traceir::readSafetensors(paramsFile);
-    if (!loaded)
-      return fail(toString(loaded.takeError()));
-    params = std::move(*loaded);
-  }
-  if (!inputsFile.empty()) {
-    auto loaded = traceir::readSafetensors(inputsFile);
-    if (!loaded)
-      return fail(toString(loaded.takeError()));
-    inputs = std::move(*loaded);
-  }
-  if (traceir::Error err = (*exe)->loadParams(params))
-    return fail(toString(std::move(err)));
-
-  traceir::RunOptions options;
-  options.checkFrees = checkFrees;
-  options.seed = seed;
-  options.memoryLimitBytes = limit;
-  // The trace's sink exists before the run, so an unwritable path fails
-  // before any work; it becomes the file only once the profile is complete.
-  traceir::Profiler profiler;
-  std::unique_ptr<traceir::TraceSink> sink;
-  if (!profileFile.empty()) {
-    auto file = traceir::ChromeTraceFileSink::create(profileFile);
-    if (!file)
-      return fail(toString(file.takeError()));
-    sink = std::move(*file);
-  } else if (profileSummary) {
-    sink = std::make_unique<traceir::MemoryTraceSink>();
-  }
-  if (sink) {
-    options.profiler = &profiler;
-    profiler.start();
-  }
-  auto outputs = (*exe)->run(inputs, options);
-  if (!outputs)
-    return fail(toString(outputs.takeError()));
-
-  // With --benchmark the profile covers every run, so that profiled and
-  // unprofiled times compare (bench/profiler_bench.py).
-  auto finishProfile = [&]() -> traceir::Error {
-    if (!sink)
-      return traceir::Error::success();
-    if (traceir::Error err = profiler.stop(*sink))
-      return err;
-    if (profileSummary)
-      outs() << profiler.summary().toText();
-    return traceir::Error::success();
-  };
-  if (benchmark == 0)
-    if (traceir::Error err = finishProfile())
-      return fail(toString(std::move(err)));
-
-  if (benchmark > 0) {
-    auto start = std::chrono::steady_clock::now();
-    for (unsigned i = 0; i < benchmark; ++i) {
-      auto again = (*exe)->run(inputs, options);
-      if (!again)
-        return fail(toString(again.takeError()));
-    }
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count() /
-        benchmark;
-    size_t instrs = (*exe)->instrs.size();
-    outs() << llvm::formatv("benchmark: {0} runs, {1:f3} ms per run, {2} "
-                            "instructions, {3:f3} us per instruction\n",
-                            unsigned(benchmark), seconds * 1e3, instrs,
-                            instrs ? seconds * 1e6 / instrs : 0.0);
-    if (traceir::Error err = finishProfile())
-      return fail(toString(std::move(err)));
-  }
-  // Last, so that no later failure (of a benchmark run, or of the profile)
-  // leaves an output file behind.
-  if (!outputsFile.empty()) {
-    traceir::NamedTensors named;
-    for (auto [i, t] : llvm::enumerate(*outputs))
-      named.emplace("output" + std::to_string(i), std::move(t));
-    if (traceir::Error err = traceir::writeSafetensors(outputsFile, named))
-      return fail(toString(std::move(err)));
-  }
-  const traceir::MemoryReport &report = (*exe)->memoryReport();
-  if (memoryReport == ReportFormat::JSON)
-    outs() << report.toJSON() << "\n";
-  else if (memoryReport == ReportFormat::Text)
-    outs() << report.toText() << "\n";
-  return 0;
+  return runLoaded(**exe);
 }

@@ -102,6 +102,11 @@ void registerTracePipelineDialects(DialectRegistry &registry);
 /// the bytes cuModuleLoadData takes. Call before parsing the command line.
 void registerGpuBinaryTranslation();
 
+/// Sets `options`' chip, features and toolkit from trace-translate's
+/// --chip, --features and --toolkit (registering them on first use), for
+/// every translation that compiles kernels.
+void getGpuTranslationOptions(GpuPipelineOptions &options);
+
 } // namespace mlir::trace
 
 #endif // TRACEIR_CONVERSION_PIPELINES_H

@@ -20,11 +20,14 @@ namespace traceir {
 /// location), decodes scalars, records result types, and takes the
 /// predicted peak from StorageLiveness. With `generated` (built for this
 /// graph, see Conversion/KernelPlan.h), the ops it covers launch its
-/// kernels from `library` instead of the runtime's.
+/// kernels from `library` instead of the runtime's. `forSaving` builds
+/// one to save (ExecutableFile.h) on a machine that may lack the device:
+/// no allocator, no library.
 llvm::Expected<std::unique_ptr<Executable>>
 buildExecutable(mlir::trace::GraphOp graph, Device device,
                 const GeneratedKernels *generated = nullptr,
-                std::shared_ptr<GpuLibrary> library = nullptr);
+                std::shared_ptr<GpuLibrary> library = nullptr,
+                bool forSaving = false);
 
 /// The trace.graph named `name` in `module`, or its only graph when `name`
 /// is empty; errors say which (`where` names the module, e.g. its file).

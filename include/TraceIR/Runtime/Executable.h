@@ -132,7 +132,10 @@ public:
 
   /// An empty executable for `device`, with its allocator: what
   /// buildExecutable (Build.cpp) and loadExecutable (ExecutableFile.h) fill.
-  static Expected<std::unique_ptr<Executable>> create(Device device);
+  /// Without `withAllocator` it can only be saved, not run: that is how a
+  /// build machine without a GPU compiles for one.
+  static Expected<std::unique_ptr<Executable>> create(Device device,
+                                                      bool withAllocator = true);
 
   // Filled by buildExecutable or loadExecutable.
   struct ArgSpec {

@@ -197,9 +197,16 @@ void mlir::trace::registerTracePipelineDialects(DialectRegistry &registry) {
   registerAllToLLVMIRTranslations(registry);
 }
 
-void mlir::trace::registerGpuBinaryTranslation() {
-  // Function-local statics: the options exist only in tools that register
-  // this translation (trace-translate), not in every user of the library.
+namespace {
+/// trace-translate's GPU options. Function-local statics: the options
+/// exist only in tools that register a translation that uses them, not in
+/// every user of the library.
+struct GpuTranslationOptions {
+  llvm::cl::opt<std::string> &chip;
+  llvm::cl::opt<std::string> &features;
+  llvm::cl::opt<std::string> &toolkit;
+};
+GpuTranslationOptions gpuTranslationOptions() {
   static llvm::cl::opt<std::string> chip(
       "chip", llvm::cl::desc("--emit-gpu-binary: NVPTX chip (sm_80, sm_90)"),
       llvm::cl::init("sm_90"));
@@ -209,6 +216,19 @@ void mlir::trace::registerGpuBinaryTranslation() {
   static llvm::cl::opt<std::string> toolkit(
       "toolkit", llvm::cl::desc("--emit-gpu-binary: CUDA toolkit root"),
       llvm::cl::init("/usr/local/cuda"));
+  return {chip, features, toolkit};
+}
+} // namespace
+
+void mlir::trace::getGpuTranslationOptions(GpuPipelineOptions &options) {
+  GpuTranslationOptions o = gpuTranslationOptions();
+  options.chip = o.chip;
+  options.features = o.features;
+  options.toolkit = o.toolkit;
+}
+
+void mlir::trace::registerGpuBinaryTranslation() {
+  gpuTranslationOptions();
   static llvm::cl::opt<bool> perOp(
       "per-op",
       llvm::cl::desc("--emit-gpu-binary: one host function per compute op "
@@ -223,9 +243,7 @@ void mlir::trace::registerGpuBinaryTranslation() {
       "cuModuleLoadData",
       [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
         GpuPipelineOptions options;
-        options.chip = chip;
-        options.features = features;
-        options.toolkit = toolkit;
+        getGpuTranslationOptions(options);
         options.format = "fatbin";
         options.mergeKernelModules = true;
         options.perOp = perOp;

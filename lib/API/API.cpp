@@ -10,6 +10,7 @@
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Import/ANFImporter.h"
 #include "TraceIR/Runtime/Build.h"
+#include "TraceIR/Runtime/EmitExecutable.h"
 #include "TraceIR/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -177,6 +178,32 @@ Executable::create(const std::string &text, const std::string &graphName,
   if (!built)
     return {nullptr, llvm::toString(built.takeError())};
   return {wrap(std::move(*built)), {}};
+}
+
+Result<std::string> emitExecutable(const std::string &text,
+                                   const std::string &graphName,
+                                   const std::string &deviceName,
+                                   const std::string &sourceName,
+                                   bool generatedKernels,
+                                   const std::string &chip) {
+  auto device = parseDevice(deviceName);
+  if (!device)
+    return {{}, toString(device.takeError())};
+  Session s;
+  auto module = s.parse(text, sourceName);
+  if (!module)
+    return {{}, s.error("cannot parse " + sourceName)};
+  auto graph = findGraph(*module, graphName, sourceName);
+  if (!graph)
+    return {{}, llvm::toString(graph.takeError())};
+  mlir::trace::GpuPipelineOptions options;
+  options.chip = chip;
+  auto bytes = traceir::emitExecutable(*graph, *device,
+                                       generatedKernels ? &options : nullptr,
+                                       "traceir (Python)");
+  if (!bytes)
+    return {{}, s.error(llvm::toString(bytes.takeError()))};
+  return {std::move(*bytes), {}};
 }
 
 } // namespace traceir::api

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "APIImpl.h"
+#include "TraceIR/Runtime/CPU/Gemm.h"
+#include "TraceIR/Runtime/ExecutableFile.h"
 #include "TraceIR/Support/CheckedMath.h"
 
 using namespace traceir;
@@ -66,6 +68,38 @@ Executable::wrap(std::unique_ptr<traceir::Executable> exe) {
   out->impl->exe = std::move(exe);
   return out;
 }
+
+Result<std::unique_ptr<Executable>>
+Executable::load(const std::string &path, const std::string &deviceName) {
+  std::optional<Device> device;
+  if (!deviceName.empty()) {
+    auto d = parseDevice(deviceName);
+    if (!d)
+      return {nullptr, toString(d.takeError())};
+    device = *d;
+  }
+  auto exe = loadExecutable(path, device);
+  if (!exe)
+    return {nullptr, toString(exe.takeError())};
+  return {wrap(std::move(*exe)), {}};
+}
+
+std::string Executable::save(const std::string &path) const {
+  return toString(saveExecutable(*impl->exe, path, "traceir (Python)"));
+}
+
+std::string Executable::describe() const {
+  auto bytes = serializeExecutable(
+      *impl->exe, impl->exe->producer.empty() ? "this process" : impl->exe->producer);
+  if (!bytes)
+    return toString(bytes.takeError());
+  auto text = describeExecutable(*bytes, "(in memory)");
+  return text ? *text : toString(text.takeError());
+}
+
+void setNumThreads(int n) { cpu::setGemmThreads(n); }
+int numThreads() { return cpu::gemmThreads(); }
+std::string gemmBackend() { return cpu::gemmBackend(); }
 
 std::string Executable::device() const { return impl->exe->device().str(); }
 const std::vector<std::string> &Executable::paramNames() const {

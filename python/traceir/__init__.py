@@ -11,6 +11,13 @@ and profile the runs.
         exe(x)
     print(prof.summary())
     print(exe.memory_report())
+    exe.save("model.trx")                           # runs where there is no LLVM:
+    exe2 = traceir.load_executable("model.trx", params=m.params)
+
+The runtime-only build (TRACEIR_RUNTIME_ONLY, for machines without LLVM)
+has load_executable, profile, the thread count and memory reports
+(traceir.runtime); parsing, passes, from_torch and compile need the full
+build.
 """
 import contextlib
 import json
@@ -22,7 +29,30 @@ from . import _traceir
 from ._traceir import TraceIRError
 
 __all__ = ["Module", "CompiledGraph", "Profile", "TraceIRError", "compile", "from_torch",
-           "import_anf", "profile"]
+           "import_anf", "load_executable", "profile", "set_num_threads", "num_threads"]
+
+HAS_COMPILER = _traceir.HAS_COMPILER
+
+
+def _compiler(what):
+    """The native compiler half, or an error saying this build has none."""
+    if not HAS_COMPILER:
+        raise TraceIRError(f"{what} needs TraceIR's compiler, and this is the runtime-only build "
+                           "(no LLVM/MLIR): it loads and runs saved executables "
+                           "(traceir.load_executable); compile them where the full build is "
+                           "(CompiledGraph.save, trace-translate --emit-executable)")
+    return _traceir
+
+
+def set_num_threads(n):
+    """Threads of the CPU kernels' matrix products (the BLAS's)."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise TypeError(f"set_num_threads takes an int >= 1, got {n!r}")
+    _traceir.set_num_threads(n)
+
+
+def num_threads():
+    return _traceir.num_threads()
 
 
 def _atomic_write(path, write):
@@ -46,7 +76,7 @@ class Module:
     def __init__(self, text, params=None, name="<string>", out_spec=None):
         if not isinstance(text, str):
             raise TypeError(f"Module text must be a str, got {type(text).__name__}")
-        self.text = _traceir.parse(text, name)
+        self.text = _compiler("parsing a Module").parse(text, name)
         self.params = dict(params or {})
         self.name = name
         # How a from_torch module's flat outputs nest (a torch pytree spec).
@@ -59,6 +89,12 @@ class Module:
 
     @staticmethod
     def load(path, params=None):
+        """Reads MLIR text (a saved executable, .trx, loads with
+        traceir.load_executable)."""
+        with open(path, "rb") as f:
+            if f.read(8) == b"TRACEIRX":
+                raise TraceIRError(f"{path} is a saved executable: load it with "
+                                   "traceir.load_executable(path, params=...)")
         with open(path) as f:
             return Module(f.read(), params, name=path)
 
@@ -74,11 +110,23 @@ class Module:
         "canonicalize,cse,free-dead-tensors"."""
         if not isinstance(pipeline, str):
             raise TypeError(f"pipeline must be a str, got {type(pipeline).__name__}")
-        return Module(_traceir.run_passes(self.text, pipeline, self.name), self.params, self.name,
-                      self.out_spec)
+        return Module(_compiler("run_passes").run_passes(self.text, pipeline, self.name),
+                      self.params, self.name, self.out_spec)
 
     def save(self, path):
         _atomic_write(path, lambda f: f.write(self.text.encode()))
+
+    def save_executable(self, path, device="cpu", graph="", gpu_kernels=None, chip="sm_90"):
+        """Builds the graph for `device` without using it (a CPU machine
+        compiles for a GPU server) and saves the executable as `path` (.trx),
+        as trace-translate --emit-executable does; gpu_kernels="compile"
+        runs the ops the GPU lowering covers with its kernels, compiled for
+        `chip`. Parameters are not in the file (save_params)."""
+        if gpu_kernels not in (None, "compile"):
+            raise TypeError(f"gpu_kernels must be None or \"compile\", got {gpu_kernels!r}")
+        data = _compiler("save_executable").emit_executable(
+            self.text, graph, device, self.name, gpu_kernels == "compile", chip)
+        _atomic_write(path, lambda f: f.write(data))
 
     def save_params(self, path):
         """Writes `params` as a safetensors file (trace-run --params)."""
@@ -91,7 +139,7 @@ class Module:
 def import_anf(text, name="<string>", params=None):
     """Imports a 2017 PyTorch text trace (ANF), as trace-translate
     --import-anf does."""
-    return Module(_traceir.import_anf(text, name), params, name)
+    return Module(_compiler("import_anf").import_anf(text, name), params, name)
 
 
 def _to_numpy(name, value):
@@ -245,17 +293,22 @@ class CompiledGraph:
     """A graph built for one device with its parameters loaded; call it with
     the graph's inputs (positionally in `input_names` order, or by name)."""
 
-    def __init__(self, module, device, graph="", gpu_kernels=None):
+    def __init__(self, module, device, graph="", gpu_kernels=None, _native=None, _params=None):
         self.module = module
-        compile_kernels = gpu_kernels == "compile"
-        binary = "" if gpu_kernels is None or compile_kernels else os.fspath(gpu_kernels)
-        self._exe = _traceir.Executable.create(module.text, graph, device, module.name,
-                                               compile_kernels, binary)
-        missing = [n for n in self._exe.param_names if n not in module.params]
+        if _native is not None:  # load_executable
+            self._exe = _native
+            params = _params
+        else:
+            compile_kernels = gpu_kernels == "compile"
+            binary = "" if gpu_kernels is None or compile_kernels else os.fspath(gpu_kernels)
+            self._exe = _compiler("compile").create_executable(
+                module.text, graph, device, module.name, compile_kernels, binary)
+            params = module.params
+        missing = [n for n in self._exe.param_names if n not in params]
         if missing:
             raise TraceIRError("missing parameter" + ("s " if len(missing) > 1 else " ") +
                                ", ".join(f"'{n}'" for n in missing))
-        self._exe.load_params([(n, _host_array(n, module.params[n], "param")[0])
+        self._exe.load_params([(n, _host_array(n, params[n], "param")[0])
                                for n in self._exe.param_names])
         self.device = self._exe.device
         self.input_names = list(self._exe.input_names)
@@ -263,7 +316,7 @@ class CompiledGraph:
         self.check_frees = False
         self.seed = 0
         # Re-nest the outputs only where the model's are nested.
-        spec = module.out_spec
+        spec = module.out_spec if module is not None else None
         self._nested = spec is not None and not spec.is_leaf()
 
     def __call__(self, *args, **kwargs):
@@ -319,6 +372,42 @@ class CompiledGraph:
         """The last call's memory report (as trace-run --memory-report=json)."""
         return json.loads(self._exe.memory_report())
 
+    def save(self, path):
+        """Saves the executable as `path` (.trx): traceir.load_executable and
+        trace-exec run it without LLVM or MLIR. Parameters are not in the
+        file (Module.save_params writes them)."""
+        self._exe.save(os.fspath(path))
+
+    def describe(self):
+        """What a saved file of it holds (as trace-exec --describe)."""
+        return self._exe.describe()
+
+
+def _read_params(params):
+    if params is None:
+        return {}
+    if isinstance(params, (str, os.PathLike)):
+        from safetensors.numpy import load_file
+        return load_file(os.fspath(params))
+    if isinstance(params, dict):
+        return params
+    raise TypeError(f"params must be a dict of tensors or the path of a safetensors file, "
+                    f"got {type(params).__name__}")
+
+
+def load_executable(path, params=None, device=None):
+    """Loads a saved executable (CompiledGraph.save, Module.save_executable,
+    trace-translate --emit-executable) with its parameters (a dict of torch
+    tensors or numpy arrays, or a safetensors file). It runs on the device
+    it was built for, or on `device` (of the same kind: "cuda:1" for a file
+    built for cuda). Needs no LLVM or MLIR: the runtime-only build has it."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"load_executable takes a path, got {type(path).__name__}")
+    if device is not None and not isinstance(device, str):
+        raise TypeError(f"device must be a str such as \"cuda:1\", got {type(device).__name__}")
+    native = _traceir.Executable.load(os.fspath(path), device or "")
+    return CompiledGraph(None, None, _native=native, _params=_read_params(params))
+
 
 def compile(module, device="cpu", fallback=False, graph="", gpu_kernels=None):
     """Builds `module` for `device` ("cpu", "cuda", "cuda:N"). With
@@ -329,6 +418,7 @@ def compile(module, device="cpu", fallback=False, graph="", gpu_kernels=None):
     --emit-gpu-binary` wrote for the same graph) runs the ops the lowering
     covers with the compiler's kernels instead of the runtime's, like
     `trace-run --compile-gpu-kernels` / `--gpu-binary`; CUDA devices only."""
+    _compiler("compile")
     if not isinstance(module, Module):
         raise TypeError(f"compile() takes a traceir.Module, got {type(module).__name__}")
     if gpu_kernels is not None and not (gpu_kernels == "compile" or isinstance(gpu_kernels, (str, os.PathLike))):

@@ -7,3 +7,28 @@ HERE = os.path.dirname(__file__)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.environ.get(
     "TRACEIR_BUILD", os.path.join(HERE, "..", "..", "build")), "python"))
+
+# TRACEIR_ROUNDTRIP=1: every graph a test compiles is saved as a .trx file
+# and loaded back before it runs, so the whole suite checks that saved
+# executables run as the ones built here do (scripts/test.sh runs the tier
+# this way once more).
+if os.environ.get("TRACEIR_ROUNDTRIP") == "1":
+    import tempfile
+
+    import traceir
+
+    _build = traceir.CompiledGraph.__init__
+
+    def _roundtrip_init(self, module, device, graph="", gpu_kernels=None, _native=None,
+                        _params=None):
+        _build(self, module, device, graph, gpu_kernels, _native, _params)
+        if _native is not None:
+            return
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "graph.trx")
+            self.save(path)
+            self._exe = traceir._traceir.Executable.load(path, "")
+        self._exe.load_params([(n, traceir._host_array(n, module.params[n], "param")[0])
+                               for n in self._exe.param_names])
+
+    traceir.CompiledGraph.__init__ = _roundtrip_init

@@ -52,6 +52,24 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 class Profiler;
 
+/// The .trx bytes of the graph named `graph` (or the only one) built for
+/// `device` without using the device (trace-translate --emit-executable);
+/// with `generatedKernels`, the ops the GPU lowering covers run its kernels,
+/// compiled for `chip`. The compiler half only.
+Result<std::string> emitExecutable(const std::string &text,
+                                   const std::string &graph,
+                                   const std::string &device,
+                                   const std::string &sourceName,
+                                   bool generatedKernels,
+                                   const std::string &chip);
+
+/// Threads of the CPU matrix products (the BLAS's; the portable GEMM runs
+/// on one).
+void setNumThreads(int n);
+int numThreads();
+/// "OpenBLAS" or "portable".
+std::string gemmBackend();
+
 /// A trace.graph built for one device, with its parameters loaded.
 class Executable {
 public:
@@ -65,6 +83,14 @@ public:
          const std::string &device, const std::string &sourceName,
          bool compileGpuKernels = false, const std::string &gpuBinary = "");
   ~Executable();
+  /// Loads a saved executable (.trx) to run on `device`, or on the device it
+  /// was built for when `device` is empty.
+  static Result<std::unique_ptr<Executable>> load(const std::string &path,
+                                                  const std::string &device);
+  /// Saves it as a .trx file (parameters are not in it).
+  std::string save(const std::string &path) const;
+  /// What it holds (as trace-exec --describe prints).
+  std::string describe() const;
   /// Takes over a runtime executable (what create() builds).
   static std::unique_ptr<Executable>
   wrap(std::unique_ptr<traceir::Executable> exe);

@@ -25,3 +25,6 @@ void cpu::dgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
 }
 
 const char *cpu::gemmBackend() { return "OpenBLAS"; }
+
+void cpu::setGemmThreads(int n) { openblas_set_num_threads(n > 0 ? n : 1); }
+int cpu::gemmThreads() { return openblas_get_num_threads(); }

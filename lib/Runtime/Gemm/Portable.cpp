@@ -71,3 +71,6 @@ void cpu::dgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
 }
 
 const char *cpu::gemmBackend() { return "portable"; }
+
+void cpu::setGemmThreads(int) {}
+int cpu::gemmThreads() { return 1; }

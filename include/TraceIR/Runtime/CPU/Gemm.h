@@ -35,6 +35,11 @@ inline void gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
   dgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+/// Threads of these products (the BLAS's); the portable loops use one and
+/// ignore the setting.
+void setGemmThreads(int n);
+int gemmThreads();
+
 /// What implements them: "OpenBLAS" or "portable" (trace-exec --version,
 /// the GPU bundle's table).
 const char *gemmBackend();

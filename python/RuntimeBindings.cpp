@@ -1,0 +1,209 @@
+//===- RuntimeBindings.cpp - The runtime half of the _traceir extension ---===//
+//
+// nanobind over TraceIR/API/API.h only: this file is compiled with RTTI and
+// exceptions (nanobind needs both) and sees no LLVM or MLIR header. Errors
+// from the API become Python exceptions here; the `traceir` package on top
+// turns torch tensors and numpy arrays into what these functions take.
+// Both builds have this half; the full build adds CompilerBindings.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Bindings.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+
+namespace nb = nanobind;
+using namespace traceir;
+
+/// The error type of every TraceIR failure the bindings report.
+static nb::object traceirError;
+
+void traceir::bindings::raise(const std::string &msg) {
+  PyErr_SetString(traceirError.ptr(), msg.c_str());
+  throw nb::python_error();
+}
+
+using namespace traceir::bindings;
+
+namespace {
+
+using HostArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
+
+/// The safetensors dtype name of a DLPack dtype, or "" if TraceIR has none.
+std::string dtypeName(nb::dlpack::dtype t) {
+  using C = nb::dlpack::dtype_code;
+  switch (static_cast<C>(t.code)) {
+  case C::Float:
+    return t.bits == 32   ? "F32"
+           : t.bits == 64 ? "F64"
+           : t.bits == 16 ? "F16"
+                          : "";
+  case C::Bfloat:
+    return t.bits == 16 ? "BF16" : "";
+  case C::Int:
+    return t.bits == 64   ? "I64"
+           : t.bits == 32 ? "I32"
+           : t.bits == 16 ? "I16"
+           : t.bits == 8  ? "I8"
+                          : "";
+  case C::UInt:
+    return t.bits == 8 ? "U8" : "";
+  case C::Bool:
+    return "BOOL";
+  default:
+    return "";
+  }
+}
+
+nb::dlpack::dtype dlpackDType(const std::string &name) {
+  using C = nb::dlpack::dtype_code;
+  auto make = [](C code, int bits) {
+    nb::dlpack::dtype t;
+    t.code = static_cast<uint8_t>(code);
+    t.bits = static_cast<uint8_t>(bits);
+    t.lanes = 1;
+    return t;
+  };
+  if (name == "F32")
+    return make(C::Float, 32);
+  if (name == "F64")
+    return make(C::Float, 64);
+  if (name == "F16")
+    return make(C::Float, 16);
+  if (name == "BF16")
+    return make(C::Bfloat, 16);
+  if (name == "I64")
+    return make(C::Int, 64);
+  if (name == "I32")
+    return make(C::Int, 32);
+  if (name == "I16")
+    return make(C::Int, 16);
+  if (name == "I8")
+    return make(C::Int, 8);
+  if (name == "U8")
+    return make(C::UInt, 8);
+  return make(C::Bool, 8);
+}
+
+api::NamedTensors
+toTensors(const std::vector<std::pair<std::string, HostArray>> &arrays) {
+  api::NamedTensors out;
+  out.reserve(arrays.size());
+  for (const auto &[name, a] : arrays) {
+    api::Tensor t;
+    t.dtype = dtypeName(a.dtype());
+    if (t.dtype.empty())
+      raise("tensor '" + name + "' has a dtype TraceIR cannot hold");
+    t.shape.assign(a.shape_ptr(), a.shape_ptr() + a.ndim());
+    const auto *bytes = static_cast<const uint8_t *>(a.data());
+    t.data.assign(bytes, bytes + a.nbytes());
+    out.emplace_back(name, std::move(t));
+  }
+  return out;
+}
+
+/// A numpy array owning a copy of the output (freed with the array).
+nb::object toNumpy(api::Tensor &t) {
+  auto *data = new std::vector<uint8_t>(std::move(t.data));
+  nb::capsule owner(data, [](void *p) noexcept {
+    delete static_cast<std::vector<uint8_t> *>(p);
+  });
+  std::vector<size_t> shape(t.shape.begin(), t.shape.end());
+  nb::ndarray<nb::numpy> array(data->data(), shape.size(), shape.data(), owner,
+                               nullptr, dlpackDType(t.dtype));
+  return nb::cast(array);
+}
+
+} // namespace
+
+void traceir::bindings::bindRuntime(nb::module_ &m) {
+  m.doc() = "TraceIR: traced neural-network graphs as MLIR (native part)";
+  traceirError = nb::steal(
+      PyErr_NewExceptionWithDoc("traceir.TraceIRError",
+                                "A TraceIR error: bad IR, a failed pass, a "
+                                "failed build or run.",
+                                PyExc_RuntimeError, nullptr));
+  m.attr("TraceIRError") = traceirError;
+  m.def("set_num_threads", &api::setNumThreads, nb::arg("n"),
+        "Threads of the CPU kernels' matrix products (the BLAS's).");
+  m.def("num_threads", &api::numThreads);
+  m.def("gemm_backend", &api::gemmBackend);
+
+  nb::class_<api::Profiler>(m, "Profiler")
+      .def(nb::init<>())
+      .def("start", &api::Profiler::start)
+      .def_prop_ro("active", &api::Profiler::active)
+      .def(
+          "stop",
+          [](api::Profiler &p, const std::string &path) {
+            std::string err = p.stop(path);
+            if (!err.empty())
+              raise(err);
+          },
+          nb::arg("path") = "")
+      .def("trace_json", &api::Profiler::traceJSON)
+      .def("summary", &api::Profiler::summary);
+
+  nb::class_<api::Executable>(m, "Executable")
+      .def_static(
+          "load",
+          [](const std::string &path, const std::string &device) {
+            return unwrap(api::Executable::load(path, device));
+          },
+          nb::arg("path"), nb::arg("device") = "",
+          "Loads a saved executable (.trx); device \"\" is the one it was "
+          "built for.")
+      .def("save",
+           [](api::Executable &e, const std::string &path) {
+             std::string err = e.save(path);
+             if (!err.empty())
+               raise(err);
+           })
+      .def("describe", &api::Executable::describe)
+      .def_prop_ro("device", &api::Executable::device)
+      .def_prop_ro("param_names", &api::Executable::paramNames)
+      .def_prop_ro("input_names", &api::Executable::inputNames)
+      .def("input_dtype", &api::Executable::inputDType)
+      .def("input_shape", &api::Executable::inputShape)
+      .def("load_params",
+           [](api::Executable &e,
+              const std::vector<std::pair<std::string, HostArray>> &params) {
+             std::string err = e.loadParams(toTensors(params));
+             if (!err.empty())
+               raise(err);
+           })
+      .def(
+          "run",
+          [](api::Executable &e,
+             const std::vector<std::pair<std::string, HostArray>> &inputs,
+             bool checkFrees, uint64_t seed, api::Profiler *profiler) {
+            api::NamedTensors tensors = toTensors(inputs);
+            api::Result<std::vector<api::Tensor>> r;
+            {
+              // Kernels may run long; other Python threads go on meanwhile.
+              nb::gil_scoped_release release;
+              r = e.run(tensors, checkFrees, seed,
+                        profiler && profiler->active() ? profiler : nullptr);
+            }
+            std::vector<api::Tensor> outs = unwrap(std::move(r));
+            nb::list result;
+            for (api::Tensor &t : outs)
+              result.append(toNumpy(t));
+            return result;
+          },
+          nb::arg("inputs"), nb::arg("check_frees") = false,
+          nb::arg("seed") = 0, nb::arg("profiler") = nb::none())
+      .def("read_param",
+           [](api::Executable &e, const std::string &name) {
+             api::Tensor t = unwrap(e.readParam(name));
+             return toNumpy(t);
+           })
+      .def("memory_report", &api::Executable::memoryReportJSON);
+}

@@ -163,11 +163,11 @@ Executable::create(const std::string &text, const std::string &graphName,
     return {nullptr, llvm::toString(graph.takeError())};
   if (compileGpuKernels && !gpuBinary.empty())
     return {nullptr, "gpu_kernels: compile them or load a binary, not both"};
-  std::optional<mlir::trace::LoadedGeneratedKernels> generated;
+  std::optional<traceir::LoadedGeneratedKernels> generated;
   if (compileGpuKernels || !gpuBinary.empty()) {
-    mlir::trace::GeneratedKernelsSource source;
+    traceir::GeneratedKernelsSource source;
     source.gpuBinary = gpuBinary;
-    auto loaded = mlir::trace::loadGeneratedKernels(*graph, *device, source);
+    auto loaded = traceir::loadGeneratedKernels(*graph, *device, source);
     if (!loaded)
       return {nullptr, llvm::toString(loaded.takeError())};
     generated = std::move(*loaded);

@@ -5,6 +5,7 @@
 #include "TraceIR/Dialect/OpRegistry.h"
 #include "TraceIR/Dialect/Scalars.h"
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "TraceIR/Support/CheckedMath.h"
 
 #include "mlir/IR/AsmState.h"
@@ -352,4 +353,44 @@ llvm::Expected<GraphOp> traceir::findGraph(ModuleOp module, StringRef name,
     return buildError(llvm::Twine(count) + " graphs in " + where +
                      "; choose one by name (trace-run --graph)");
   return graph;
+}
+
+llvm::Expected<traceir::LoadedGeneratedKernels>
+traceir::loadGeneratedKernels(GraphOp graph, Device device,
+                                  const GeneratedKernelsSource &source) {
+  std::optional<std::string> prebuilt;
+  if (!source.gpuBinary.empty()) {
+    auto file = llvm::MemoryBuffer::getFile(source.gpuBinary,
+                                            /*IsText=*/false);
+    if (!file)
+      return buildError("cannot read GPU binary '" + source.gpuBinary +
+                       "': " + file.getError().message());
+    if (!traceir::looksLikeFatbin((*file)->getBuffer()))
+      return buildError("'" + source.gpuBinary +
+                       "' is not a CUDA fatbin (no fatbin magic number); "
+                       "write one with trace-translate --emit-gpu-binary");
+    prebuilt = (*file)->getBuffer().str();
+  }
+  if (device.kind != traceir::Device::Kind::CUDA)
+    return buildError("generated GPU kernels run on a CUDA device, not on " +
+                     device.str());
+  mlir::trace::GpuPipelineOptions options;
+  options.toolkit = source.toolkit;
+  if (!prebuilt) {
+    auto chip = traceir::cudaDeviceChip(device.index);
+    if (!chip)
+      return traceir::toLLVM(chip.takeError());
+    options.chip = *chip;
+    // Whatever the GPU, the PTX version LLVM picks for its chip (the
+    // default +ptx80 is too old for sm_100 and later).
+    options.features = "";
+  }
+  auto kernels = mlir::trace::buildGeneratedKernels(graph, options, std::move(prebuilt));
+  if (!kernels)
+    return kernels.takeError();
+  auto library = traceir::loadGpuLibrary(device.index, kernels->binary,
+                                         kernels->kernelNames);
+  if (!library)
+    return traceir::toLLVM(library.takeError());
+  return LoadedGeneratedKernels{std::move(*kernels), std::move(*library)};
 }

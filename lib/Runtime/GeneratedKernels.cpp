@@ -17,17 +17,6 @@ using namespace traceir;
 
 GpuLibrary::~GpuLibrary() = default;
 
-size_t GeneratedKernels::numCovered() const {
-  return std::count_if(ops.begin(), ops.end(),
-                       [](const auto &op) { return op.has_value(); });
-}
-
-bool traceir::looksLikeFatbin(std::string_view bytes) {
-  // The fatbin header starts with the 32-bit magic 0xBA55ED50 (little
-  // endian on every host CUDA supports).
-  static const char kMagic[4] = {'\x50', '\xed', '\x55', '\xba'};
-  return bytes.size() >= 4 && std::memcmp(bytes.data(), kMagic, 4) == 0;
-}
 
 Error traceir::packKernelArgs(const GeneratedOp &op,
                                     const KernelLaunch &launch,

@@ -95,6 +95,11 @@ static cl::opt<bool> printKernelPlan(
     cl::desc("Print which ops run generated kernels (launches, grids, "
              "temporaries) and why the others do not; without --gpu-binary "
              "or --compile-gpu-kernels, print and exit"));
+static cl::opt<std::string> saveExecutable(
+    "save-executable",
+    cl::desc("Also save the executable it builds as a .trx file (what "
+             "trace-translate --emit-executable writes) before running it"),
+    cl::value_desc("model.trx"));
 static cl::opt<bool> describe(
     "describe",
     cl::desc("Print what a saved executable (.trx) holds, and exit"));
@@ -220,10 +225,10 @@ int main(int argc, char **argv) {
   if (!gpuBinary.empty() && compileGpuKernels)
     return fail("--gpu-binary and --compile-gpu-kernels exclude each other");
   if (launchGenerated) {
-    mlir::trace::GeneratedKernelsSource source;
+    traceir::GeneratedKernelsSource source;
     source.gpuBinary = gpuBinary;
     source.toolkit = cudaToolkit;
-    auto loaded = mlir::trace::loadGeneratedKernels(*graph, *device, source);
+    auto loaded = traceir::loadGeneratedKernels(*graph, *device, source);
     if (!loaded)
       return fail(toString(loaded.takeError()));
     generated = std::move(loaded->kernels);
@@ -248,6 +253,9 @@ int main(int argc, char **argv) {
       *graph, *device, generated ? &*generated : nullptr, std::move(library));
   if (!exe)
     return fail(toString(exe.takeError()));
-
+  if (!saveExecutable.empty())
+    if (traceir::Error err = traceir::saveExecutable(**exe, saveExecutable,
+                                                     "trace-run --save-executable"))
+      return fail(err.message());
   return runLoaded(**exe);
 }

@@ -16,7 +16,8 @@
 #include "TraceIR/Conversion/Pipelines.h"
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Runtime/GeneratedKernels.h"
-#include "TraceIR/Support/LLVMError.h"
+
+#include "llvm/Support/Error.h"
 
 #include <optional>
 #include <string>
@@ -33,30 +34,6 @@ namespace mlir::trace {
 llvm::Expected<traceir::GeneratedKernels>
 buildGeneratedKernels(GraphOp graph, const GpuPipelineOptions &options,
                       std::optional<std::string> prebuilt = std::nullopt);
-
-/// Where a run's generated kernels come from: a fatbin written by
-/// `trace-translate --emit-gpu-binary` for the same graph, or (empty path)
-/// compiled now for the device's chip with `toolkit`.
-struct GeneratedKernelsSource {
-  std::string gpuBinary;
-  std::string toolkit = "/usr/local/cuda";
-};
-
-/// A graph's generated kernels, planned and loaded on a CUDA device: what
-/// buildExecutable takes to launch them in place of the runtime's.
-struct LoadedGeneratedKernels {
-  traceir::GeneratedKernels kernels;
-  std::shared_ptr<traceir::GpuLibrary> library;
-};
-
-/// Reads and checks the fatbin (before anything else, so a wrong file is
-/// named even without a GPU), checks that `device` is a CUDA device, plans
-/// the launches (compiling the fatbin for the device's chip when there is
-/// none) and loads the fatbin's kernels. trace-run --gpu-binary /
-/// --compile-gpu-kernels and the Python package's compile() share it.
-llvm::Expected<LoadedGeneratedKernels>
-loadGeneratedKernels(GraphOp graph, traceir::Device device,
-                     const GeneratedKernelsSource &source);
 
 } // namespace mlir::trace
 

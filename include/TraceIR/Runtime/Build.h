@@ -7,6 +7,7 @@
 #ifndef TRACEIR_RUNTIME_BUILD_H
 #define TRACEIR_RUNTIME_BUILD_H
 
+#include "TraceIR/Conversion/KernelPlan.h"
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Runtime/Executable.h"
 #include "TraceIR/Support/LLVMError.h"
@@ -33,6 +34,30 @@ buildExecutable(mlir::trace::GraphOp graph, Device device,
 /// is empty; errors say which (`where` names the module, e.g. its file).
 llvm::Expected<mlir::trace::GraphOp>
 findGraph(mlir::ModuleOp module, llvm::StringRef name, llvm::StringRef where);
+
+/// Where a run's generated kernels come from: a fatbin written by
+/// `trace-translate --emit-gpu-binary` for the same graph, or (empty path)
+/// compiled now for the device's chip with `toolkit`.
+struct GeneratedKernelsSource {
+  std::string gpuBinary;
+  std::string toolkit = "/usr/local/cuda";
+};
+
+/// A graph's generated kernels, planned and loaded on a CUDA device: what
+/// buildExecutable takes to launch them in place of the runtime's.
+struct LoadedGeneratedKernels {
+  GeneratedKernels kernels;
+  std::shared_ptr<GpuLibrary> library;
+};
+
+/// Reads and checks the fatbin (before anything else, so a wrong file is
+/// named even without a GPU), checks that `device` is a CUDA device, plans
+/// the launches (compiling the fatbin for the device's chip when there is
+/// none) and loads the fatbin's kernels. trace-run --gpu-binary /
+/// --compile-gpu-kernels and the Python package's compile() share it.
+llvm::Expected<LoadedGeneratedKernels>
+loadGeneratedKernels(mlir::trace::GraphOp graph, Device device,
+                     const GeneratedKernelsSource &source);
 
 } // namespace traceir
 

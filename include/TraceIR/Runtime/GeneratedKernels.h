@@ -91,7 +91,12 @@ struct GeneratedKernels {
   /// Why each op without generated kernels has none, for the user.
   std::vector<std::string> notCovered;
 
-  size_t numCovered() const;
+  size_t numCovered() const {
+    size_t n = 0;
+    for (const auto &op : ops)
+      n += op.has_value();
+    return n;
+  }
 };
 
 /// A launch's arguments as cudaLaunchKernel takes them: `pointers[i]`
@@ -134,7 +139,14 @@ Expected<std::string> cudaDeviceChip(int device);
 
 /// Whether `bytes` starts like a CUDA fatbin (its magic number), so a wrong
 /// file is named before the driver rejects it with a bare error code.
-bool looksLikeFatbin(std::string_view bytes);
+inline bool looksLikeFatbin(std::string_view bytes) {
+  // The fatbin header starts with the 32-bit magic 0xBA55ED50 (little
+  // endian on every host CUDA supports).
+  return bytes.size() >= 4 && static_cast<unsigned char>(bytes[0]) == 0x50 &&
+         static_cast<unsigned char>(bytes[1]) == 0xed &&
+         static_cast<unsigned char>(bytes[2]) == 0x55 &&
+         static_cast<unsigned char>(bytes[3]) == 0xba;
+}
 
 } // namespace traceir
 

@@ -89,6 +89,8 @@ nb::dlpack::dtype dlpackDType(const std::string &name) {
     return make(C::Int, 8);
   if (name == "U8")
     return make(C::UInt, 8);
+  if (name == "BF16_BITS")
+    return make(C::UInt, 16);
   return make(C::Bool, 8);
 }
 
@@ -109,8 +111,12 @@ toTensors(const std::vector<std::pair<std::string, HostArray>> &arrays) {
   return out;
 }
 
-/// A numpy array owning a copy of the output (freed with the array).
+/// A numpy array owning a copy of the output (freed with the array). numpy
+/// has no bfloat16: a BF16 tensor comes as its uint16 bits, which the
+/// package views as torch.bfloat16 (see _from_native in traceir).
 nb::object toNumpy(api::Tensor &t) {
+  if (t.dtype == "BF16")
+    t.dtype = "BF16_BITS";
   auto *data = new std::vector<uint8_t>(std::move(t.data));
   nb::capsule owner(data, [](void *p) noexcept {
     delete static_cast<std::vector<uint8_t> *>(p);
@@ -194,8 +200,10 @@ void traceir::bindings::bindRuntime(nb::module_ &m) {
             }
             std::vector<api::Tensor> outs = unwrap(std::move(r));
             nb::list result;
-            for (api::Tensor &t : outs)
-              result.append(toNumpy(t));
+            for (api::Tensor &t : outs) {
+              bool bf16 = t.dtype == "BF16";
+              result.append(nb::make_tuple(toNumpy(t), bf16));
+            }
             return result;
           },
           nb::arg("inputs"), nb::arg("check_frees") = false,
@@ -203,7 +211,8 @@ void traceir::bindings::bindRuntime(nb::module_ &m) {
       .def("read_param",
            [](api::Executable &e, const std::string &name) {
              api::Tensor t = unwrap(e.readParam(name));
-             return toNumpy(t);
+             bool bf16 = t.dtype == "BF16";
+             return nb::make_tuple(toNumpy(t), bf16);
            })
       .def("memory_report", &api::Executable::memoryReportJSON);
 }

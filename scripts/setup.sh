@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs everything TraceIR needs on Debian 12 (bookworm): LLVM/MLIR 22
 # (from bookworm-security), CMake, Ninja, a C++ compiler, GoogleTest,
-# nlohmann-json (the safetensors reader) and Python 3 for lit. Safe to run
+# nlohmann-json (the safetensors reader), FlatBuffers (saved executables;
+# flatc only checks the committed header) and Python 3 for lit. Safe to run
 # again; it only installs what is missing.
 set -euo pipefail
 
 PACKAGES=(
   cmake ninja-build g++ python3 python3-venv python3-dev libopenblas-dev
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools llvm-22-linker-tools
-  libgtest-dev nlohmann-json3-dev
+  libgtest-dev nlohmann-json3-dev libflatbuffers-dev flatbuffers-compiler
 )
 
 missing=()

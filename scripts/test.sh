@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test: lit/FileCheck and the gtest unit
-# tests, then the same under AddressSanitizer + UndefinedBehaviorSanitizer.
-# Exits non-zero on any failure. Set TRACEIR_SKIP_SANITIZERS=1 to skip the
-# second job.
+# Sets up, builds and runs every test: lit/FileCheck, the gtest unit tests
+# and the pytest tier; the pytest tier again with every graph going through
+# a saved executable; the runtime-only build with LLVM out of reach, a C++
+# program embedding it, and the GPU bundle's CPU half through it; then lit
+# and gtest under AddressSanitizer + UndefinedBehaviorSanitizer. Exits
+# non-zero on any failure. Set TRACEIR_SKIP_SANITIZERS=1 to skip the
+# sanitizer job, TRACEIR_SKIP_BUNDLE=1 the bundle.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LIT=/usr/lib/llvm-22/bin/lit
@@ -13,11 +16,13 @@ passed=0
 failed=0
 
 # pytest: the PyTorch-oracle tier, against one build's tools.
+# Extra environment (NAME=value ...) after the build applies to the run.
 run_pytest() {
   local name="$1" build="$2" log rc
+  shift 2
   log="$(mktemp)"
   echo "== [$name] pytest (PyTorch oracle)"
-  (cd "$ROOT" && TRACEIR_BUILD="$build" "$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider test/python) >"$log" 2>&1
+  (cd "$ROOT" && env TRACEIR_BUILD="$build" "$@" "$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider test/python) >"$log" 2>&1
   rc=$?
   tail -n 40 "$log"
   local pp pf
@@ -57,10 +62,57 @@ run_suite() {
   rm -f "$log"
 }
 
+# Counts one check: its command's status.
+check() {
+  local name="$1"
+  shift
+  echo "== [$name]"
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    echo "FAILED: $name"
+    failed=$((failed + 1))
+  fi
+}
+
+# The runtime-only build in a clean directory with LLVM out of reach, a C++
+# program that embeds it through find_package(TraceIRRuntime), and the GPU
+# bundle's CPU half through it (docs/GPU.md).
+embed_example() {
+  local prefix="$ROOT/build-runtime/install" out="$ROOT/build-runtime/embed"
+  cmake --install "$ROOT/build-runtime" --prefix "$prefix" --component runtime >/dev/null &&
+    cmake -S "$ROOT/examples/embed" -B "$out" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null &&
+    ninja -C "$out" >/dev/null &&
+    "$ROOT/build/bin/trace-opt" "$ROOT/test/Runtime/views.mlir" --free-dead-tensors -o "$out/views.mlir" &&
+    "$ROOT/build/bin/trace-translate" "$out/views.mlir" --emit-executable -o "$out/views.trx" &&
+    "$out/embed" "$out/views.trx" | tee "$out/embed.log" && grep -q "(equal)" "$out/embed.log"
+}
+run_bundle() {
+  local out="$ROOT/build/gpu-bundle" log
+  "$ROOT/scripts/gpu-bundle.sh" "$out" || return 1
+  log="$(mktemp)"
+  PYTHON="$VENV/bin/python" "$out/run.sh" --device cpu >"$log" 2>&1
+  local rc=$?
+  grep -v '  PASS  ' "$log" | tail -n 60
+  rm -f "$log"
+  return $rc
+}
+run_runtime_only() {
+  check "runtime-only build, LLVM out of reach" "$ROOT/scripts/check-runtime-only.sh" "$ROOT/build-runtime"
+  check "embedding the runtime (examples/embed)" embed_example
+  if [[ "${TRACEIR_SKIP_BUNDLE:-0}" != 1 ]]; then
+    check "GPU bundle, CPU half (gpu-bundle/run.sh --device cpu)" run_bundle
+  fi
+}
+
 echo "== build (Release, -Werror)"
 if "$ROOT/scripts/build.sh" "$ROOT/build"; then
   run_suite release "$ROOT/build"
   run_pytest release "$ROOT/build"
+  # Saved executables round-trip: every graph the tier compiles is saved
+  # and loaded back before it runs (test/python/conftest.py).
+  run_pytest roundtrip "$ROOT/build" TRACEIR_ROUNDTRIP=1
+  run_runtime_only
 else
   echo "build failed"
   failed=$((failed + 1))

@@ -266,6 +266,16 @@ _np = _torch = None
 _current_profile = None
 
 
+def _from_native(array, bf16):
+    """A native output as a torch tensor; bfloat16 comes as its uint16 bits."""
+    global _torch
+    if _torch is None:
+        import torch
+        _torch = torch
+    t = _torch.from_numpy(array)
+    return t.view(_torch.bfloat16) if bf16 else t
+
+
 def _is_array(v):
     import numpy as np
     return isinstance(v, np.ndarray) or type(v).__name__ == "Tensor"
@@ -330,8 +340,12 @@ class CompiledGraph:
             arrays.append((n, array))
         prof = _current_profile._native if _current_profile is not None else None
         outs = self._exe.run(arrays, self.check_frees, self.seed, prof)
-        if as_torch:
-            outs = [_torch.from_numpy(o) for o in outs]
+        if as_torch or any(bf16 for _, bf16 in outs):
+            # bfloat16 outputs are torch tensors even for numpy inputs:
+            # numpy has no such dtype.
+            outs = [_from_native(o, bf16) for o, bf16 in outs]
+        else:
+            outs = [o for o, _ in outs]
         if self._nested:
             from torch.utils._pytree import tree_unflatten
             return tree_unflatten(outs, self.module.out_spec)
@@ -365,8 +379,7 @@ class CompiledGraph:
         """The parameters' current values by name (torch tensors), as the
         runs left them: training-mode batch_norm updates its running
         statistics in place, as in PyTorch."""
-        import torch
-        return {n: torch.from_numpy(self._exe.read_param(n)) for n in self.param_names}
+        return {n: _from_native(*self._exe.read_param(n)) for n in self.param_names}
 
     def memory_report(self):
         """The last call's memory report (as trace-run --memory-report=json)."""

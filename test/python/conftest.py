@@ -32,3 +32,34 @@ if os.environ.get("TRACEIR_ROUNDTRIP") == "1":
                                for n in self._exe.param_names])
 
     traceir.CompiledGraph.__init__ = _roundtrip_init
+
+# TRACEIR_BUNDLE_DIR: recording a GPU bundle (bundle_record.py); calls of
+# compiled graphs are cases too.
+if os.environ.get("TRACEIR_BUNDLE_DIR"):
+    import bundle_record
+    import traceir
+
+    _call = traceir.CompiledGraph.__call__
+    _init = traceir.CompiledGraph.__init__
+
+    def _recording_init(self, module, device, graph="", gpu_kernels=None, _native=None,
+                        _params=None):
+        # Built for the CPU here; the case's cuda file is saved at the call.
+        self._record_generated = gpu_kernels is not None
+        if device is not None and device.startswith("cuda"):
+            device, gpu_kernels = "cpu", None
+        _init(self, module, device, graph, gpu_kernels, _native, _params)
+
+    def _recording_call(self, *args, **kwargs):
+        outputs = _call(self, *args, **kwargs)
+        try:
+            bound = self._bind(args, kwargs) if (kwargs or len(args) != len(self.input_names)) \
+                else list(args)
+            bundle_record.record_compiled(self, dict(zip(self.input_names, bound)), outputs,
+                                          self._record_generated)
+        except Exception:
+            pass  # a call the recorder cannot describe is not a case
+        return outputs
+
+    traceir.CompiledGraph.__init__ = _recording_init
+    traceir.CompiledGraph.__call__ = _recording_call

@@ -16,6 +16,7 @@ import tempfile
 import torch
 from safetensors.torch import load_file, save_file
 
+import bundle_record
 from trace_validator import validate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -146,31 +147,46 @@ def run_graph(text, inputs=None, params=None, free=True, check_frees=True,
             if proc.returncode != 0:
                 raise RunError(proc.stderr.strip())
             path = freed
-        cmd = [os.path.join(BIN, "trace-run"), path, "--device", device or DEVICE,
-               "--memory-report=json", "--seed", str(seed), *extra]
-        if check_frees:
-            cmd.append("--check-frees")
-        for flag, tensors in (("--inputs", inputs), ("--params", params)):
-            if tensors:
-                p = os.path.join(d, flag[2:] + ".safetensors")
-                # Clones: safetensors refuses tensors that share memory.
-                save_file({k: v.contiguous().clone() for k, v in tensors.items()}, p)
-                cmd += [flag, p]
-        out = os.path.join(d, "out.safetensors")
-        cmd += ["--outputs", out]
-        trace_path = os.path.join(d, "trace.json")
-        if profile:
-            cmd += ["--profile", trace_path]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RunError(proc.stderr.strip())
-        loaded = load_file(out)
-        outputs = [loaded[f"output{i}"] for i in range(len(loaded))]
-        report = json.loads(proc.stdout.strip().splitlines()[-1])
-        if profile:
-            with open(trace_path) as f:
-                check_trace(json.load(f), report)
-        return outputs, report
+        if bundle_record.DIR:
+            # Recording a GPU bundle: the case is saved for cuda, and the
+            # test goes on with the CPU's results.
+            def run_cpu(save, cpu_extra):
+                more = ["--save-executable", save] if save else []
+                return _run(path, d, inputs, params, check_frees, "cpu", seed,
+                            [*cpu_extra, *more], profile)
+            return bundle_record.record_graph(BIN, path, text, inputs, params, check_frees,
+                                              device or DEVICE, seed, extra, run_cpu)
+        return _run(path, d, inputs, params, check_frees, device or DEVICE, seed, extra,
+                    profile)
+
+
+def _run(path, d, inputs, params, check_frees, device, seed, extra, profile):
+    """trace-run on the graph file `path` in the temporary folder `d`."""
+    cmd = [os.path.join(BIN, "trace-run"), path, "--device", device,
+           "--memory-report=json", "--seed", str(seed), *extra]
+    if check_frees:
+        cmd.append("--check-frees")
+    for flag, tensors in (("--inputs", inputs), ("--params", params)):
+        if tensors:
+            p = os.path.join(d, flag[2:] + ".safetensors")
+            # Clones: safetensors refuses tensors that share memory.
+            save_file({k: v.contiguous().clone() for k, v in tensors.items()}, p)
+            cmd += [flag, p]
+    out = os.path.join(d, "out.safetensors")
+    cmd += ["--outputs", out]
+    trace_path = os.path.join(d, "trace.json")
+    if profile:
+        cmd += ["--profile", trace_path]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RunError(proc.stderr.strip())
+    loaded = load_file(out)
+    outputs = [loaded[f"output{i}"] for i in range(len(loaded))]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    if profile:
+        with open(trace_path) as f:
+            check_trace(json.load(f), report)
+    return outputs, report
 
 
 def check_trace(trace, report=None):
@@ -199,7 +215,11 @@ def check_op(op, args, expected, rtol=1e-5, atol=1e-6, **kwargs):
     measured peak equals the predicted one."""
     expected = list(expected) if isinstance(expected, (list, tuple)) else [expected]
     text, inputs = op_graph(op, args, expected)
-    outputs, report = run_graph(text, inputs, **kwargs)
+    bundle_record.expectation = (expected, rtol, atol)
+    try:
+        outputs, report = run_graph(text, inputs, **kwargs)
+    finally:
+        bundle_record.expectation = None
     assert len(outputs) == len(expected)
     for got, want in zip(outputs, expected):
         assert got.dtype == want.dtype, (op, got.dtype, want.dtype)

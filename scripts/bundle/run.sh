@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Runs a GPU bundle (scripts/gpu-bundle.sh wrote this folder) where there is
+# no LLVM, no MLIR and no network: prints what it finds, builds TraceIR's
+# runtime-only tree for this GPU, runs every case on cuda:0 (and cuda:1
+# where present) through trace-exec and the Python module, and prints one
+# table. Usage:
+#   ./run.sh                  the GPU run
+#   ./run.sh --device cpu     the same cases on the CPU (CI, or no GPU)
+#   ./run.sh --only FAILED    rerun what failed last time
+set -uo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+DEVICE=cuda
+PASS=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --device) DEVICE="$2"; shift 2 ;;
+    --only) PASS+=(--only "$2"); shift 2 ;;
+    --jobs) PASS+=(--jobs "$2"); shift 2 ;;
+    --sanitize) PASS+=(--sanitize "$2"); shift 2 ;;
+    *) echo "run.sh: unknown option '$1'"; exit 2 ;;
+  esac
+done
+START=$SECONDS
+# PYTHON: the Python with torch (default: python3 on PATH).
+PY="${PYTHON:-$(command -v python3 || command -v python)}"
+CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
+echo "== what this machine has"
+have() { command -v "$1" >/dev/null 2>&1; }
+for tool in g++ cmake ninja nvcc nvidia-smi compute-sanitizer; do
+  if have "$tool" || [[ -x "$CUDA_HOME/bin/$tool" ]]; then
+    path="$(command -v "$tool" || echo "$CUDA_HOME/bin/$tool")"
+    echo "  $tool: $path"
+  else
+    echo "  $tool: missing (skipped where it is needed)"
+  fi
+done
+echo "  python: $PY ($("$PY" -c 'import sys; print(sys.version.split()[0])'))"
+"$PY" - <<'PYEOF'
+import importlib.util
+for mod in ("torch", "nanobind", "safetensors"):
+    print(f"  {mod}: {'found' if importlib.util.find_spec(mod) else 'missing'}")
+try:
+    import torch
+    print(f"  torch {torch.__version__}: CUDA {torch.version.cuda}, {torch.cuda.device_count()} GPU(s)"
+          + (f", cuDNN {torch.backends.cudnn.version()}" if torch.cuda.is_available() else ""))
+except Exception as e:
+    print(f"  torch: {e}")
+PYEOF
+ls "$CUDA_HOME"/lib64/libcublas.so* >/dev/null 2>&1 && echo "  cuBLAS: $CUDA_HOME/lib64" || echo "  cuBLAS: not in $CUDA_HOME/lib64"
+if ldconfig -p 2>/dev/null | grep -q libopenblas; then echo "  CPU BLAS: OpenBLAS"; else echo "  CPU BLAS: none (the portable GEMM)"; fi
+have nvidia-smi && nvidia-smi --query-gpu=index,name,compute_cap,memory.total --format=csv,noheader | sed 's/^/  GPU /'
+
+echo "== building the runtime-only tree"
+BUILD="$HERE/build-$DEVICE"
+ARCH=90
+if have nvidia-smi; then
+  cap="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n1 | tr -d ' .')"
+  [[ -n "$cap" ]] && ARCH="$cap"
+fi
+NANOBIND_DIR="$("$PY" -m nanobind --cmake_dir 2>/dev/null || true)"
+if ! cmake -S "$HERE/src" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DTRACEIR_RUNTIME_ONLY=ON -DTRACEIR_WERROR=OFF -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
+    -DCMAKE_CUDA_COMPILER="$CUDA_HOME/bin/nvcc" \
+    -DCMAKE_PREFIX_PATH="$HERE/third_party" -DFLATBUFFERS_INCLUDE_DIR="$HERE/third_party/include" \
+    -DPython_EXECUTABLE="$PY" ${NANOBIND_DIR:+-Dnanobind_DIR="$NANOBIND_DIR"} \
+    >"$HERE/cmake-$DEVICE.log" 2>&1; then
+  tail -n 30 "$HERE/cmake-$DEVICE.log"; echo "run.sh: configure failed ($HERE/cmake-$DEVICE.log)"; exit 1
+fi
+grep -E "TraceIR CPU GEMM|traceir Python" "$HERE/cmake-$DEVICE.log" | sed 's/^-- /  /'
+if ! ninja -C "$BUILD" >"$HERE/ninja-$DEVICE.log" 2>&1; then
+  grep -v '^\[' "$HERE/ninja-$DEVICE.log" | tail -n 40; echo "run.sh: build failed"; exit 1
+fi
+echo "  built in $((SECONDS - START)) s: $BUILD/bin/trace-exec, $BUILD/python"
+"$BUILD/bin/trace-exec" --version
+
+status=0
+DEVICES=("$DEVICE")
+if [[ $DEVICE == cuda ]] && have nvidia-smi && [[ $(nvidia-smi -L | wc -l) -ge 2 ]]; then
+  DEVICES=(cuda:0 cuda:1) # the cases built for cuda load on cuda:1 too
+fi
+for dev in "${DEVICES[@]}"; do
+  echo "== cases on $dev"
+  "$PY" "$HERE/run_cases.py" --bundle "$HERE" --build "$BUILD" --device "$dev" "${PASS[@]}" || status=1
+done
+echo "== done in $((SECONDS - START)) s"
+exit $status

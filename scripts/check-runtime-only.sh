@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds the runtime-only tree (TRACEIR_RUNTIME_ONLY) in a clean directory
+# with LLVM and MLIR out of reach, and proves they stayed out: no compile
+# command names the LLVM prefix, and no output needs a library from it
+# (readelf -d, ldd). As on a GPU machine without a BLAS, the CPU GEMM is the
+# portable one. Usage: scripts/check-runtime-only.sh BUILD_DIR
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${1:?usage: scripts/check-runtime-only.sh BUILD_DIR}"
+VENV="${TRACEIR_VENV:-$HOME/.cache/traceir/venv}"
+LLVM_PREFIX=/usr/lib/llvm-22
+rm -rf "$BUILD"
+start=$SECONDS
+# No MLIR_DIR or LLVM_DIR, and CMake told to ignore the LLVM prefix: any
+# find_* for it would fail.
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRACEIR_RUNTIME_ONLY=ON \
+  -DTRACEIR_USE_BLAS=OFF -DCMAKE_IGNORE_PREFIX_PATH="$LLVM_PREFIX" \
+  -DCMAKE_IGNORE_PATH="$LLVM_PREFIX/lib/cmake/llvm;$LLVM_PREFIX/lib/cmake/mlir" \
+  -DPython_EXECUTABLE="$VENV/bin/python" "${@:2}" >"$BUILD.cmake.log" 2>&1 ||
+  { cat "$BUILD.cmake.log"; exit 1; }
+ninja -C "$BUILD" >"$BUILD.ninja.log" 2>&1 || { grep -v '^\[' "$BUILD.ninja.log" | tail -40; exit 1; }
+echo "runtime-only build: $((SECONDS - start)) s ($(nproc) cores)"
+if grep -q "$LLVM_PREFIX" "$BUILD/compile_commands.json"; then
+  echo "check-runtime-only: a compile command names $LLVM_PREFIX:"
+  grep -o "[^ ]*$LLVM_PREFIX[^ ]*" "$BUILD/compile_commands.json" | sort -u | head
+  exit 1
+fi
+outputs=("$BUILD/bin/trace-exec" "$BUILD"/python/traceir/_traceir*.so)
+for f in "${outputs[@]}"; do
+  [[ -f $f ]] || { echo "check-runtime-only: $f was not built"; exit 1; }
+  if readelf -d "$f" | grep NEEDED | grep -Ei 'llvm|mlir'; then
+    echo "check-runtime-only: $f needs LLVM/MLIR"; exit 1
+  fi
+  if ldd "$f" | grep -E "$LLVM_PREFIX|libLLVM|libMLIR"; then
+    echo "check-runtime-only: $f loads a library from LLVM"; exit 1
+  fi
+done
+grep -q "portable GEMM" "$BUILD.cmake.log" || { echo "check-runtime-only: not the portable GEMM"; exit 1; }
+echo "runtime-only build: no LLVM/MLIR in its compile commands or its outputs' libraries (${#outputs[@]} checked)"

@@ -23,7 +23,24 @@ done
 START=$SECONDS
 # PYTHON: the Python with torch (default: python3 on PATH).
 PY="${PYTHON:-$(command -v python3 || command -v python)}"
-CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
+# The toolkit nvcc belongs to (it need not be /usr/local/cuda).
+if [[ -z ${CUDA_HOME:-} ]]; then
+  if command -v nvcc >/dev/null 2>&1; then
+    CUDA_HOME="$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")"
+  else
+    CUDA_HOME=/usr/local/cuda
+  fi
+fi
+export CUDA_HOME
+# CUDA libraries that come as pip packages (nvidia-cublas, ...) beside
+# torch: their lib/ and include/ folders, for CMake's find_library and the
+# compilers, should the toolkit lack them.
+NVIDIA_PIP="$("${PYTHON:-python3}" -c 'import nvidia, os; print(" ".join(os.path.join(p, d) for p in nvidia.__path__ for d in sorted(os.listdir(p))))' 2>/dev/null || true)"
+for d in $NVIDIA_PIP; do
+  [[ -d $d/lib ]] && export CMAKE_LIBRARY_PATH="${CMAKE_LIBRARY_PATH:+$CMAKE_LIBRARY_PATH:}$d/lib" \
+    LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d/lib"
+  [[ -d $d/include ]] && export CPATH="${CPATH:+$CPATH:}$d/include"
+done
 echo "== what this machine has"
 have() { command -v "$1" >/dev/null 2>&1; }
 for tool in g++ cmake ninja nvcc nvidia-smi compute-sanitizer; do
@@ -46,7 +63,12 @@ try:
 except Exception as e:
     print(f"  torch: {e}")
 PYEOF
-ls "$CUDA_HOME"/lib64/libcublas.so* >/dev/null 2>&1 && echo "  cuBLAS: $CUDA_HOME/lib64" || echo "  cuBLAS: not in $CUDA_HOME/lib64"
+echo "  CUDA toolkit: $CUDA_HOME"
+cublas="$(ls "$CUDA_HOME"/lib64/libcublas.so* "$CUDA_HOME"/lib/libcublas.so* 2>/dev/null | head -n1)"
+[[ -z $cublas ]] && for d in $NVIDIA_PIP; do
+  cublas="$(ls "$d"/lib/libcublas.so* 2>/dev/null | head -n1)"; [[ -n $cublas ]] && break
+done
+echo "  cuBLAS: ${cublas:-not found (the CUDA build needs it)}"
 if ldconfig -p 2>/dev/null | grep -q libopenblas; then echo "  CPU BLAS: OpenBLAS"; else echo "  CPU BLAS: none (the portable GEMM)"; fi
 have nvidia-smi && nvidia-smi --query-gpu=index,name,compute_cap,memory.total --format=csv,noheader | sed 's/^/  GPU /'
 

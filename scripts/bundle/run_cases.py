@@ -199,7 +199,8 @@ class Runner:
 def sanitize(runner, results, limit):
     """The first `limit` passing cases again under compute-sanitizer's
     memcheck, where it works on this machine."""
-    tool = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
+    tool = shutil.which("compute-sanitizer") or os.path.join(
+        os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "compute-sanitizer")
     cuda = runner.device.startswith("cuda")
     if not cuda or not os.path.exists(tool):
         print("compute-sanitizer: skipped (" + ("a CPU run" if not cuda else "not found") + ")")

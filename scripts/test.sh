@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: lit/FileCheck, the gtest unit tests
-# and the pytest tier; the pytest tier again with every graph going through
-# a saved executable; the runtime-only build with LLVM out of reach, a C++
+# and the pytest tier (TRACEIR_ROUNDTRIP_PASS=1: again with every graph
+# going through a saved executable); the runtime-only build with LLVM out of reach, a C++
 # program embedding it, and the GPU bundle's CPU half through it; then lit
 # and gtest under AddressSanitizer + UndefinedBehaviorSanitizer. Exits
 # non-zero on any failure. Set TRACEIR_SKIP_SANITIZERS=1 to skip the
@@ -109,9 +109,11 @@ echo "== build (Release, -Werror)"
 if "$ROOT/scripts/build.sh" "$ROOT/build"; then
   run_suite release "$ROOT/build"
   run_pytest release "$ROOT/build"
-  # Saved executables round-trip: every graph the tier compiles is saved
-  # and loaded back before it runs (test/python/conftest.py).
-  run_pytest roundtrip "$ROOT/build" TRACEIR_ROUNDTRIP=1
+  # Saved executables round-trip through the bundle's CPU half: every graph
+  # the tier runs or compiles is saved, loaded by the runtime-only build and
+  # checked against the outputs the tier checked. (TRACEIR_ROUNDTRIP=1 runs
+  # the tier itself on reloaded executables; it is left out of CI for time.)
+  [[ "${TRACEIR_ROUNDTRIP_PASS:-0}" == 1 ]] && run_pytest roundtrip "$ROOT/build" TRACEIR_ROUNDTRIP=1
   run_runtime_only
 else
   echo "build failed"

@@ -149,6 +149,19 @@ bool traceir::views::isViewOrCopyOp(std::string_view op) {
   return op == "reshape" || op == "flatten" || op == "contiguous";
 }
 
+bool traceir::views::isInPlaceOp(std::string_view op) {
+  // The registry's INPLACE entries and dropout_ (OpRegistryTest checks that
+  // the two lists agree).
+  static constexpr std::string_view ops[] = {
+      "add_", "copy_", "div_", "dropout_", "fill_",
+      "mul_", "relu_", "sub_", "zero_",
+  };
+  for (std::string_view name : ops)
+    if (name == op)
+      return true;
+  return false;
+}
+
 std::optional<Layout>
 traceir::views::applyView(std::string_view op, const Layout &in,
                           const ViewArgs &args,

@@ -94,8 +94,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzzCheck(outputs->size() == (*exe)->numOutputs(),
               "a run returned a different number of outputs than declared");
     for (const HostTensor &t : *outputs)
-      fuzzCheck(int64_t(t.data.size()) == t.numel() * int64_t(dtypeSize(
-                                                          t.dtype)),
+      fuzzCheck(int64_t(t.data.size()) ==
+                    t.numel() * int64_t(dtypeSize(t.dtype)),
                 "an output's bytes do not match its shape and dtype");
   }
   return 0;

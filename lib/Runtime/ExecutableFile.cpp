@@ -12,6 +12,7 @@
 #include "TraceIR/Runtime/ExecutableFile_generated.h"
 #include "TraceIR/Support/CheckedMath.h"
 #include "TraceIR/Support/NestingDepth.h"
+#include "TraceIR/Support/ViewAlgebra.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -68,7 +69,10 @@ public:
     for (const GeneratedOp &op : exe.generatedOps)
       generated.push_back(generatedOp(op));
     fb::Offset<trx::GpuBinary> gpu;
-    if (!exe.gpuBinary.empty() || !exe.gpuKernelNames.empty())
+    // Generated ops need the table even when it is empty (the loader
+    // refuses them without one).
+    if (!exe.generatedOps.empty() || !exe.gpuBinary.empty() ||
+        !exe.gpuKernelNames.empty() || !exe.gpuChip.empty())
       gpu = trx::CreateGpuBinary(
           b, b.CreateString(exe.gpuChip),
           b.CreateVector(reinterpret_cast<const uint8_t *>(exe.gpuBinary.data()),
@@ -230,6 +234,9 @@ public:
       return fail("num_slots " + std::to_string(numSlots) + " is over " +
                   std::to_string(kMaxSlots));
     state.assign(numSlots, SlotState::Undefined);
+    if (root.predicted_peak_bytes() < 0)
+      return fail("predicted peak of " +
+                  std::to_string(root.predicted_peak_bytes()) + " bytes");
     Device::Kind kind = root.device() == trx::DeviceKind::CPU
                             ? Device::Kind::CPU
                             : Device::Kind::CUDA;
@@ -252,6 +259,11 @@ public:
       return err;
     if (Error err = readGenerated(exe))
       return err;
+    // Generated code is GPU code: loading it for the CPU would query a GPU,
+    // and a run would launch its kernels on host memory.
+    if (kind == Device::Kind::CPU && numGenerated)
+      return fail(std::to_string(numGenerated) +
+                  " ops run generated GPU code, but the file is for the cpu");
     if (Error err = readInstrs(kind, exe))
       return err;
     if (root.outputs())
@@ -590,7 +602,11 @@ private:
     if (exe)
       instr.argBegin = exe->args.size();
     t = s = 0;
-    for (char c : cconv) {
+    // dropout's p and train (arguments 1 and 2), for checkAliasing.
+    std::optional<double> dropoutP;
+    std::optional<bool> dropoutTrain;
+    for (size_t k = 0; k < cconv.size(); ++k) {
+      char c = cconv[k];
       ArgRef a;
       if (c == 't') {
         a.slot = in->tensor_slots()->Get(t++);
@@ -601,6 +617,13 @@ private:
         if (Error err = readScalar(in->scalars()->Get(s++), label + "'s scalar",
                                    v, 0))
           return err;
+        // As the registry reads them (getNumber, getBool).
+        if (k == 1 && v.kind == ScalarValue::Kind::Int)
+          dropoutP = double(v.i);
+        else if (k == 1 && v.kind == ScalarValue::Kind::Float)
+          dropoutP = v.f;
+        else if (k == 2 && v.kind == ScalarValue::Kind::Bool)
+          dropoutTrain = v.b;
         if (exe) {
           a.scalar = exe->scalars.size();
           exe->scalars.push_back(decodeScalar(v));
@@ -623,6 +646,7 @@ private:
                     std::to_string(g->num_operands()) + " and " +
                     std::to_string(g->num_results()));
     }
+    std::vector<bool> fresh;
     for (size_t r = 0; r < numResults; ++r) {
       const trx::Result *res = in->results()->Get(r);
       std::string what = label + "'s result #" + std::to_string(r);
@@ -633,9 +657,52 @@ private:
         return err;
       if (Error err = type(res->type(), what, ref.dtype, ref.shape))
         return err;
+      fresh.push_back(ref.fresh);
       if (exe)
         exe->results.push_back(std::move(ref));
     }
+    return checkAliasing(info.name, cconv, generated >= 0, dropoutP,
+                         dropoutTrain, fresh, label);
+  }
+
+  /// Checks the results' fresh flags against what buildExecutable derives
+  /// from the op registry (getResultAliases): a view or in-place op returns
+  /// its first operand's storage, dropout does in eval mode or with p == 0,
+  /// and every other op, generated code included, writes fresh storages the
+  /// runtime allocates. The flag is no mere claim about memory: a kernel
+  /// writes through a fresh result's storage, which a non-fresh result of a
+  /// pure op leaves null, and a view kernel replaces a fresh result's
+  /// storage, which is then counted but never freed.
+  Error checkAliasing(const std::string &op, const std::string &cconv,
+                      bool generated, std::optional<double> dropoutP,
+                      std::optional<bool> dropoutTrain,
+                      const std::vector<bool> &fresh,
+                      const std::string &label) const {
+    bool aliases =
+        views::isViewOp(op) || views::isInPlaceOp(op) ||
+        (op == "dropout" && views::dropoutIsIdentity(dropoutP, dropoutTrain));
+    if (!aliases) {
+      for (size_t r = 0; r < fresh.size(); ++r)
+        if (!fresh[r])
+          return fail(label + "'s result #" + std::to_string(r) +
+                      " is marked as sharing an operand's storage, but op '" +
+                      op + "' returns fresh tensors");
+      return Error::success();
+    }
+    // The view and in-place kernels read argument 0 and set result 0.
+    if (fresh.size() != 1 || cconv.empty() || cconv[0] != 't')
+      return fail(label + " has " + std::to_string(fresh.size()) +
+                  " results and cconv \"" + cconv + "\"; op '" + op +
+                  "' returns its first argument (or a view of it), so it "
+                  "takes a tensor first and has one result");
+    if (fresh[0])
+      return fail(label + "'s result is marked fresh, but op '" + op +
+                  "' returns its first argument (or a view of it) here");
+    if (generated)
+      return fail(label +
+                  " runs generated code, which writes fresh results, "
+                  "but op '" +
+                  op + "' returns its first argument (or a view of it) here");
     return Error::success();
   }
 
@@ -831,7 +898,8 @@ Expected<std::string> traceir::describeExecutable(std::string_view bytes,
   int64_t constantBytes = 0;
   size_t numConstants = f.constants() ? f.constants()->size() : 0;
   for (size_t k = 0; k < numConstants; ++k)
-    constantBytes += f.constants()->Get(k)->data()->size();
+    if (const auto *data = f.constants()->Get(k)->data())
+      constantBytes += data->size(); // absent for a constant of no bytes
   out += "  " + std::to_string(numConstants) + " constants (" +
          std::to_string(constantBytes) + " bytes)\n";
   size_t calls = 0, frees = 0;

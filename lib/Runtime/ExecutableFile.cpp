@@ -188,14 +188,23 @@ public:
   Reader(std::string_view name, const trx::Executable &root)
       : name(name), root(root) {}
 
-  /// The file's header checks, then its FlatBuffer's.
-  static Expected<const trx::Executable *> open(std::string_view bytes,
-                                                std::string_view name) {
+  /// The file's header checks, then its FlatBuffer's. A FlatBuffer not at
+  /// an 8-byte boundary is copied into `aligned` first: its 8-byte fields
+  /// are aligned only relative to its start.
+  static Expected<const trx::Executable *>
+  open(std::string_view bytes, std::string_view name,
+       std::vector<uint64_t> &aligned) {
     std::string file(name);
-    if (bytes.size() < kExecutableHeaderBytes ||
+    if (bytes.size() < sizeof kMagic ||
         std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
       return makeError(file + ": not a TraceIR saved executable (no "
                               "\"TRACEIRX\" header)");
+    if (bytes.size() < kExecutableHeaderBytes)
+      return makeError(file + ": truncated saved executable: " +
+                       std::to_string(bytes.size()) +
+                       " bytes, shorter than "
+                       "its " +
+                       std::to_string(kExecutableHeaderBytes) + "-byte header");
     uint32_t major = getU32(bytes.data() + 8), minor = getU32(bytes.data() + 12);
     if (major > kExecutableFormatMajor)
       return makeError(file + ": written in executable format " +
@@ -210,6 +219,11 @@ public:
     const auto *buf =
         reinterpret_cast<const uint8_t *>(bytes.data() + kExecutableHeaderBytes);
     size_t size = bytes.size() - kExecutableHeaderBytes;
+    if (reinterpret_cast<uintptr_t>(buf) % alignof(uint64_t)) {
+      aligned.assign((size + 7) / 8, 0);
+      std::memcpy(aligned.data(), buf, size);
+      buf = reinterpret_cast<const uint8_t *>(aligned.data());
+    }
     // Scalars nest (tuples of lists); the depth the parser allows, plus the
     // tables above a scalar.
     fb::Verifier::Options options;
@@ -233,6 +247,21 @@ public:
     if (numSlots > kMaxSlots)
       return fail("num_slots " + std::to_string(numSlots) + " is over " +
                   std::to_string(kMaxSlots));
+    // Each slot is defined once, by an argument, a constant or a result (as
+    // buildExecutable numbers them): a count beyond the definitions would
+    // only size the state below and every run's slot array (72 bytes a
+    // slot) from a number in the file.
+    uint64_t definitions = 0;
+    for (const auto *args : {root.params(), root.inputs()})
+      definitions += args ? args->size() : 0;
+    definitions += root.constants() ? root.constants()->size() : 0;
+    if (root.instrs())
+      for (const trx::Instr *in : *root.instrs())
+        if (in->kind() == trx::InstrKind::Call && in->results())
+          definitions += in->results()->size();
+    if (numSlots != definitions)
+      return fail("num_slots is " + std::to_string(numSlots) + ", but " +
+                  std::to_string(definitions) + " values are defined");
     state.assign(numSlots, SlotState::Undefined);
     if (root.predicted_peak_bytes() < 0)
       return fail("predicted peak of " +
@@ -287,6 +316,18 @@ private:
   static std::string str(const fb::String *s) {
     return s ? std::string(s->data(), s->size()) : std::string();
   }
+  /// FlatBuffers 2.0.8's Verifier checks a vector's length field for 4-byte
+  /// alignment, not its elements for theirs: a vector of 8-byte elements
+  /// that a hostile file misaligns would be read misaligned (undefined
+  /// behaviour, and a fault on some CPUs). The writer aligns every vector
+  /// that has elements (an empty one it does not align, nor need to).
+  template <typename T>
+  Error checkAligned(const fb::Vector<T> *v, const std::string &what) const {
+    if (v && v->size() &&
+        reinterpret_cast<uintptr_t>(v->data()) % alignof(T) != 0)
+      return fail(what + " is misaligned in the file");
+    return Error::success();
+  }
   Error checkSlot(int32_t slot, const std::string &what) const {
     if (slot < 0 || uint32_t(slot) >= numSlots)
       return fail(what + " names slot " + std::to_string(slot) + " of " +
@@ -317,6 +358,8 @@ private:
              Shape &shape) const {
     if (!t || !t->shape())
       return fail(what + " has no type");
+    if (Error err = checkAligned(t->shape(), what + "'s shape"))
+      return err;
     if (uint8_t(t->dtype()) > uint8_t(trx::DType::MAX))
       return fail(what + " has unknown dtype " +
                   std::to_string(int(t->dtype())));
@@ -416,6 +459,10 @@ private:
       op.function = str(f->function());
       op.numOperands = f->num_operands();
       op.numResults = f->num_results();
+      if (Error err = checkAligned(f->temp_bytes(), label + "'s temp_bytes"))
+        return err;
+      if (Error err = checkAligned(f->copies(), label + "'s copies"))
+        return err;
       if (f->temp_bytes())
         for (int64_t t : *f->temp_bytes()) {
           if (t < 0 || t > kMaxTensorBytes)
@@ -804,7 +851,8 @@ Expected<std::string> traceir::readFileBytes(std::string_view path) {
 Expected<std::unique_ptr<Executable>>
 traceir::loadExecutableBuffer(std::string_view bytes, std::string_view name,
                               std::optional<Device> device) {
-  auto root = Reader::open(bytes, name);
+  std::vector<uint64_t> aligned;
+  auto root = Reader::open(bytes, name, aligned);
   if (!root)
     return root.takeError();
   Reader reader(name, **root);
@@ -856,7 +904,8 @@ traceir::loadExecutable(std::string_view path, std::optional<Device> device) {
 
 Expected<std::string> traceir::describeExecutable(std::string_view bytes,
                                                   std::string_view name) {
-  auto root = Reader::open(bytes, name);
+  std::vector<uint64_t> aligned;
+  auto root = Reader::open(bytes, name, aligned);
   if (!root)
     return root.takeError();
   if (Error err = Reader(name, **root).read(nullptr))

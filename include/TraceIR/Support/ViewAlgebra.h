@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -71,6 +72,16 @@ ViewArgs decodeViewArgs(
 std::optional<Layout> applyView(std::string_view op, const Layout &in,
                                 const ViewArgs &args,
                                 std::span<const int64_t> resultShape);
+
+/// Why view op `op` cannot apply to `in` with `args` and `resultShape`, or
+/// nullopt when it can: a dim out of range, a select index, slice or narrow
+/// outside its dim, an expand to a shape `in` does not broadcast to, a
+/// restride to a different number of elements. Type inference rejects all
+/// of these in a verified graph; the runtime checks them before applyView
+/// (which indexes by them) because a saved executable is not verified.
+std::optional<std::string> checkViewArgs(std::string_view op, const Layout &in,
+                                         const ViewArgs &args,
+                                         std::span<const int64_t> resultShape);
 
 /// Whether `op` is one of the view ops applyView knows.
 bool isViewOp(std::string_view op);

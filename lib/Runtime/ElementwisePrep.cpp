@@ -11,6 +11,28 @@ bool traceir::prepareElementwise(KernelContext &ctx, EwOp op, unsigned n,
              strCat(kEwMaxRank) + ", got " + strCat(out.rank()));
     return false;
   }
+  // Type inference guarantees what follows in a verified graph; a saved
+  // executable is not one, and the strides below read each operand as its
+  // broadcast to `out`.
+  if (ctx.numArgs() < n) {
+    ctx.fail("takes " + strCat(n) + " arguments, got " + strCat(ctx.numArgs()));
+    return false;
+  }
+  for (unsigned i = 0; i < n; ++i) {
+    if (!ctx.isTensor(i))
+      continue;
+    const Tensor &t = ctx.tensor(i);
+    bool broadcasts = t.rank() <= out.rank();
+    for (int64_t d = 0; broadcasts && d < t.rank(); ++d)
+      broadcasts =
+          t.shape[d] == 1 || t.shape[d] == out.shape[out.rank() - t.rank() + d];
+    if (!broadcasts) {
+      ctx.fail("argument #" + strCat(i) + " of shape " +
+               shapeToString(t.shape) + " does not broadcast to the result's " +
+               shapeToString(out.shape));
+      return false;
+    }
+  }
   L.op = op;
   L.rank = out.rank();
   L.numel = out.numel();

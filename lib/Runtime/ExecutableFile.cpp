@@ -681,6 +681,10 @@ private:
         exe->args.push_back(a);
     }
     size_t numResults = in->results() ? in->results()->size() : 0;
+    // Every op with a kernel returns something, and every kernel writes its
+    // result 0 (a call without one would write another call's).
+    if (numResults == 0)
+      return fail(label + " has no result");
     instr.numResults = numResults;
     if (exe)
       instr.resultBegin = exe->results.size();

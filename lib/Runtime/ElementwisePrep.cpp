@@ -59,7 +59,10 @@ bool traceir::prepareElementwise(KernelContext &ctx, EwOp op, unsigned n,
     } else {
       const Scalar &s = ctx.scalar(i);
       o.number = s.number();
-      o.integer = s.kind == Scalar::Kind::Float  ? static_cast<int64_t>(s.f)
+      // A float scalar makes the launch floating, so its integer form is
+      // never read; a float int64 cannot hold would convert undefined.
+      bool fits = s.f >= -0x1p63 && s.f < 0x1p63;
+      o.integer = s.kind == Scalar::Kind::Float  ? (fits ? int64_t(s.f) : 0)
                   : s.kind == Scalar::Kind::Bool ? s.b
                                                  : s.i;
       L.floating |= s.kind == Scalar::Kind::Float;

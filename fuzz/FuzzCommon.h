@@ -4,12 +4,15 @@
 // tools do (parseTraceSource, importANFTrace, ...): a harness rejects nothing
 // the entry point accepts, so what it finds is what a user can hit. Errors
 // are expected and ignored; a crash, a sanitizer report, a hang or a broken
-// invariant (checked with fuzzCheck) is a finding.
+// invariant (checked with fuzzCheck) is a finding. What needs no LLVM or
+// MLIR is in FuzzRuntime.h.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TRACEIR_FUZZ_FUZZCOMMON_H
 #define TRACEIR_FUZZ_FUZZCOMMON_H
+
+#include "FuzzRuntime.h"
 
 #include "TraceIR/Dialect/ParseSource.h"
 #include "TraceIR/Dialect/TraceDialect.h"
@@ -18,7 +21,6 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 
-#include "TraceIR/Support/Error.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -31,27 +33,7 @@
 
 namespace traceir::fuzz {
 
-/// Aborts (a finding) with `what` unless `ok`.
-inline void fuzzCheck(bool ok, const char *what) {
-  if (!ok) {
-    std::fprintf(stderr, "fuzz invariant broken: %s\n", what);
-    std::abort();
-  }
-}
-
-/// Whether TRACEIR_FUZZ_VERBOSE is set: then diagnostics and errors are
-/// printed, to see why inputs are rejected.
-inline bool verbose() {
-  static const bool v = std::getenv("TRACEIR_FUZZ_VERBOSE") != nullptr;
-  return v;
-}
-
-/// An error is the expected outcome of most inputs: drop it (print it when
-/// verbose).
-inline void ignore(traceir::Error err) {
-  if (verbose() && err)
-    llvm::errs() << "error: " << err.message() << "\n";
-}
+/// An LLVM error, dropped as ignore(traceir::Error) drops the runtime's.
 inline void ignore(llvm::Error err) {
   if (verbose() && err)
     llvm::errs() << "error: " << llvm::toString(std::move(err)) << "\n";

@@ -21,15 +21,10 @@
 
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Runtime/Build.h"
-#include "TraceIR/Runtime/HostTensor.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace traceir::fuzz;
-
-static constexpr int64_t kMaxMadeUpBytes = 1 << 20;
-static constexpr int64_t kMaxElements = int64_t(1) << 22;
-static constexpr int64_t kMemoryLimit = int64_t(256) << 20;
 
 static bool smallEnough(mlir::trace::GraphOp graph) {
   bool ok = true;
@@ -47,39 +42,6 @@ static bool smallEnough(mlir::trace::GraphOp graph) {
   return ok;
 }
 
-/// A tensor of `spec`'s dtype and shape holding the pattern 0, 1, 2, 0, ...
-/// (bools alternate).
-static traceir::HostTensor madeUp(const traceir::Executable::ArgSpec &spec) {
-  traceir::HostTensor t;
-  t.dtype = spec.dtype;
-  t.shape = spec.shape;
-  int64_t n = t.numel();
-  t.data.assign(n * traceir::dtypeSize(t.dtype), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    int v = i % 3;
-    switch (t.dtype) {
-    case traceir::DType::F32:
-      t.as<float>()[i] = v * 0.5f;
-      break;
-    case traceir::DType::F64:
-      t.as<double>()[i] = v * 0.5;
-      break;
-    case traceir::DType::I64:
-      t.as<int64_t>()[i] = v;
-      break;
-    case traceir::DType::I32:
-      t.as<int32_t>()[i] = v;
-      break;
-    case traceir::DType::Bool:
-      t.as<bool>()[i] = i % 2;
-      break;
-    default: // F16, BF16, I16, I8, U8: zeros
-      break;
-    }
-  }
-  return t;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FuzzContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module = parseInput(data, size, context);
@@ -94,20 +56,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ignore(exe.takeError());
     return 0;
   }
-  int64_t bytes = 0;
-  for (const auto *specs : {&(*exe)->paramSpecs, &(*exe)->inputSpecs})
-    for (const auto &spec : *specs) {
-      traceir::HostTensor probe;
-      probe.shape = spec.shape;
-      bytes += probe.numel() * int64_t(traceir::dtypeSize(spec.dtype));
-      if (bytes > kMaxMadeUpBytes)
-        return 0;
-    }
   traceir::NamedTensors params, inputs;
-  for (const auto &spec : (*exe)->paramSpecs)
-    params.emplace(spec.name, madeUp(spec));
-  for (const auto &spec : (*exe)->inputSpecs)
-    inputs.emplace(spec.name, madeUp(spec));
+  if (!madeUpArguments(**exe, params, inputs))
+    return 0;
   // As trace-run --memory-limit: the limit holds from the parameters on.
   (*exe)->allocator().setLimit(kMemoryLimit);
   if (traceir::Error err = (*exe)->loadParams(params)) {

@@ -1,5 +1,7 @@
 # lit configuration for TraceIR's FileCheck tests.
 import os
+import shutil
+
 import lit.formats
 
 config.name = "TraceIR"
@@ -16,6 +18,12 @@ config.substitutions.append(("%traceir_src", config.traceir_src_root))
 # test may depend on bit-identical BLAS or libm results across CPUs.
 config.substitutions.append(("%fpcheck", "python3 " + os.path.join(config.traceir_src_root, "test", "lib", "fpcheck.py")))
 config.substitutions.append(("%st", "python3 " + os.path.join(config.traceir_src_root, "test", "Runtime", "Inputs", "st.py")))
+# Corrupted saved executables (.trx) for the loader's error tests.
+config.substitutions.append(("%trx", "python3 " + os.path.join(config.traceir_src_root, "test", "Runtime", "Inputs", "trx.py")))
+# flatc regenerates the committed FlatBuffers header of saved executables
+# (test/Runtime/executable-file-schema.test); building never needs it.
+if shutil.which("flatc"):
+    config.available_features.add("flatc")
 # Pass the sanitizer settings of scripts/test.sh through to the tools.
 for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"]:
     if var in os.environ:

@@ -4,10 +4,12 @@
 #include "TraceIR/Dialect/OpRegistry.h"
 #include "TraceIR/Dialect/Scalars.h"
 #include "TraceIR/Dialect/TraceDialect.h"
+#include "TraceIR/Support/ViewAlgebra.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 
 #include "gtest/gtest.h"
 
@@ -166,6 +168,71 @@ TEST_F(InferTest, Gru) {
   types[2] = t({800, 200});
   infer("gru", "ttttttttttssssss", types, evalArgs, &error);
   EXPECT_EQ(error, "w_ih of layer 0 must be [600, 200], got [800, 200]");
+}
+
+/// The first pyop of `text`, parsed without verifying (the calls below need
+/// not infer).
+PyOp parsePyOp(MLIRContext &ctx, const std::string &text,
+               OwningOpRef<ModuleOp> &module) {
+  module = parseSourceString<ModuleOp>(
+      text, ParserConfig(&ctx, /*verifyAfterParse=*/false));
+  if (!module)
+    return nullptr;
+  PyOp found;
+  module->walk([&](PyOp op) {
+    if (!found)
+      found = op;
+  });
+  return found;
+}
+
+// The runtime has no registry: loading a saved executable checks each
+// result's fresh flag with ViewAlgebra.h's lists instead. They must say
+// what the registry's alias rules say, for every op.
+TEST(OpRegistryTest, RuntimeListsOfAliasingOpsAgree) {
+  MLIRContext ctx;
+  ctx.loadDialect<TraceDialect>();
+  for (const OpInfo &info : getAllOps()) {
+    std::string name = info.name.str();
+    if (name == "dropout")
+      continue; // depends on its scalars: below
+    OwningOpRef<ModuleOp> module;
+    PyOp op = parsePyOp(ctx,
+                        "trace.graph @g(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+                        "  %0 = pyop \"" +
+                            name +
+                            "\"(%x) : (tensor<2xf32>) -> tensor<2xf32>\n"
+                            "  ret %0 : tensor<2xf32>\n}\n",
+                        module);
+    ASSERT_TRUE(op) << name;
+    bool aliases = getResultAlias(op, 0).kind == AliasKind::MustAlias;
+    PyArgs args(op.getCconv(), op.getTensors().getTypes(),
+                op.getScalars().getValue());
+    EXPECT_EQ(aliases, traceir::views::isViewOp(name) ||
+                           traceir::views::isInPlaceOp(name))
+        << name;
+    EXPECT_EQ(aliases && info.mutates(args), traceir::views::isInPlaceOp(name))
+        << name;
+  }
+  // dropout(x, p, train) is its input in eval mode or with p == 0; an
+  // absent or None `train` is training.
+  std::pair<const char *, bool> cases[] = {
+      {"0.5, True", false}, {"0.5, False", true}, {"0.0, True", true},
+      {"0, True", true},    {"0.5", false},       {"0.5, None", false}};
+  for (auto [scalars, identity] : cases) {
+    OwningOpRef<ModuleOp> module;
+    PyOp op = parsePyOp(
+        ctx,
+        std::string("trace.graph @g(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+                    "  %0 = pyop \"dropout\"(%x, ") +
+            scalars +
+            ") : (tensor<2xf32>) -> tensor<2xf32>\n"
+            "  ret %0 : tensor<2xf32>\n}\n",
+        module);
+    ASSERT_TRUE(op) << scalars;
+    EXPECT_EQ(getResultAlias(op, 0).kind == AliasKind::MustAlias, identity)
+        << scalars;
+  }
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include "TestTrace.h"
 #include "TraceIR/Runtime/Build.h"
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Runtime/ExecutableFile.h"
 #include "TraceIR/Runtime/Profiler.h"
 #include "TraceIR/Support/ViewAlgebra.h"
 
@@ -235,6 +236,96 @@ TEST_F(RuntimeTest, SafetensorsRoundTripAndNoPartialFile) {
   EXPECT_TRUE(static_cast<bool>(err));
   EXPECT_FALSE(llvm::sys::fs::exists(bad));
   llvm::sys::fs::remove_directories(dir);
+}
+
+// What loading a saved executable checks beyond the FlatBuffer's bounds:
+// each is a file that buildExecutable never writes, made here by editing a
+// built executable before saving it.
+TEST_F(RuntimeTest, LoadingChecksWhatBuildingDerives) {
+  auto graph = parse(R"(
+    trace.graph @g(%x: tensor<2x3xf32> {trace.input = "x"}) -> tensor<3x2xf32> {
+      %0 = pyop "relu"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+      %1 = pyop "t"(%0) : (tensor<2x3xf32>) -> tensor<3x2xf32>
+      ret %1 : tensor<3x2xf32>
+    })");
+  ASSERT_TRUE(graph);
+  auto built = buildExecutable(graph, Device{});
+  ASSERT_TRUE(static_cast<bool>(built)) << toString(built.takeError());
+  Executable &exe = **built;
+  auto loadError = [&](std::string_view bytes) -> std::string {
+    auto loaded = loadExecutableBuffer(bytes, "f.trx", Device{});
+    return loaded ? "" : loaded.takeError().message();
+  };
+  auto saved = [&] {
+    auto bytes = serializeExecutable(exe, "test");
+    EXPECT_TRUE(static_cast<bool>(bytes));
+    return bytes ? *bytes : std::string();
+  };
+  std::string good = saved();
+  EXPECT_EQ(loadError(good), "");
+  // A FlatBuffer at an odd address loads too (it is copied to align it).
+  std::string shifted = " " + good;
+  EXPECT_EQ(loadError(std::string_view(shifted).substr(1)), "");
+
+  // A pure op's result marked as a view: its kernel would write through a
+  // null storage.
+  exe.results[0].fresh = false;
+  EXPECT_EQ(loadError(saved()),
+            "f.trx: corrupt saved executable: instruction #0 ('relu')'s "
+            "result #0 is marked as sharing an operand's storage, but op "
+            "'relu' returns fresh tensors");
+  exe.results[0].fresh = true;
+  // A view's result marked fresh: its storage would be counted, never freed.
+  exe.results[1].fresh = true;
+  EXPECT_EQ(loadError(saved()),
+            "f.trx: corrupt saved executable: instruction #1 ('t')'s result "
+            "is marked fresh, but op 't' returns its first argument (or a "
+            "view of it) here");
+  exe.results[1].fresh = false;
+  // More slots than values: the count would size every run's slot array.
+  exe.numSlots = 1000;
+  EXPECT_EQ(loadError(saved()), "f.trx: corrupt saved executable: num_slots "
+                                "is 1000, but 3 values are defined");
+  exe.numSlots = 3;
+  EXPECT_EQ(loadError(saved()), "");
+}
+
+// Kernels check what type inference guarantees in a verified graph, since a
+// saved executable is not one: each unverified graph below runs to an error
+// naming the op, not to a read or write past a buffer.
+TEST_F(RuntimeTest, KernelsCheckWhatInferenceGuarantees) {
+  struct Case {
+    const char *body, *type, *error;
+  } cases[] = {
+      {R"(%0 = pyop "add"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<8xf32>)",
+       "tensor<8xf32>",
+       "argument #0 of shape [4] does not broadcast to the "
+       "result's [8]"},
+      {R"(%0 = pyop "matmul"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4x4xf32>)",
+       "tensor<4x4xf32>", "the result of [4] @ [4] is f32[], not f32[4, 4]"},
+      {R"(%0 = pyop "transpose"(%x, 0, 5) : (tensor<4xf32>) -> tensor<4xf32>)",
+       "tensor<4xf32>", "transpose: dim 5 is out of range for rank 1"},
+      {R"(%0 = pyop "reshape"(%x, [100]) : (tensor<4xf32>) -> tensor<100xf32>)",
+       "tensor<100xf32>",
+       "reshape: shape [100] is invalid for an input of 4 "
+       "elements"},
+      {R"(%0 = pyop "select"(%x, 0, 4) : (tensor<4xf32>) -> tensor<f32>)",
+       "tensor<f32>", "select: index 4 is out of range for dim 0 of size 4"},
+  };
+  for (const Case &c : cases) {
+    std::string text =
+        std::string("trace.graph @g(%x: tensor<4xf32> {trace.input = \"x\"}) "
+                    "-> ") +
+        c.type + " {\n  " + c.body + "\n  ret %0 : " + c.type + "\n}\n";
+    auto graph = parse(text, /*verify=*/false);
+    ASSERT_TRUE(graph) << text;
+    auto exe = buildExecutable(graph, Device{});
+    ASSERT_TRUE(static_cast<bool>(exe)) << toString(exe.takeError());
+    auto out = (*exe)->run({{"x", f32({4}, {1, 2, 3, 4})}});
+    ASSERT_FALSE(static_cast<bool>(out)) << text;
+    std::string message = out.takeError().message();
+    EXPECT_NE(message.find(c.error), std::string::npos) << message;
+  }
 }
 
 // PyTorch's view rules: a transposed tensor cannot be flattened as a view,

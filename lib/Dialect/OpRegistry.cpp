@@ -10,6 +10,7 @@
 #include "TraceIR/Dialect/Scalars.h"
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Support/CheckedMath.h"
+#include "TraceIR/Support/ViewAlgebra.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APInt.h"
@@ -1799,10 +1800,10 @@ int aliasFirst(const PyArgs &a, unsigned) { return a.operandIndex(0); }
 /// dropout(input, p, train): in eval mode, or with p == 0, ATen returns its
 /// input itself.
 int aliasDropout(const PyArgs &a, unsigned) {
-  auto train = getBool(a.scalar(2));
-  auto p = getNumber(a.scalar(1));
-  bool identity = (train && !*train) || (p && *p == 0.0);
-  return identity ? a.operandIndex(0) : -1;
+  return traceir::views::dropoutIsIdentity(getNumber(a.scalar(1)),
+                                           getBool(a.scalar(2)))
+             ? a.operandIndex(0)
+             : -1;
 }
 bool never(const PyArgs &) { return false; }
 /// scaled_dot_product_attention draws random numbers when dropout_p > 0.

@@ -58,3 +58,38 @@ void traceir::forEachMatmul(
     }
   }
 }
+
+std::string traceir::matmulShapeError(const Tensor &x, const Tensor &y,
+                                      const Tensor &out) {
+  auto shapes = [&] {
+    return shapeToString(x.shape) + " @ " + shapeToString(y.shape);
+  };
+  if (x.rank() == 0 || y.rank() == 0)
+    return "both operands of a matrix product need a dim, got " + shapes();
+  int64_t K = x.shape.back();
+  int64_t Ky = y.rank() == 1 ? y.shape[0] : y.shape[y.rank() - 2];
+  if (K != Ky)
+    return "the inner dims of " + shapes() + " differ";
+  // torch.matmul's result: the broadcast batch dims, then M and N for the
+  // operands that have them.
+  Shape xb(x.shape.begin(), x.shape.end() - std::min<int64_t>(x.rank(), 2));
+  Shape yb(y.shape.begin(), y.shape.end() - std::min<int64_t>(y.rank(), 2));
+  size_t rank = std::max(xb.size(), yb.size());
+  Shape want(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t a = i + xb.size() >= rank ? xb[i + xb.size() - rank] : 1;
+    int64_t b = i + yb.size() >= rank ? yb[i + yb.size() - rank] : 1;
+    if (a != b && a != 1 && b != 1)
+      return "the batch dims of " + shapes() + " do not broadcast";
+    want[i] = a == 1 ? b : a;
+  }
+  if (x.rank() > 1)
+    want.push_back(x.shape[x.rank() - 2]);
+  if (y.rank() > 1)
+    want.push_back(y.shape.back());
+  if (out.shape != want || out.dtype != x.dtype || !out.isContiguous())
+    return "the result of " + shapes() + " is " + dtypeName(x.dtype) +
+           shapeToString(want) + ", not " + dtypeName(out.dtype) +
+           shapeToString(out.shape);
+  return {};
+}

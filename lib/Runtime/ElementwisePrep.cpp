@@ -11,6 +11,28 @@ bool traceir::prepareElementwise(KernelContext &ctx, EwOp op, unsigned n,
              strCat(kEwMaxRank) + ", got " + strCat(out.rank()));
     return false;
   }
+  // Type inference guarantees what follows in a verified graph; a saved
+  // executable is not one, and the strides below read each operand as its
+  // broadcast to `out`.
+  if (ctx.numArgs() < n) {
+    ctx.fail("takes " + strCat(n) + " arguments, got " + strCat(ctx.numArgs()));
+    return false;
+  }
+  for (unsigned i = 0; i < n; ++i) {
+    if (!ctx.isTensor(i))
+      continue;
+    const Tensor &t = ctx.tensor(i);
+    bool broadcasts = t.rank() <= out.rank();
+    for (int64_t d = 0; broadcasts && d < t.rank(); ++d)
+      broadcasts =
+          t.shape[d] == 1 || t.shape[d] == out.shape[out.rank() - t.rank() + d];
+    if (!broadcasts) {
+      ctx.fail("argument #" + strCat(i) + " of shape " +
+               shapeToString(t.shape) + " does not broadcast to the result's " +
+               shapeToString(out.shape));
+      return false;
+    }
+  }
   L.op = op;
   L.rank = out.rank();
   L.numel = out.numel();
@@ -37,7 +59,10 @@ bool traceir::prepareElementwise(KernelContext &ctx, EwOp op, unsigned n,
     } else {
       const Scalar &s = ctx.scalar(i);
       o.number = s.number();
-      o.integer = s.kind == Scalar::Kind::Float  ? static_cast<int64_t>(s.f)
+      // A float scalar makes the launch floating, so its integer form is
+      // never read; a float int64 cannot hold would convert undefined.
+      bool fits = s.f >= -0x1p63 && s.f < 0x1p63;
+      o.integer = s.kind == Scalar::Kind::Float  ? (fits ? int64_t(s.f) : 0)
                   : s.kind == Scalar::Kind::Bool ? s.b
                                                  : s.i;
       L.floating |= s.kind == Scalar::Kind::Float;

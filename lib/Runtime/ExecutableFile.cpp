@@ -12,6 +12,7 @@
 #include "TraceIR/Runtime/ExecutableFile_generated.h"
 #include "TraceIR/Support/CheckedMath.h"
 #include "TraceIR/Support/NestingDepth.h"
+#include "TraceIR/Support/ViewAlgebra.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -68,7 +69,10 @@ public:
     for (const GeneratedOp &op : exe.generatedOps)
       generated.push_back(generatedOp(op));
     fb::Offset<trx::GpuBinary> gpu;
-    if (!exe.gpuBinary.empty() || !exe.gpuKernelNames.empty())
+    // Generated ops need the table even when it is empty (the loader
+    // refuses them without one).
+    if (!exe.generatedOps.empty() || !exe.gpuBinary.empty() ||
+        !exe.gpuKernelNames.empty() || !exe.gpuChip.empty())
       gpu = trx::CreateGpuBinary(
           b, b.CreateString(exe.gpuChip),
           b.CreateVector(reinterpret_cast<const uint8_t *>(exe.gpuBinary.data()),
@@ -184,14 +188,23 @@ public:
   Reader(std::string_view name, const trx::Executable &root)
       : name(name), root(root) {}
 
-  /// The file's header checks, then its FlatBuffer's.
-  static Expected<const trx::Executable *> open(std::string_view bytes,
-                                                std::string_view name) {
+  /// The file's header checks, then its FlatBuffer's. A FlatBuffer not at
+  /// an 8-byte boundary is copied into `aligned` first: its 8-byte fields
+  /// are aligned only relative to its start.
+  static Expected<const trx::Executable *>
+  open(std::string_view bytes, std::string_view name,
+       std::vector<uint64_t> &aligned) {
     std::string file(name);
-    if (bytes.size() < kExecutableHeaderBytes ||
+    if (bytes.size() < sizeof kMagic ||
         std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
       return makeError(file + ": not a TraceIR saved executable (no "
                               "\"TRACEIRX\" header)");
+    if (bytes.size() < kExecutableHeaderBytes)
+      return makeError(file + ": truncated saved executable: " +
+                       std::to_string(bytes.size()) +
+                       " bytes, shorter than "
+                       "its " +
+                       std::to_string(kExecutableHeaderBytes) + "-byte header");
     uint32_t major = getU32(bytes.data() + 8), minor = getU32(bytes.data() + 12);
     if (major > kExecutableFormatMajor)
       return makeError(file + ": written in executable format " +
@@ -206,6 +219,11 @@ public:
     const auto *buf =
         reinterpret_cast<const uint8_t *>(bytes.data() + kExecutableHeaderBytes);
     size_t size = bytes.size() - kExecutableHeaderBytes;
+    if (reinterpret_cast<uintptr_t>(buf) % alignof(uint64_t)) {
+      aligned.assign((size + 7) / 8, 0);
+      std::memcpy(aligned.data(), buf, size);
+      buf = reinterpret_cast<const uint8_t *>(aligned.data());
+    }
     // Scalars nest (tuples of lists); the depth the parser allows, plus the
     // tables above a scalar.
     fb::Verifier::Options options;
@@ -229,7 +247,25 @@ public:
     if (numSlots > kMaxSlots)
       return fail("num_slots " + std::to_string(numSlots) + " is over " +
                   std::to_string(kMaxSlots));
+    // Each slot is defined once, by an argument, a constant or a result (as
+    // buildExecutable numbers them): a count beyond the definitions would
+    // only size the state below and every run's slot array (72 bytes a
+    // slot) from a number in the file.
+    uint64_t definitions = 0;
+    for (const auto *args : {root.params(), root.inputs()})
+      definitions += args ? args->size() : 0;
+    definitions += root.constants() ? root.constants()->size() : 0;
+    if (root.instrs())
+      for (const trx::Instr *in : *root.instrs())
+        if (in->kind() == trx::InstrKind::Call && in->results())
+          definitions += in->results()->size();
+    if (numSlots != definitions)
+      return fail("num_slots is " + std::to_string(numSlots) + ", but " +
+                  std::to_string(definitions) + " values are defined");
     state.assign(numSlots, SlotState::Undefined);
+    if (root.predicted_peak_bytes() < 0)
+      return fail("predicted peak of " +
+                  std::to_string(root.predicted_peak_bytes()) + " bytes");
     Device::Kind kind = root.device() == trx::DeviceKind::CPU
                             ? Device::Kind::CPU
                             : Device::Kind::CUDA;
@@ -252,6 +288,11 @@ public:
       return err;
     if (Error err = readGenerated(exe))
       return err;
+    // Generated code is GPU code: loading it for the CPU would query a GPU,
+    // and a run would launch its kernels on host memory.
+    if (kind == Device::Kind::CPU && numGenerated)
+      return fail(std::to_string(numGenerated) +
+                  " ops run generated GPU code, but the file is for the cpu");
     if (Error err = readInstrs(kind, exe))
       return err;
     if (root.outputs())
@@ -274,6 +315,18 @@ private:
   }
   static std::string str(const fb::String *s) {
     return s ? std::string(s->data(), s->size()) : std::string();
+  }
+  /// FlatBuffers 2.0.8's Verifier checks a vector's length field for 4-byte
+  /// alignment, not its elements for theirs: a vector of 8-byte elements
+  /// that a hostile file misaligns would be read misaligned (undefined
+  /// behaviour, and a fault on some CPUs). The writer aligns every vector
+  /// that has elements (an empty one it does not align, nor need to).
+  template <typename T>
+  Error checkAligned(const fb::Vector<T> *v, const std::string &what) const {
+    if (v && v->size() &&
+        reinterpret_cast<uintptr_t>(v->data()) % alignof(T) != 0)
+      return fail(what + " is misaligned in the file");
+    return Error::success();
   }
   Error checkSlot(int32_t slot, const std::string &what) const {
     if (slot < 0 || uint32_t(slot) >= numSlots)
@@ -305,6 +358,8 @@ private:
              Shape &shape) const {
     if (!t || !t->shape())
       return fail(what + " has no type");
+    if (Error err = checkAligned(t->shape(), what + "'s shape"))
+      return err;
     if (uint8_t(t->dtype()) > uint8_t(trx::DType::MAX))
       return fail(what + " has unknown dtype " +
                   std::to_string(int(t->dtype())));
@@ -404,6 +459,10 @@ private:
       op.function = str(f->function());
       op.numOperands = f->num_operands();
       op.numResults = f->num_results();
+      if (Error err = checkAligned(f->temp_bytes(), label + "'s temp_bytes"))
+        return err;
+      if (Error err = checkAligned(f->copies(), label + "'s copies"))
+        return err;
       if (f->temp_bytes())
         for (int64_t t : *f->temp_bytes()) {
           if (t < 0 || t > kMaxTensorBytes)
@@ -590,7 +649,11 @@ private:
     if (exe)
       instr.argBegin = exe->args.size();
     t = s = 0;
-    for (char c : cconv) {
+    // dropout's p and train (arguments 1 and 2), for checkAliasing.
+    std::optional<double> dropoutP;
+    std::optional<bool> dropoutTrain;
+    for (size_t k = 0; k < cconv.size(); ++k) {
+      char c = cconv[k];
       ArgRef a;
       if (c == 't') {
         a.slot = in->tensor_slots()->Get(t++);
@@ -601,6 +664,13 @@ private:
         if (Error err = readScalar(in->scalars()->Get(s++), label + "'s scalar",
                                    v, 0))
           return err;
+        // As the registry reads them (getNumber, getBool).
+        if (k == 1 && v.kind == ScalarValue::Kind::Int)
+          dropoutP = double(v.i);
+        else if (k == 1 && v.kind == ScalarValue::Kind::Float)
+          dropoutP = v.f;
+        else if (k == 2 && v.kind == ScalarValue::Kind::Bool)
+          dropoutTrain = v.b;
         if (exe) {
           a.scalar = exe->scalars.size();
           exe->scalars.push_back(decodeScalar(v));
@@ -611,6 +681,10 @@ private:
         exe->args.push_back(a);
     }
     size_t numResults = in->results() ? in->results()->size() : 0;
+    // Every op with a kernel returns something, and every kernel writes its
+    // result 0 (a call without one would write another call's).
+    if (numResults == 0)
+      return fail(label + " has no result");
     instr.numResults = numResults;
     if (exe)
       instr.resultBegin = exe->results.size();
@@ -623,6 +697,7 @@ private:
                     std::to_string(g->num_operands()) + " and " +
                     std::to_string(g->num_results()));
     }
+    std::vector<bool> fresh;
     for (size_t r = 0; r < numResults; ++r) {
       const trx::Result *res = in->results()->Get(r);
       std::string what = label + "'s result #" + std::to_string(r);
@@ -633,9 +708,52 @@ private:
         return err;
       if (Error err = type(res->type(), what, ref.dtype, ref.shape))
         return err;
+      fresh.push_back(ref.fresh);
       if (exe)
         exe->results.push_back(std::move(ref));
     }
+    return checkAliasing(info.name, cconv, generated >= 0, dropoutP,
+                         dropoutTrain, fresh, label);
+  }
+
+  /// Checks the results' fresh flags against what buildExecutable derives
+  /// from the op registry (getResultAliases): a view or in-place op returns
+  /// its first operand's storage, dropout does in eval mode or with p == 0,
+  /// and every other op, generated code included, writes fresh storages the
+  /// runtime allocates. The flag is no mere claim about memory: a kernel
+  /// writes through a fresh result's storage, which a non-fresh result of a
+  /// pure op leaves null, and a view kernel replaces a fresh result's
+  /// storage, which is then counted but never freed.
+  Error checkAliasing(const std::string &op, const std::string &cconv,
+                      bool generated, std::optional<double> dropoutP,
+                      std::optional<bool> dropoutTrain,
+                      const std::vector<bool> &fresh,
+                      const std::string &label) const {
+    bool aliases =
+        views::isViewOp(op) || views::isInPlaceOp(op) ||
+        (op == "dropout" && views::dropoutIsIdentity(dropoutP, dropoutTrain));
+    if (!aliases) {
+      for (size_t r = 0; r < fresh.size(); ++r)
+        if (!fresh[r])
+          return fail(label + "'s result #" + std::to_string(r) +
+                      " is marked as sharing an operand's storage, but op '" +
+                      op + "' returns fresh tensors");
+      return Error::success();
+    }
+    // The view and in-place kernels read argument 0 and set result 0.
+    if (fresh.size() != 1 || cconv.empty() || cconv[0] != 't')
+      return fail(label + " has " + std::to_string(fresh.size()) +
+                  " results and cconv \"" + cconv + "\"; op '" + op +
+                  "' returns its first argument (or a view of it), so it "
+                  "takes a tensor first and has one result");
+    if (fresh[0])
+      return fail(label + "'s result is marked fresh, but op '" + op +
+                  "' returns its first argument (or a view of it) here");
+    if (generated)
+      return fail(label +
+                  " runs generated code, which writes fresh results, "
+                  "but op '" +
+                  op + "' returns its first argument (or a view of it) here");
     return Error::success();
   }
 
@@ -737,7 +855,8 @@ Expected<std::string> traceir::readFileBytes(std::string_view path) {
 Expected<std::unique_ptr<Executable>>
 traceir::loadExecutableBuffer(std::string_view bytes, std::string_view name,
                               std::optional<Device> device) {
-  auto root = Reader::open(bytes, name);
+  std::vector<uint64_t> aligned;
+  auto root = Reader::open(bytes, name, aligned);
   if (!root)
     return root.takeError();
   Reader reader(name, **root);
@@ -789,7 +908,8 @@ traceir::loadExecutable(std::string_view path, std::optional<Device> device) {
 
 Expected<std::string> traceir::describeExecutable(std::string_view bytes,
                                                   std::string_view name) {
-  auto root = Reader::open(bytes, name);
+  std::vector<uint64_t> aligned;
+  auto root = Reader::open(bytes, name, aligned);
   if (!root)
     return root.takeError();
   if (Error err = Reader(name, **root).read(nullptr))
@@ -831,7 +951,8 @@ Expected<std::string> traceir::describeExecutable(std::string_view bytes,
   int64_t constantBytes = 0;
   size_t numConstants = f.constants() ? f.constants()->size() : 0;
   for (size_t k = 0; k < numConstants; ++k)
-    constantBytes += f.constants()->Get(k)->data()->size();
+    if (const auto *data = f.constants()->Get(k)->data())
+      constantBytes += data->size(); // absent for a constant of no bytes
   out += "  " + std::to_string(numConstants) + " constants (" +
          std::to_string(constantBytes) + " bytes)\n";
   size_t calls = 0, frees = 0;

@@ -88,3 +88,62 @@ std::vector<bool> traceir::reducedDimsArg(KernelContext &ctx, unsigned i,
   }
   return reduced;
 }
+
+bool traceir::checkResultShape(KernelContext &ctx, unsigned r,
+                               std::span<const int64_t> shape) {
+  const Shape &have = ctx.result(r).shape;
+  if (std::equal(have.begin(), have.end(), shape.begin(), shape.end()))
+    return true;
+  ctx.fail("result #" + strCat(r) + " is " + shapeToString(have) +
+           ", but the op computes " + shapeToString(shape));
+  return false;
+}
+
+bool traceir::checkReducedResult(KernelContext &ctx, const Tensor &in,
+                                 const std::vector<bool> &reduced,
+                                 const Tensor &out) {
+  int64_t kept = 1;
+  for (int64_t d = 0; d < in.rank(); ++d)
+    if (!reduced[d])
+      kept *= in.shape[d];
+  if (out.numel() == kept)
+    return true;
+  ctx.fail("the result " + shapeToString(out.shape) + " does not hold the " +
+           strCat(kept) + " sums of " + shapeToString(in.shape));
+  return false;
+}
+
+bool traceir::catArgs(KernelContext &ctx, unsigned &n, int64_t &dim) {
+  const Tensor &out = ctx.result(0);
+  n = 0;
+  while (ctx.isTensor(n))
+    ++n;
+  int64_t rank = out.rank(), d = ctx.isNone(n) ? 0 : ctx.scalar(n).i;
+  if (rank == 0 || d < -rank || d >= rank) {
+    ctx.fail("dim " + strCat(d) + " is out of range for rank " + strCat(rank));
+    return false;
+  }
+  dim = d < 0 ? d + rank : d;
+  int64_t total = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    const Tensor &t = ctx.tensor(i);
+    if (t.rank() == 1 && t.shape[0] == 0 && rank != 1)
+      continue; // legacy empty tensors are skipped, as in PyTorch
+    bool fits = t.rank() == rank;
+    for (int64_t k = 0; fits && k < rank; ++k)
+      fits = k == dim || t.shape[k] == out.shape[k];
+    if (!fits) {
+      ctx.fail("input #" + strCat(i) + " " + shapeToString(t.shape) +
+               " does not fit the result " + shapeToString(out.shape) +
+               " along dim " + strCat(dim));
+      return false;
+    }
+    total += t.shape[dim];
+  }
+  if (total != out.shape[dim]) {
+    ctx.fail("the inputs add up to " + strCat(total) + " along dim " +
+             strCat(dim) + ", the result has " + strCat(out.shape[dim]));
+    return false;
+  }
+  return true;
+}

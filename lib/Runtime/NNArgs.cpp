@@ -264,32 +264,88 @@ bool traceir::logSoftmaxBackwardArgs(KernelContext &ctx, int64_t &dim) {
   return true;
 }
 
-bool traceir::layerNormArgs(KernelContext &ctx, LayerNormArgs &a) {
+bool traceir::layerNormArgs(KernelContext &ctx, LayerNormArgs &a, bool native) {
   const Tensor &in = ctx.tensor(0);
-  a.normDims = ctx.scalar(1).ints.size();
+  const std::vector<int64_t> &normalized = ctx.scalar(1).ints;
+  a.normDims = normalized.size();
   a.eps = ctx.isNone(4) ? 1e-5 : ctx.scalar(4).number();
   if (a.normDims > in.rank()) {
     ctx.fail("normalized_shape has more dims than the input");
     return false;
   }
+  // What inference checks in a verified graph; a saved executable states
+  // its own types, and the kernels index by these.
+  if (!std::equal(normalized.begin(), normalized.end(),
+                  in.shape.end() - a.normDims)) {
+    ctx.fail("normalized_shape " + shapeToString(normalized) +
+             " is not the trailing dims of the input " +
+             shapeToString(in.shape));
+    return false;
+  }
+  int64_t inner = 1;
+  for (int64_t d : normalized)
+    inner *= d;
+  int64_t outer = inner ? in.numel() / inner : 0;
   a.weight = ctx.isTensor(2) ? &ctx.tensor(2) : nullptr;
   a.bias = ctx.isTensor(3) ? &ctx.tensor(3) : nullptr;
-  for (const Tensor *t : {a.weight, a.bias})
+  for (const Tensor *t : {a.weight, a.bias}) {
     if (t && !t->isContiguous()) {
       ctx.fail("layer_norm weight and bias must be contiguous");
       return false;
     }
+    if (t && t->numel() != inner) {
+      ctx.fail("layer_norm weight and bias need " + strCat(inner) +
+               " elements, got " + shapeToString(t->shape));
+      return false;
+    }
+  }
+  if (ctx.numResults() < (native ? 3u : 1u) ||
+      ctx.result(0).shape != in.shape ||
+      (native &&
+       (ctx.result(1).numel() != outer || ctx.result(2).numel() != outer))) {
+    ctx.fail("the results do not have the input's shape" +
+             std::string(native ? " and one mean and rstd per row" : ""));
+    return false;
+  }
   return true;
 }
 
 bool traceir::dropoutArgs(KernelContext &ctx, double &p, bool &train) {
   p = ctx.scalar(1).number();
   train = ctx.isNone(2) ? true : ctx.scalar(2).b;
+  if (ctx.result(0).shape != ctx.tensor(0).shape) {
+    ctx.fail("the result " + shapeToString(ctx.result(0).shape) +
+             " is not the input's " + shapeToString(ctx.tensor(0).shape));
+    return false;
+  }
   if (!(p < 0 || p > 1)) // NaN is let through
     return true;
   ctx.fail("dropout probability must be in [0, 1], got " +
            strCat(std::to_string(p)));
   return false;
+}
+
+bool traceir::embeddingArgs(KernelContext &ctx) {
+  const Tensor &w = ctx.tensor(0), &idx = ctx.tensor(1);
+  const Tensor &out = ctx.result(0);
+  if (w.rank() != 2) {
+    ctx.fail("embedding weight must have rank 2, got rank " + strCat(w.rank()));
+    return false;
+  }
+  if (isFloatingDType(idx.dtype)) {
+    ctx.fail(strCat("embedding indices must be integers, got ") +
+             dtypeName(idx.dtype));
+    return false;
+  }
+  Shape want = idx.shape;
+  want.push_back(w.shape[1]);
+  if (out.shape != want || out.dtype != w.dtype) {
+    ctx.fail(strCat("the result is ") + dtypeName(out.dtype) +
+             shapeToString(out.shape) + ", but the rows gathered are " +
+             dtypeName(w.dtype) + shapeToString(want));
+    return false;
+  }
+  return true;
 }
 
 void traceir::failEmbeddingIndex(KernelContext &ctx, int64_t index,

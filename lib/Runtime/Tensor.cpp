@@ -159,6 +159,17 @@ Shape Tensor::contiguousStrides(std::span<const int64_t> shape) {
   return strides;
 }
 
+bool traceir::broadcastsTo(std::span<const int64_t> from,
+                           std::span<const int64_t> to) {
+  if (from.size() > to.size())
+    return false;
+  size_t off = to.size() - from.size();
+  for (size_t d = 0; d < from.size(); ++d)
+    if (from[d] != 1 && from[d] != to[off + d])
+      return false;
+  return true;
+}
+
 std::string traceir::shapeToString(std::span<const int64_t> shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)

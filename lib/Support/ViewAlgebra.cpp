@@ -149,10 +149,170 @@ bool traceir::views::isViewOrCopyOp(std::string_view op) {
   return op == "reshape" || op == "flatten" || op == "contiguous";
 }
 
+bool traceir::views::isInPlaceOp(std::string_view op) {
+  // The registry's INPLACE entries and dropout_ (OpRegistryTest checks that
+  // the two lists agree).
+  static constexpr std::string_view ops[] = {
+      "add_", "copy_", "div_", "dropout_", "fill_",
+      "mul_", "relu_", "sub_", "zero_",
+  };
+  for (std::string_view name : ops)
+    if (name == op)
+      return true;
+  return false;
+}
+
+std::optional<std::string>
+traceir::views::checkViewArgs(std::string_view op, const Layout &in,
+                              const ViewArgs &args,
+                              std::span<const int64_t> resultShape) {
+  int64_t rank = in.shape.size();
+  auto arg = [&](size_t i, int64_t dflt) {
+    return i < args.ints.size() ? args.ints[i] : dflt;
+  };
+  auto shapeText = [](std::span<const int64_t> shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+  };
+  // A dim of a tensor of rank `r` (PyTorch's maybe_wrap_dim: a 0-d tensor
+  // takes -1 and 0 where `scalarOk`), wrapped into `d`.
+  auto badDim = [&](int64_t dim, int64_t r, bool scalarOk,
+                    int64_t &d) -> std::optional<std::string> {
+    int64_t lo = -std::max<int64_t>(r, scalarOk ? 1 : 0);
+    int64_t hi = std::max<int64_t>(r, scalarOk ? 1 : 0) - 1;
+    if (dim < lo || dim > hi)
+      return "dim " + std::to_string(dim) + " is out of range for rank " +
+             std::to_string(r);
+    d = dim < 0 ? dim + std::max<int64_t>(r, 1) : dim;
+    return std::nullopt;
+  };
+  std::optional<int64_t> inNumel = checkedNumel(in.shape);
+  if (!inNumel || in.strides.size() != in.shape.size())
+    return "the input's layout is invalid";
+  int64_t d = 0;
+  switch (kindOf(op)) {
+  case ViewKind::None:
+  case ViewKind::Identity:
+  case ViewKind::T:
+    return std::nullopt;
+  case ViewKind::Contiguous: // a copy, when it copies, has the result's shape
+    if (!std::equal(in.shape.begin(), in.shape.end(), resultShape.begin(),
+                    resultShape.end()))
+      return "result " + shapeText(resultShape) + " is not the input's " +
+             shapeText(in.shape);
+    return std::nullopt;
+  case ViewKind::View: {
+    std::optional<int64_t> n = checkedNumel(resultShape);
+    if (!n || *n != *inNumel)
+      return "shape " + shapeText(resultShape) +
+             " is invalid for an input of " + std::to_string(*inNumel) +
+             " elements";
+    return std::nullopt;
+  }
+  case ViewKind::Transpose:
+    for (size_t i = 0; i < 2; ++i)
+      if (auto err = badDim(arg(i, int64_t(i)), rank, true, d))
+        return err;
+    return std::nullopt;
+  case ViewKind::Permute: {
+    if (int64_t(args.ints.size()) != rank)
+      return "permute takes " + std::to_string(rank) + " dims, got " +
+             std::to_string(args.ints.size());
+    std::vector<bool> seen(rank, false);
+    for (int64_t dim : args.ints) {
+      if (auto err = badDim(dim, rank, false, d))
+        return err;
+      if (seen[d])
+        return "permute repeats dim " + std::to_string(dim);
+      seen[d] = true;
+    }
+    return std::nullopt;
+  }
+  case ViewKind::Unsqueeze:
+    return badDim(arg(0, 0), rank + 1, false, d);
+  case ViewKind::Squeeze:
+    if (!args.none && rank > 0)
+      for (int64_t dim : args.ints)
+        if (auto err = badDim(dim, rank, true, d))
+          return err;
+    return std::nullopt;
+  case ViewKind::Expand: {
+    int64_t off = int64_t(resultShape.size()) - rank;
+    if (off < 0)
+      return "expand to " + shapeText(resultShape) + " has fewer dims than " +
+             "the input's " + shapeText(in.shape);
+    for (int64_t k = 0; k < rank; ++k)
+      if (in.shape[k] != 1 && in.shape[k] != resultShape[off + k])
+        return "the input's " + shapeText(in.shape) + " does not expand to " +
+               shapeText(resultShape);
+    return std::nullopt;
+  }
+  case ViewKind::Select: {
+    if (rank == 0)
+      return std::string("select of a 0-d tensor");
+    if (auto err = badDim(arg(0, 0), rank, false, d))
+      return err;
+    int64_t index = arg(1, 0), n = in.shape[d];
+    if (index < -n || index >= n)
+      return "index " + std::to_string(index) + " is out of range for dim " +
+             std::to_string(d) + " of size " + std::to_string(n);
+    return std::nullopt;
+  }
+  case ViewKind::Slice: {
+    if (rank == 0)
+      return std::string("slice of a 0-d tensor");
+    if (auto err = badDim(arg(0, 0), rank, false, d))
+      return err;
+    if (arg(2, 1) <= 0)
+      return "slice step " + std::to_string(arg(2, 1)) + " is not positive";
+    // The result's size along `d` comes from its type: it must fit the
+    // elements from `start` on, `step` apart.
+    if (int64_t(resultShape.size()) != rank)
+      return "slice result " + shapeText(resultShape) + " is not of rank " +
+             std::to_string(rank);
+    int64_t n = in.shape[d], start = arg(1, 0);
+    if (start < 0)
+      start += n;
+    start = std::min(std::max<int64_t>(start, 0), n);
+    int64_t step = arg(2, 1), count = resultShape[d];
+    int64_t fits = n == start ? 0 : 1 + (n - start - 1) / step; // no overflow
+    for (int64_t k = 0; k < rank; ++k)
+      if (k == d ? count < 0 || count > fits : resultShape[k] != in.shape[k])
+        return "slice result " + shapeText(resultShape) + " does not fit " +
+               "the input's " + shapeText(in.shape);
+    return std::nullopt;
+  }
+  case ViewKind::Narrow: {
+    if (rank == 0)
+      return std::string("narrow of a 0-d tensor");
+    if (auto err = badDim(arg(0, 0), rank, false, d))
+      return err;
+    int64_t n = in.shape[d], start = arg(1, 0), length = arg(2, 0);
+    if (start < -n || start > n)
+      return "narrow start " + std::to_string(start) + " is out of range " +
+             "for dim " + std::to_string(d) + " of size " + std::to_string(n);
+    if (start < 0)
+      start += n;
+    if (length < 0 || length > n - start)
+      return "narrow length " + std::to_string(length) + " from " +
+             std::to_string(start) + " passes the end of dim " +
+             std::to_string(d) + " of size " + std::to_string(n);
+    return std::nullopt;
+  }
+  }
+  return std::nullopt;
+}
+
 std::optional<Layout>
 traceir::views::applyView(std::string_view op, const Layout &in,
                           const ViewArgs &args,
                           std::span<const int64_t> resultShape) {
+  // Arguments inference would reject index past the layout below (the
+  // analysis may see an unverified graph): no view.
+  if (checkViewArgs(op, in, args, resultShape))
+    return std::nullopt;
   int64_t rank = in.shape.size();
   Layout out = in;
   auto arg = [&](size_t i, int64_t dflt) {

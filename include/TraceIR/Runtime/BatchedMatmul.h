@@ -12,6 +12,7 @@
 #include "TraceIR/Runtime/Tensor.h"
 
 #include <functional>
+#include <string>
 
 namespace traceir {
 
@@ -32,6 +33,15 @@ struct MatmulPanel {
 /// column, and the batch dims broadcast. Stops when `gemm` returns false.
 void forEachMatmul(const Tensor &x, const Tensor &y, Tensor &out,
                    std::function<bool(const MatmulPanel &)> gemm);
+
+/// Why out = x @ y cannot be computed into `out` (empty when it can): a 0-d
+/// operand, inner dims that differ, batch dims that do not broadcast, or an
+/// `out` of another shape or dtype than torch.matmul's result, or not
+/// contiguous. Type inference rules these out in a verified graph; a saved
+/// executable is not verified, and forEachMatmul's panels read and write by
+/// these shapes.
+std::string matmulShapeError(const Tensor &x, const Tensor &y,
+                             const Tensor &out);
 
 } // namespace traceir
 

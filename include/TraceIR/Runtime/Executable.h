@@ -195,7 +195,13 @@ public:
     return i >= instr->numArgs || (argAt(i).slot < 0 && scalar(i).isNone());
   }
   const Tensor &tensor(unsigned i) const { return (*slots)[argAt(i).slot]; }
+  /// Argument `i` as a scalar; None where it is absent or a tensor (which a
+  /// verified graph never has where a kernel reads a scalar, and a saved
+  /// executable may).
   const Scalar &scalar(unsigned i) const {
+    static const Scalar none;
+    if (i >= instr->numArgs || argAt(i).slot >= 0)
+      return none;
     return exe->scalars[argAt(i).scalar];
   }
   unsigned numResults() const { return instr->numResults; }

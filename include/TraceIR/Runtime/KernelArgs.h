@@ -35,6 +35,22 @@ bool reductionArg(KernelContext &ctx, unsigned i, Reduction &r);
 std::vector<bool> reducedDimsArg(KernelContext &ctx, unsigned i,
                                        const Tensor &in);
 
+/// Fails the call unless result `r` has `shape`. Kernels whose result
+/// shapes follow from their operands check them: type inference does for a
+/// verified graph, but a saved executable states its own result types, and
+/// the kernels write by them.
+bool checkResultShape(KernelContext &ctx, unsigned r,
+                      std::span<const int64_t> shape);
+/// cat(tensors..., dim): the number of tensors `n` and the wrapped `dim`
+/// of result 0. Fails the call unless every input but PyTorch's legacy
+/// empty [0] matches the result in rank and in every dim but `dim`, and the
+/// inputs' sizes along `dim` add up to the result's.
+bool catArgs(KernelContext &ctx, unsigned &n, int64_t &dim);
+/// Fails the call unless `out` has one element per group of `in` that
+/// `reduced` leaves (with or without keepdim's 1s).
+bool checkReducedResult(KernelContext &ctx, const Tensor &in,
+                        const std::vector<bool> &reduced, const Tensor &out);
+
 } // namespace traceir
 
 #endif // TRACEIR_RUNTIME_KERNELARGS_H

@@ -126,11 +126,18 @@ struct LayerNormArgs {
   double eps;
   const Tensor *weight, *bias; // null when None
 };
-bool layerNormArgs(KernelContext &ctx, LayerNormArgs &a);
+/// normalized_shape must be the input's trailing dims, weight and bias hold
+/// one element per normalized element, the result has the input's shape
+/// and, for native_layer_norm (`native`), mean and rstd one element per row.
+bool layerNormArgs(KernelContext &ctx, LayerNormArgs &a, bool native);
 
-/// dropout(input, p, train): p in [0, 1]; train defaults to true.
+/// dropout(input, p, train): p in [0, 1]; train defaults to true; the
+/// result has the input's shape.
 bool dropoutArgs(KernelContext &ctx, double &p, bool &train);
 
+/// embedding(weight, indices, ...): a 2-D weight, integer indices, and a
+/// result of the weight's dtype shaped indices.shape + [weight.shape[1]].
+bool embeddingArgs(KernelContext &ctx);
 /// Fails an embedding call on an out-of-range row index.
 void failEmbeddingIndex(KernelContext &ctx, int64_t index, int64_t rows);
 

@@ -87,6 +87,11 @@ struct Tensor {
 };
 
 std::string shapeToString(std::span<const int64_t> shape);
+/// Whether a tensor of shape `from` broadcasts to `to` (PyTorch's rules,
+/// one way: `to` is the result). Kernels that read an operand through the
+/// strides of its broadcast check this first: type inference guarantees it
+/// in a verified graph, a saved executable may say anything.
+bool broadcastsTo(std::span<const int64_t> from, std::span<const int64_t> to);
 
 } // namespace traceir
 

@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -72,10 +73,33 @@ std::optional<Layout> applyView(std::string_view op, const Layout &in,
                                 const ViewArgs &args,
                                 std::span<const int64_t> resultShape);
 
+/// Why view op `op` cannot apply to `in` with `args` and `resultShape`, or
+/// nullopt when it can: a dim out of range, a select index, slice or narrow
+/// outside its dim, an expand to a shape `in` does not broadcast to, a
+/// restride to a different number of elements. Type inference rejects all
+/// of these in a verified graph; the runtime checks them before applyView
+/// (which indexes by them) because a saved executable is not verified.
+std::optional<std::string> checkViewArgs(std::string_view op, const Layout &in,
+                                         const ViewArgs &args,
+                                         std::span<const int64_t> resultShape);
+
 /// Whether `op` is one of the view ops applyView knows.
 bool isViewOp(std::string_view op);
 /// Whether `op` may copy when no view exists (reshape, flatten, contiguous).
 bool isViewOrCopyOp(std::string_view op);
+/// Whether `op` is an in-place op (add_, relu_, dropout_, ...): its result
+/// is its first operand itself.
+bool isInPlaceOp(std::string_view op);
+
+/// Whether dropout(input, p, train) returns its input itself, as ATen does:
+/// in eval mode, or with p == 0. An absent or non-bool `train` is training,
+/// an absent or non-number `p` is not 0. The op registry's alias rule and
+/// the loader of saved executables both decide with this (header-only, so
+/// that the dialect needs no library for it).
+inline bool dropoutIsIdentity(std::optional<double> p,
+                              std::optional<bool> train) {
+  return (train && !*train) || (p && *p == 0.0);
+}
 
 } // namespace traceir::views
 

@@ -91,6 +91,8 @@ void matmulInto(KernelContext &ctx, const Tensor &x, const Tensor &y,
   if (x.dtype != y.dtype || (x.dtype != DType::F32 && x.dtype != DType::F64))
     return ctx.fail(strCat("matrix products support f32 and f64, got ") +
                     dtypeName(x.dtype) + " and " + dtypeName(y.dtype));
+  if (std::string err = matmulShapeError(x, y, out); !err.empty())
+    return ctx.fail(err);
   forEachMatmul(x, y, out, [&](const MatmulPanel &p) {
     gemm(ctx, x.dtype, p.a, p.ars, p.acs, p.b, p.brs, p.bcs, p.c, p.ldc, p.M,
          p.N, p.K, 1.0, 0.0);
@@ -100,7 +102,11 @@ void matmulInto(KernelContext &ctx, const Tensor &x, const Tensor &y,
 
 /// out += bias, broadcast over the leading dims (bias is [N] or broadcastable
 /// to out).
-void addBias(const Tensor &bias, Tensor &out, double beta) {
+void addBias(KernelContext &ctx, const Tensor &bias, Tensor &out, double beta) {
+  if (!broadcastsTo(bias.shape, out.shape))
+    return ctx.fail("the bias " + shapeToString(bias.shape) +
+                    " does not broadcast to the result's " +
+                    shapeToString(out.shape));
   Tensor b = bias;
   int64_t off = out.rank() - b.rank();
   Shape strides(out.rank(), 0);
@@ -142,7 +148,7 @@ void cpu::linear(KernelContext &ctx) {
   std::reverse(wt.strides.begin(), wt.strides.end());
   matmulInto(ctx, ctx.tensor(0), wt, ctx.result(0));
   if (!ctx.failed() && ctx.isTensor(2))
-    addBias(ctx.tensor(2), ctx.result(0), 1.0);
+    addBias(ctx, ctx.tensor(2), ctx.result(0), 1.0);
 }
 
 void cpu::addmm(KernelContext &ctx) {
@@ -159,5 +165,5 @@ void cpu::addmm(KernelContext &ctx) {
       storeDouble(p, out.dtype, alpha * loadDouble(p, out.dtype));
     }
   if (beta != 0.0)
-    addBias(ctx.tensor(0), out, beta);
+    addBias(ctx, ctx.tensor(0), out, beta);
 }

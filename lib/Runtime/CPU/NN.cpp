@@ -1,6 +1,7 @@
 //===- NN.cpp - embedding, dropout, layer_norm, cat on the CPU ------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Runtime/KernelArgs.h"
 #include "TraceIR/Runtime/NNArgs.h"
 
 #include <cmath>
@@ -14,6 +15,8 @@ using namespace traceir::cpu;
 void cpu::embedding(KernelContext &ctx) {
   const Tensor &w = ctx.tensor(0), &idx = ctx.tensor(1);
   Tensor &out = ctx.result(0);
+  if (!embeddingArgs(ctx))
+    return;
   int64_t rows = w.shape[0], dim = w.shape[1], n = idx.numel();
   // Scratch, so that --memory-limit counts it.
   auto *indices = static_cast<int64_t *>(ctx.scratch(n, sizeof(int64_t)));
@@ -100,7 +103,7 @@ void cpu::dropout_(KernelContext &ctx) {
 static void layerNorm(KernelContext &ctx, bool native) {
   const Tensor &in = ctx.tensor(0);
   LayerNormArgs a;
-  if (!layerNormArgs(ctx, a))
+  if (!layerNormArgs(ctx, a, native))
     return;
   int64_t normDims = a.normDims;
   double eps = a.eps;
@@ -157,10 +160,10 @@ void cpu::native_layer_norm(KernelContext &ctx) { layerNorm(ctx, true); }
 /// cat(tensors..., dim): copies each input into its slice of the result.
 void cpu::cat(KernelContext &ctx) {
   Tensor &out = ctx.result(0);
-  unsigned n = 0;
-  while (ctx.isTensor(n))
-    ++n;
-  int64_t dim = wrapDim(ctx.isNone(n) ? 0 : ctx.scalar(n).i, out.rank());
+  unsigned n;
+  int64_t dim;
+  if (!catArgs(ctx, n, dim))
+    return;
   int64_t offset = 0;
   for (unsigned i = 0; i < n; ++i) {
     const Tensor &t = ctx.tensor(i);

@@ -1,6 +1,7 @@
 //===- Reductions.cpp - sum, mean, amax, softmax, log_softmax -------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Runtime/KernelArgs.h"
 #include "TraceIR/Runtime/NNArgs.h"
 
 #include <cmath>
@@ -62,6 +63,8 @@ void reduce(KernelContext &ctx, Reduce kind) {
   const Tensor &in = ctx.tensor(0);
   Tensor &out = ctx.result(0);
   auto reduced = reducedDimsArg(ctx, 1, in);
+  if (!checkReducedResult(ctx, in, reduced, out))
+    return;
   const char *base = static_cast<const char *>(in.storage->data);
   size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype);
   bool integer = !isFloating(out.dtype);
@@ -103,8 +106,14 @@ void softmaxImpl(KernelContext &ctx, bool log) {
   Tensor &out = ctx.result(0);
   int64_t dim = wrapDim(ctx.scalar(1).i, in.rank());
   std::vector<bool> reduced(in.rank(), false);
-  if (in.rank() > 0)
+  if (in.rank() > 0) {
+    if (dim < 0 || dim >= in.rank())
+      return ctx.fail("dim " + strCat(ctx.scalar(1).i) +
+                      " is out of range for rank " + strCat(in.rank()));
     reduced[dim] = true;
+  }
+  if (!checkResultShape(ctx, 0, in.shape))
+    return;
   // The output is contiguous with in's shape: the same grouping applied to
   // its strides addresses the same elements.
   Tensor outView = out;
@@ -154,7 +163,7 @@ void cpu::_log_softmax_backward_data(KernelContext &ctx) {
   const Tensor &g = ctx.tensor(0), &o = ctx.tensor(1);
   Tensor &res = ctx.result(0);
   int64_t dim;
-  if (!logSoftmaxBackwardArgs(ctx, dim))
+  if (!logSoftmaxBackwardArgs(ctx, dim) || !checkResultShape(ctx, 0, g.shape))
     return;
   std::vector<bool> reduced(g.rank(), false);
   if (g.rank() > 0)

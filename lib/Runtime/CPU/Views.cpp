@@ -25,6 +25,11 @@ void viewKernel(KernelContext &ctx, std::string_view op) {
         return ctx.scalar(i).ints;
       });
   const Shape &shape = ctx.resultShape(0);
+  // Inference checked these in a verified graph; a saved executable is not
+  // one, and applyView indexes by them.
+  if (std::optional<std::string> bad =
+          views::checkViewArgs(op, layout, args, shape))
+    return ctx.fail(std::string(op) + ": " + *bad);
   if (std::optional<views::Layout> out =
           views::applyView(op, layout, args, shape)) {
     // Views are built here at run time from the op's scalars: one that

@@ -111,6 +111,8 @@ void matmulInto(KernelContext &ctx, const Tensor &x, const Tensor &y,
     return ctx.fail(strCat("matrix products on CUDA support f32, f64, "
                                 "f16 and bf16, got ") +
                     dtypeName(x.dtype) + " and " + dtypeName(y.dtype));
+  if (std::string err = matmulShapeError(x, y, out); !err.empty())
+    return ctx.fail(err);
   forEachMatmul(x, y, out, [&](const MatmulPanel &p) {
     if (gemm(ctx, x.dtype, out, p.a, p.ars, p.acs, p.b, p.brs, p.bcs, p.c,
              p.ldc, p.M, p.N, p.K))
@@ -123,6 +125,10 @@ void matmulInto(KernelContext &ctx, const Tensor &x, const Tensor &y,
 /// out = out * scaleOut + bias * scaleBias, broadcast (an elementwise launch).
 bool addScaled(const Tensor &bias, Tensor &out, double scaleOut,
                double scaleBias) {
+  // Verified types always broadcast; a saved executable's may not (the
+  // caller fails the op).
+  if (!broadcastsTo(bias.shape, out.shape))
+    return false;
   EwLaunch L;
   L.op = EwOp::Add;
   L.rank = out.rank();

@@ -7,6 +7,7 @@
 
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/CUDA/ReduceLaunch.h"
+#include "TraceIR/Runtime/KernelArgs.h"
 #include "TraceIR/Runtime/NNArgs.h"
 
 #include <string>
@@ -30,9 +31,8 @@ void failRank(KernelContext &ctx, const Tensor &t) {
 void cuda::embedding(KernelContext &ctx) {
   const Tensor &w = ctx.tensor(0), &idx = ctx.tensor(1);
   Tensor &out = ctx.result(0);
-  if (w.rank() != 2)
-    return ctx.fail("embedding weight must have rank 2, got rank " +
-                    strCat(w.rank()));
+  if (!embeddingArgs(ctx))
+    return;
   if (idx.rank() > kRdMaxRank)
     return failRank(ctx, idx);
   int64_t rows = w.shape[0], dim = w.shape[1], n = idx.numel();
@@ -118,7 +118,7 @@ void cuda::dropout_(KernelContext &ctx) {
 static void layerNorm(KernelContext &ctx, bool native) {
   const Tensor &in = ctx.tensor(0);
   LayerNormArgs a;
-  if (!layerNormArgs(ctx, a))
+  if (!layerNormArgs(ctx, a, native))
     return;
   int64_t normDims = a.normDims;
   double eps = a.eps;
@@ -170,18 +170,12 @@ void cuda::native_layer_norm(KernelContext &ctx) { layerNorm(ctx, true); }
 /// cat(tensors..., dim): copies each input into its slice of the result.
 void cuda::cat(KernelContext &ctx) {
   Tensor &out = ctx.result(0);
-  unsigned n = 0;
-  while (ctx.isTensor(n))
-    ++n;
-  int64_t rank = std::max<int64_t>(out.rank(), 1);
-  int64_t dim = ctx.isNone(n) ? 0 : ctx.scalar(n).i;
-  if (dim < 0)
-    dim += rank;
   if (out.rank() > kRdMaxRank)
     return failRank(ctx, out);
-  if (dim < 0 || dim >= out.rank())
-    return ctx.fail("dim " + strCat(dim) + " is out of range for rank " +
-                    strCat(out.rank()));
+  unsigned n;
+  int64_t dim;
+  if (!catArgs(ctx, n, dim))
+    return;
   int64_t offset = 0;
   for (unsigned i = 0; i < n; ++i) {
     const Tensor &t = ctx.tensor(i);

@@ -47,8 +47,11 @@ void reduce(KernelContext &ctx, RdKind kind, std::string_view name) {
   Tensor &out = ctx.result(0);
   if (kind == RdKind::Max && in.numel() == 0)
     return ctx.fail("amax of an empty tensor has no identity");
+  std::vector<bool> reduced = reducedDimsArg(ctx, 1, in);
+  if (!checkReducedResult(ctx, in, reduced, out))
+    return;
   ReduceLaunch L;
-  if (!splitGroups(in, reducedDimsArg(ctx, 1, in), L.in))
+  if (!splitGroups(in, reduced, L.in))
     return failRank(ctx, in);
   L.kind = kind;
   L.data = static_cast<const char *>(in.storage->data);
@@ -72,6 +75,8 @@ void softmaxImpl(KernelContext &ctx, bool log) {
                       " is out of range for rank " + strCat(in.rank()));
     reduced[dim] = true;
   }
+  if (!checkResultShape(ctx, 0, in.shape))
+    return;
   SoftmaxLaunch L;
   if (!splitGroups(in, reduced, L.in) || !splitGroups(out, reduced, L.out))
     return failRank(ctx, in);
@@ -99,7 +104,7 @@ void cuda::_log_softmax_backward_data(KernelContext &ctx) {
   const Tensor &g = ctx.tensor(0), &o = ctx.tensor(1);
   Tensor &res = ctx.result(0);
   int64_t dim;
-  if (!logSoftmaxBackwardArgs(ctx, dim))
+  if (!logSoftmaxBackwardArgs(ctx, dim) || !checkResultShape(ctx, 0, g.shape))
     return;
   std::vector<bool> reduced(g.rank(), false);
   if (g.rank() > 0)

@@ -10,6 +10,7 @@
 #include "TraceIR/Runtime/ExecutableFile.h"
 #include "TraceIR/Runtime/CPU/Gemm.h"
 #include "TraceIR/Runtime/ExecutableFile_generated.h"
+#include "TraceIR/Runtime/Files.h"
 #include "TraceIR/Support/CheckedMath.h"
 #include "TraceIR/Support/NestingDepth.h"
 #include "TraceIR/Support/ViewAlgebra.h"
@@ -18,7 +19,6 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
-#include <random>
 
 using namespace traceir;
 namespace fb = flatbuffers;
@@ -798,38 +798,8 @@ Error traceir::saveExecutable(const Executable &exe, std::string_view path,
   auto bytes = serializeExecutable(exe, producer);
   if (!bytes)
     return bytes.takeError();
-  // A fresh temporary beside the target, renamed into place once complete.
-  std::string target(path), tmp;
-  std::FILE *raw = nullptr;
-  std::random_device random;
-  for (int attempt = 0; attempt < 16 && !raw; ++attempt) {
-    char suffix[16];
-    std::snprintf(suffix, sizeof(suffix), ".tmp-%08x", unsigned(random()));
-    tmp = target + suffix;
-    raw = std::fopen(tmp.c_str(), "wbx");
-    if (!raw && errno != EEXIST)
-      break;
-  }
-  if (!raw)
-    return fileError(path, std::string("cannot create a temporary file: ") +
-                               std::strerror(errno));
-  bool ok = std::fwrite(bytes->data(), 1, bytes->size(), raw) == bytes->size();
-  int writeErrno = ok ? 0 : errno;
-  if (std::fclose(raw) != 0 && ok) {
-    ok = false;
-    writeErrno = errno;
-  }
-  if (!ok) {
-    std::remove(tmp.c_str());
-    return fileError(path,
-                     std::string("write failed: ") + std::strerror(writeErrno));
-  }
-  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
-    std::string msg = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return fileError(path, "cannot move the finished file into place: " + msg);
-  }
-  return Error::success();
+  std::string_view chunks[] = {*bytes};
+  return writeFileAtomically(path, chunks);
 }
 
 Expected<std::string> traceir::readFileBytes(std::string_view path) {

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Runtime/Files.h"
 #include "TraceIR/Runtime/HostTensor.h"
 #include "TraceIR/Support/CheckedMath.h"
 
@@ -701,9 +702,14 @@ Error traceir::writeSafetensors(std::string_view path,
   if (!error.empty())
     return fileError(path, error);
 
-  // A fresh temporary beside the target ("x": fail if it exists, so two
-  // writers never share one), renamed into place once complete: a failure
-  // never leaves a partial file under `path`.
+  std::vector<std::string_view> chunks{header};
+  for (const Entry *entry : order)
+    chunks.emplace_back(entry->second.data.data(), entry->second.data.size());
+  return writeFileAtomically(path, chunks);
+}
+
+Error traceir::writeFileAtomically(std::string_view path,
+                                   std::span<const std::string_view> chunks) {
   std::string target(path), tmp;
   std::FILE *raw = nullptr;
   std::random_device random;
@@ -718,11 +724,9 @@ Error traceir::writeSafetensors(std::string_view path,
   if (!raw)
     return fileError(path, std::string("cannot create a temporary file: ") +
                                std::strerror(errno));
-  bool ok = std::fwrite(header.data(), 1, header.size(), raw) == header.size();
-  for (const Entry *entry : order) {
-    const std::vector<char> &data = entry->second.data;
-    ok = ok && std::fwrite(data.data(), 1, data.size(), raw) == data.size();
-  }
+  bool ok = true;
+  for (std::string_view chunk : chunks)
+    ok = ok && std::fwrite(chunk.data(), 1, chunk.size(), raw) == chunk.size();
   int writeErrno = ok ? 0 : errno;
   // fclose flushes: its failure is a write failure too.
   if (std::fclose(raw) != 0 && ok) {

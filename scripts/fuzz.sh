@@ -9,8 +9,9 @@
 #   scripts/fuzz.sh build                   only build
 #
 # TARGET: anf-importer-fuzzer, trace-parser-fuzzer, safetensors-fuzzer,
-# executable-fuzzer. A run starts from fuzz/corpus/TARGET and keeps what it
-# finds in build-fuzz/corpus/TARGET; crashes go to build-fuzz/crashes/.
+# executable-fuzzer, trx-fuzzer. A run starts from fuzz/corpus/TARGET and
+# keeps what it finds in build-fuzz/corpus/TARGET; crashes go to
+# build-fuzz/crashes/.
 # Add a crash, once fixed, to fuzz/corpus/TARGET (scripts/fuzz.sh merge
 # keeps only inputs that add coverage, so copy a regression input in by
 # hand): CI replays every corpus input under ASan/UBSan.
@@ -53,7 +54,8 @@ seed)
   build
   seeds="$(mktemp -d)"
   mkdir -p "$BUILD/crashes"
-  python3 "$ROOT/fuzz/seed_corpora.py" "$seeds" ${TRACEIR_FUZZ_SEED_DIR:+--python-graphs "$TRACEIR_FUZZ_SEED_DIR"}
+  python3 "$ROOT/fuzz/seed_corpora.py" "$seeds" --tools "$BUILD/bin" \
+    ${TRACEIR_FUZZ_SEED_DIR:+--python-graphs "$TRACEIR_FUZZ_SEED_DIR"}
   for dir in "$seeds"/*/; do
     t="$(basename "$dir")"
     mkdir -p "$ROOT/fuzz/corpus/$t"

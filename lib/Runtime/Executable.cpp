@@ -147,6 +147,30 @@ void KernelContext::fail(const std::string &message) {
     error = message;
 }
 
+const Tensor &KernelContext::notATensor(unsigned i) const {
+  // Read-only to every kernel (in-place ops, which write their argument 0,
+  // have a tensor there: loading checks that), and one element of any
+  // dtype fits its storage.
+  alignas(16) static char zeros[16] = {};
+  static Storage storage = [] {
+    Storage st;
+    st.data = zeros;
+    st.nbytes = sizeof zeros;
+    st.persistent = true;
+    return st;
+  }();
+  static const Tensor zero = [] {
+    Tensor t;
+    t.storage = &storage;
+    t.dtype = DType::F64;
+    return t;
+  }();
+  const_cast<KernelContext *>(this)->fail(
+      "argument #" + strCat(i) + " must be a tensor, got " +
+      (i < instr->numArgs ? "a scalar" : "none"));
+  return zero;
+}
+
 namespace {
 /// Everything one run owns; the destructor returns all memory, so an error
 /// anywhere leaves nothing allocated.

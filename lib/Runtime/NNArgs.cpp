@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 using namespace traceir;
@@ -17,6 +18,14 @@ bool traceir::conv2dArgs(KernelContext &ctx, ConvGeometry &g) {
     ctx.fail(strCat("conv2d supports f32 and f64 input and "
                          "weight of the same dtype, got ") +
              dtypeName(x.dtype) + " and " + dtypeName(w.dtype));
+    return false;
+  }
+  if ((x.rank() != 3 && x.rank() != 4) || w.rank() != 4 ||
+      out.rank() != x.rank()) {
+    ctx.fail("conv2d needs a 3-D or 4-D input, a 4-D weight and a result "
+             "of the input's rank, got " +
+             shapeToString(x.shape) + ", " + shapeToString(w.shape) + " and " +
+             shapeToString(out.shape));
     return false;
   }
   bool batched = x.rank() == 4;
@@ -69,6 +78,41 @@ bool traceir::conv2dArgs(KernelContext &ctx, ConvGeometry &g) {
              " disagree");
     return false;
   }
+  // What inference checks in a verified graph (a saved executable states
+  // its own result type, and the kernels index by these): the output size.
+  auto outSize = [](int64_t in, std::optional<int64_t> padTotal, int64_t dil,
+                    int64_t k, int64_t stride) -> std::optional<int64_t> {
+    std::optional<int64_t> span = checkedMul(dil, k - 1);
+    std::optional<int64_t> room =
+        span && padTotal ? checkedAdd(in, *padTotal) : std::nullopt;
+    room = room ? checkedAdd(*room, -*span - 1) : std::nullopt;
+    if (!room || stride <= 0 || *room < 0)
+      return std::nullopt;
+    return *room / stride + 1;
+  };
+  bool same = !ctx.isNone(4) && ctx.scalar(4).kind == Scalar::Kind::String &&
+              ctx.scalar(4).s == "same";
+  std::optional<int64_t> OH =
+      outSize(g.H, same ? checkedMul(g.dH, g.kH - 1) : checkedMul(2, g.pT),
+              g.dH, g.kH, g.sH);
+  std::optional<int64_t> OW =
+      outSize(g.W, same ? checkedMul(g.dW, g.kW - 1) : checkedMul(2, g.pL),
+              g.dW, g.kW, g.sW);
+  Shape want = batched ? Shape{g.N, g.O} : Shape{g.O};
+  want.push_back(OH.value_or(-1));
+  want.push_back(OW.value_or(-1));
+  if (g.pT < 0 || g.pL < 0 || g.dH <= 0 || g.dW <= 0 || !OH || !OW ||
+      out.shape != want || out.dtype != x.dtype) {
+    ctx.fail(strCat("conv2d of ") + shapeToString(x.shape) + " by " +
+             shapeToString(w.shape) + " has no result of type " +
+             dtypeName(out.dtype) + shapeToString(out.shape));
+    return false;
+  }
+  if (ctx.isTensor(2) && ctx.tensor(2).numel() != g.O) {
+    ctx.fail("conv2d: the bias " + shapeToString(ctx.tensor(2).shape) +
+             " does not hold " + strCat(g.O) + " elements");
+    return false;
+  }
   return true;
 }
 
@@ -96,26 +140,101 @@ static bool nonBatchDimsNonzero(KernelContext &ctx, const Tensor &x,
   return true;
 }
 
+/// The pooling result: `x`'s leading dims, then `oh` and `ow`.
+static bool poolResult(KernelContext &ctx, const Tensor &x, int64_t oh,
+                       int64_t ow, const char *op) {
+  Shape want(x.shape.begin(), x.shape.end() - 2);
+  want.push_back(oh);
+  want.push_back(ow);
+  if (oh > 0 && ow > 0 && ctx.result(0).shape == want)
+    return true;
+  ctx.fail(strCat(op) + " of " + shapeToString(x.shape) +
+           " has no result of shape " + shapeToString(ctx.result(0).shape));
+  return false;
+}
+
+static bool poolRank(KernelContext &ctx, const Tensor &x, const char *op) {
+  if (x.rank() == 3 || x.rank() == 4)
+    return true;
+  ctx.fail(strCat(op) + ": expected a 3-D or 4-D input, got " +
+           shapeToString(x.shape));
+  return false;
+}
+
 bool traceir::maxPool2dArgs(KernelContext &ctx, MaxPool2dArgs &a) {
   const Tensor &x = ctx.tensor(0);
   if (!floatingPoolInput(ctx, x, "max_pool2d"))
     return false;
   const int64_t zeros[2] = {0, 0}, ones[2] = {1, 1};
-  return pairArg(ctx, 1, "kernel_size", zeros, a.k) &&
-         pairArg(ctx, 2, "stride", a.k, a.stride, /*emptyIsDefault=*/true) &&
-         pairArg(ctx, 3, "padding", zeros, a.pad) &&
-         pairArg(ctx, 4, "dilation", ones, a.dil) &&
-         nonBatchDimsNonzero(ctx, x, "max_pool2d");
+  if (!pairArg(ctx, 1, "kernel_size", zeros, a.k) ||
+      !pairArg(ctx, 2, "stride", a.k, a.stride, /*emptyIsDefault=*/true) ||
+      !pairArg(ctx, 3, "padding", zeros, a.pad) ||
+      !pairArg(ctx, 4, "dilation", ones, a.dil) ||
+      !poolRank(ctx, x, "max_pool2d") ||
+      !nonBatchDimsNonzero(ctx, x, "max_pool2d"))
+    return false;
+  // PyTorch's max_pool2d_with_indices checks and pooling_output_shape.
+  bool ceil = boolArg(ctx, 5, false);
+  int64_t size[2];
+  for (int d = 0; d < 2; ++d) {
+    int64_t in = x.shape[x.rank() - 2 + d], k = a.k[d], s = a.stride[d],
+            p = a.pad[d], dil = a.dil[d];
+    if (k <= 0 || s <= 0 || dil <= 0 || p < 0 || p > k / 2) {
+      ctx.fail("max_pool2d: kernel_size, stride and dilation must be "
+               "positive and padding at most half the kernel size");
+      return false;
+    }
+    // in + 2p - dil (k - 1) - 1 (+ s - 1), every step checked (2p <= k).
+    std::optional<int64_t> span = checkedMul(dil, k - 1);
+    std::optional<int64_t> room =
+        span ? checkedAdd(in - 1, 2 * p - *span) : std::nullopt;
+    if (room && ceil)
+      room = checkedAdd(*room, s - 1);
+    if (!room || *room < 0) {
+      size[d] = 0;
+      continue;
+    }
+    int64_t o = *room / s + 1;
+    std::optional<int64_t> last = checkedMul(o - 1, s);
+    if (ceil && (!last || *last >= in + p))
+      --o; // the last window must start inside the input or left padding
+    size[d] = o;
+  }
+  return poolResult(ctx, x, size[0], size[1], "max_pool2d");
 }
 
 bool traceir::adaptiveAvgPool2dArgs(KernelContext &ctx) {
   const Tensor &x = ctx.tensor(0);
-  return floatingPoolInput(ctx, x, "adaptive_avg_pool2d") &&
-         nonBatchDimsNonzero(ctx, x, "adaptive_avg_pool2d");
+  if (!floatingPoolInput(ctx, x, "adaptive_avg_pool2d") ||
+      !poolRank(ctx, x, "adaptive_avg_pool2d") ||
+      !nonBatchDimsNonzero(ctx, x, "adaptive_avg_pool2d"))
+    return false;
+  const Shape &out = ctx.result(0).shape;
+  return poolResult(ctx, x, out.size() >= 2 ? out[out.size() - 2] : 0,
+                    out.empty() ? 0 : out.back(), "adaptive_avg_pool2d");
 }
 
-bool traceir::batchNormArgs(KernelContext &ctx, BatchNormArgs &a) {
+bool traceir::batchNormArgs(KernelContext &ctx, BatchNormArgs &a, bool native) {
   const Tensor &x = ctx.tensor(0);
+  if (x.rank() < 2) {
+    ctx.fail("batch_norm expects an input [N, C, *], got " +
+             shapeToString(x.shape));
+    return false;
+  }
+  int64_t C = x.shape[1];
+  for (unsigned i = 1; i <= 4; ++i)
+    if (ctx.isTensor(i) && ctx.tensor(i).numel() != C) {
+      ctx.fail("batch_norm: argument #" + strCat(i) + " " +
+               shapeToString(ctx.tensor(i).shape) + " does not hold one " +
+               "element per channel (" + strCat(C) + ")");
+      return false;
+    }
+  if (ctx.numResults() < (native ? 3u : 1u) || ctx.result(0).shape != x.shape ||
+      (native && (ctx.result(1).numel() != C || ctx.result(2).numel() != C))) {
+    ctx.fail("batch_norm: the results do not have the input's shape" +
+             std::string(native ? " and one mean and invstd per channel" : ""));
+    return false;
+  }
   a.training = boolArg(ctx, 5, false);
   a.momentum = numberArg(ctx, 6, 0.1);
   a.eps = numberArg(ctx, 7, 1e-5);
@@ -145,6 +264,49 @@ bool traceir::batchNormBackwardArgs(KernelContext &ctx, unsigned first,
   return outputMask(ctx, maskArg, a.mask);
 }
 
+bool traceir::batchNormBackwardShapes(
+    KernelContext &ctx, unsigned input,
+    std::initializer_list<unsigned> likeInput,
+    std::initializer_list<unsigned> perChannel, const bool resultLikeInput[3]) {
+  const Tensor &x = ctx.tensor(input);
+  if (x.rank() < 2) {
+    ctx.fail("batch norm expects an input [N, C, *], got " +
+             shapeToString(x.shape));
+    return false;
+  }
+  int64_t C = x.shape[1];
+  for (unsigned i : likeInput)
+    if (ctx.isTensor(i) && ctx.tensor(i).shape != x.shape) {
+      ctx.fail("argument #" + strCat(i) + " " +
+               shapeToString(ctx.tensor(i).shape) +
+               " does not have the input's shape " + shapeToString(x.shape));
+      return false;
+    }
+  for (unsigned i : perChannel)
+    if (ctx.isTensor(i) && ctx.tensor(i).numel() != C) {
+      ctx.fail("argument #" + strCat(i) + " " +
+               shapeToString(ctx.tensor(i).shape) + " does not hold one " +
+               "element per channel (" + strCat(C) + ")");
+      return false;
+    }
+  if (ctx.numResults() < 3) {
+    ctx.fail("batch norm backward passes have three results, got " +
+             strCat(ctx.numResults()));
+    return false;
+  }
+  for (unsigned r = 0; r < 3; ++r) {
+    const Tensor &t = ctx.result(r);
+    if (resultLikeInput[r] ? t.shape != x.shape : t.numel() != C) {
+      ctx.fail("result #" + strCat(r) + " " + shapeToString(t.shape) +
+               (resultLikeInput[r] ? " does not have the input's shape"
+                                   : " does not hold one element per "
+                                     "channel"));
+      return false;
+    }
+  }
+  return true;
+}
+
 bool traceir::batchNormStatsArgs(KernelContext &ctx, bool training,
                                  unsigned saveMean, unsigned runningMean,
                                  unsigned &meanArg, unsigned &varArg) {
@@ -166,6 +328,10 @@ bool traceir::lossArgs(KernelContext &ctx, LossArgs &a, unsigned first) {
   }
   if (!reductionArg(ctx, first + 3, a.reduction))
     return false;
+  if (x.rank() == 0) {
+    ctx.fail("the input must have a class dim, got a 0-d tensor");
+    return false;
+  }
   bool flat = x.rank() == 1;
   a.N = flat ? 1 : x.shape[0];
   a.C = x.shape[flat ? 0 : 1];
@@ -182,6 +348,28 @@ bool traceir::lossArgs(KernelContext &ctx, LossArgs &a, unsigned first) {
                shapeToString(wt.shape));
       return false;
     }
+  }
+  // What inference checks in a verified graph, and the kernels index by:
+  // one class index per position (or, for cross_entropy, probabilities
+  // shaped like the input), and results of the reduction's size (the
+  // backward pass: the input's shape).
+  const Tensor &target = ctx.tensor(first + 1);
+  int64_t positions = a.N * a.S;
+  bool targetOk = isFloatingDType(target.dtype) ? target.shape == x.shape
+                                                : target.numel() == positions;
+  if (!targetOk) {
+    ctx.fail("the target " + shapeToString(target.shape) +
+             " does not match the input " + shapeToString(x.shape));
+    return false;
+  }
+  const Tensor &out = ctx.result(0);
+  bool outOk = first == 1                       ? out.shape == x.shape
+               : a.reduction == Reduction::None ? out.numel() == positions
+                                                : out.numel() == 1;
+  if (!outOk || (ctx.numResults() > 1 && ctx.result(1).numel() != 1)) {
+    ctx.fail("the result " + shapeToString(out.shape) +
+             " is not the loss's for the input " + shapeToString(x.shape));
+    return false;
   }
   return true;
 }
@@ -422,14 +610,25 @@ bool traceir::attentionArgs(KernelContext &ctx, AttentionArgs &a) {
     return fail("an explicit attn_mask must not be set when is_causal=True");
   a.scale = ctx.isNone(6) ? 1.0 / std::sqrt(static_cast<double>(a.E))
                           : ctx.scalar(6).number();
-  // The broadcast batch dims: the result's leading dims.
+  // The broadcast batch dims: the result's leading dims. A saved
+  // executable states the result type itself (inference checks it in a
+  // verified graph): it must be [batch..., L, Ev] of the query's dtype, and
+  // every operand's batch dims must broadcast to it.
   const Shape &out = ctx.resultShape(0);
+  if (out.size() < 2 || out[out.size() - 2] != a.L || out.back() != a.Ev ||
+      ctx.result(0).dtype != q.dtype)
+    return fail(strCat("the result must be ") + dtypeName(q.dtype) + "[..., " +
+                strCat(a.L) + ", " + strCat(a.Ev) + "], got " +
+                dtypeName(ctx.result(0).dtype) + shapeToString(out));
   a.batchShape.assign(out.begin(), out.end() - 2);
   a.B = 1;
   for (int64_t d : a.batchShape)
     a.B *= d;
+  auto batchOf = [](const Shape &s) {
+    return std::span<const int64_t>(s.data(), s.size() - 2);
+  };
   for (const Tensor *t : {&q, &k, &v})
-    if (t->rank() - 2 > static_cast<int64_t>(a.batchShape.size()))
+    if (!broadcastsTo(batchOf(t->shape), a.batchShape))
       return fail("query, key and value batch dims must broadcast to the "
                   "result's");
   attentionOperand(q, a.batchShape, a.q);
@@ -441,8 +640,13 @@ bool traceir::attentionArgs(KernelContext &ctx, AttentionArgs &a) {
     if (!a.maskIsBool && m.dtype != q.dtype)
       return fail(strCat("attn_mask must be bool or ") +
                   dtypeName(q.dtype) + ", got " + dtypeName(m.dtype));
-    if (m.rank() > static_cast<int64_t>(out.size()))
-      return fail("attn_mask has more dims than the attention scores");
+    Shape scores = a.batchShape;
+    scores.push_back(a.L);
+    scores.push_back(a.S);
+    if (!broadcastsTo(m.shape, scores))
+      return fail("attn_mask " + shapeToString(m.shape) +
+                  " does not broadcast to the attention scores " +
+                  shapeToString(scores));
     attentionOperand(m, a.batchShape, a.mask);
   }
   return true;
@@ -543,12 +747,16 @@ bool traceir::rnnArgs(KernelContext &ctx, RnnCell cell, RnnConfig &cfg) {
   int64_t features = dirs * h0.shape[2];
   Shape output = cfg.batchFirst ? Shape{batch, seq, features}
                                 : Shape{seq, batch, features};
-  bool resultsOk =
-      ctx.numResults() == 1 + states && ctx.result(0).shape == output;
+  // The layers write their dtype into the results: a saved executable
+  // that declares another would have them write past the results' storage.
+  bool resultsOk = ctx.numResults() == 1 + states &&
+                   ctx.result(0).shape == output &&
+                   ctx.result(0).dtype == x.dtype;
   for (unsigned i = 1; resultsOk && i <= states; ++i)
-    resultsOk = ctx.result(i).shape == state;
+    resultsOk = ctx.result(i).shape == state && ctx.result(i).dtype == x.dtype;
   if (!resultsOk)
-    return fail(name + ": results must be " + shapeToString(output) + " and " +
-                strCat(states) + " x " + shapeToString(state));
+    return fail(name + ": results must be " + dtypeName(x.dtype) +
+                shapeToString(output) + " and " + strCat(states) + " x " +
+                dtypeName(x.dtype) + shapeToString(state));
   return rnnWeightShapes(ctx, cfg);
 }

@@ -194,7 +194,16 @@ public:
   bool isNone(unsigned i) const {
     return i >= instr->numArgs || (argAt(i).slot < 0 && scalar(i).isNone());
   }
-  const Tensor &tensor(unsigned i) const { return (*slots)[argAt(i).slot]; }
+  /// Argument `i` as a tensor. Where it is absent or a scalar (a verified
+  /// graph never has that where a kernel reads a tensor; a saved executable
+  /// may), the call fails and gets a 0-d f64 zero to read (see
+  /// notATensor), so that the kernel runs out without indexing the slots by
+  /// -1.
+  const Tensor &tensor(unsigned i) const {
+    if (i >= instr->numArgs || argAt(i).slot < 0)
+      return notATensor(i);
+    return (*slots)[argAt(i).slot];
+  }
   /// Argument `i` as a scalar; None where it is absent or a tensor (which a
   /// verified graph never has where a kernel reads a scalar, and a saved
   /// executable may).
@@ -248,6 +257,7 @@ public:
 
 private:
   friend class Executable;
+  const Tensor &notATensor(unsigned i) const;
   const ArgRef &argAt(unsigned i) const {
     return exe->args[instr->argBegin + i];
   }

@@ -6,12 +6,18 @@
 // FlatBuffer behind a 16-byte prefix) is documented in
 // docs/SavedExecutables.md.
 //
-// Loading checks everything a file can get wrong, as the safetensors reader
-// does: the magic and version (a newer major version is refused with a
-// message), the FlatBuffer's bounds (its Verifier), every slot index and
-// every type against TraceIR's size limit, that values are defined before
-// use and freed at most once, that every op has a kernel on the device, and
-// that generated kernels were compiled for the device's chip.
+// Loading checks what a file can get wrong without the compiler, as the
+// safetensors reader does: the magic and version (a newer major version is
+// refused with a message), the FlatBuffer's bounds (its Verifier) and the
+// alignment of its 8-byte vectors, every slot index, that every slot is
+// defined exactly once and before use and freed at most once, every type
+// against TraceIR's size limit, that every op has a kernel on the device
+// and a result, that each result's fresh flag is what the op does (views
+// and in-place ops share their first argument's storage, everything else
+// is fresh), and that generated kernels run on a GPU of the chip they were
+// compiled for. What needs type inference (MLIR) it cannot check: whether a
+// call's result types follow from its operands and scalars. The kernels
+// check those they index by before they run (docs/Fuzzing.md).
 //
 //===----------------------------------------------------------------------===//
 

@@ -13,6 +13,8 @@
 #include "TraceIR/Runtime/Executable.h"
 #include "TraceIR/Runtime/KernelArgs.h"
 
+#include <initializer_list>
+
 namespace traceir {
 
 //===--- Convolution and pooling ------------------------------------------===//
@@ -30,6 +32,9 @@ struct ConvGeometry {
 /// groups=1); padding may be 'same' (stride 1: total padding dilation *
 /// (k - 1), the odd one on the bottom/right, as PyTorch) or 'valid'. The
 /// output size comes from result 0's static shape.
+/// Checks the input [N, C, H, W] or [C, H, W], the weight [O, C / groups,
+/// kH, kW], a bias of O elements and the result: [N, O, OH, OW] (or
+/// [O, OH, OW]) of the input's dtype, OH and OW as PyTorch computes them.
 bool conv2dArgs(KernelContext &ctx, ConvGeometry &g);
 
 /// max_pool2d's window: kernel size, stride, padding, dilation as (h, w).
@@ -38,11 +43,14 @@ struct MaxPool2dArgs {
 };
 
 /// max_pool2d(input, kernel_size, stride=kernel_size, padding=0,
-/// dilation=1, ceil_mode=False): a floating input with nonzero non-batch
-/// dims.
+/// dilation=1, ceil_mode=False): a floating 3-D or 4-D input with nonzero
+/// non-batch dims, positive kernel, stride and dilation, padding at most
+/// half the kernel, and a result of the input's leading dims and PyTorch's
+/// output size.
 bool maxPool2dArgs(KernelContext &ctx, MaxPool2dArgs &a);
-/// adaptive_avg_pool2d(input, output_size): a floating input with nonzero
-/// non-batch dims.
+/// adaptive_avg_pool2d(input, output_size): a floating 3-D or 4-D input
+/// with nonzero non-batch dims, and a result of its leading dims and a
+/// positive output size.
 bool adaptiveAvgPool2dArgs(KernelContext &ctx);
 
 //===--- Batch norm -------------------------------------------------------===//
@@ -69,7 +77,11 @@ struct BatchNormArgs {
   bool training;
   double momentum, eps;
 };
-bool batchNormArgs(KernelContext &ctx, BatchNormArgs &a);
+/// Also checks the shapes inference checks in a verified graph: an input
+/// [N, C, *], weight, bias and running statistics of C elements, a result
+/// of the input's shape and, for native_batch_norm (`native`), the mean and
+/// invstd results of C elements.
+bool batchNormArgs(KernelContext &ctx, BatchNormArgs &a, bool native);
 
 /// The flags of the batch norm backward passes: `training` and `eps` at
 /// arguments `first` and `first + 1`, the output mask at `maskArg`.
@@ -84,6 +96,16 @@ bool batchNormBackwardArgs(KernelContext &ctx, unsigned first, unsigned maskArg,
 /// The statistics a backward pass normalizes with: save_mean / save_invstd
 /// (at `saveMean`, `saveMean + 1`) in training, else running_mean /
 /// running_var (at `runningMean`, `runningMean + 1`). Both must be tensors.
+/// The shapes a batch norm backward pass indexes by, which inference
+/// checks in a verified graph and a saved executable states itself: an
+/// input [N, C, *] at argument `input`, the arguments `likeInput` of its
+/// shape, the tensor arguments `perChannel` of C elements, and three
+/// results, shaped like the input where `resultLikeInput` says so and of C
+/// elements otherwise.
+bool batchNormBackwardShapes(KernelContext &ctx, unsigned input,
+                             std::initializer_list<unsigned> likeInput,
+                             std::initializer_list<unsigned> perChannel,
+                             const bool resultLikeInput[3]);
 bool batchNormStatsArgs(KernelContext &ctx, bool training, unsigned saveMean,
                         unsigned runningMean, unsigned &meanArg,
                         unsigned &varArg);

@@ -42,6 +42,12 @@ PoolPlanes poolPlanes(KernelContext &ctx, const Tensor &x, const Tensor &out) {
   return p;
 }
 
+/// The first tap k of a window starting at `start` (maybe in the padding)
+/// with `start + k * dil >= 0`.
+int64_t firstTap(int64_t start, int64_t dil) {
+  return start >= 0 ? 0 : -start / dil + (-start % dil != 0);
+}
+
 /// C[M, N] = A[M, K] @ B[K, N], all row-major and contiguous in their rows.
 template <typename T>
 void gemmRowMajor(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
@@ -162,14 +168,17 @@ void cpu::max_pool2d(KernelContext &ctx) {
     for (int64_t oh = 0; oh < OH; ++oh)
       for (int64_t ow = 0; ow < OW; ++ow) {
         double best = -std::numeric_limits<double>::infinity();
-        for (int64_t kh = 0; kh < k[0]; ++kh) {
-          int64_t ih = oh * stride[0] - pad[0] + kh * dil[0];
-          if (ih < 0 || ih >= H)
-            continue;
-          for (int64_t kw = 0; kw < k[1]; ++kw) {
-            int64_t iw = ow * stride[1] - pad[1] + kw * dil[1];
-            if (iw < 0 || iw >= W)
-              continue;
+        // Only the taps inside the input: a window far larger than the
+        // input (a kernel of 2^40 with as much padding) costs no more.
+        int64_t h = oh * stride[0] - pad[0], w = ow * stride[1] - pad[1];
+        for (int64_t kh = firstTap(h, dil[0]); kh < k[0]; ++kh) {
+          int64_t ih = h + kh * dil[0];
+          if (ih >= H)
+            break;
+          for (int64_t kw = firstTap(w, dil[1]); kw < k[1]; ++kw) {
+            int64_t iw = w + kw * dil[1];
+            if (iw >= W)
+              break;
             double v = plane[ih * W + iw];
             if (v > best || std::isnan(v))
               best = v;

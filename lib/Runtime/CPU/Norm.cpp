@@ -63,10 +63,10 @@ void zeroFill(Tensor &t) { std::memset(t.bytes(), 0, t.nbytes()); }
 void batchNorm(KernelContext &ctx, bool native) {
   const Tensor &x = ctx.tensor(0);
   Tensor &out = ctx.result(0);
-  ChannelLayout L(x);
   BatchNormArgs a;
-  if (!batchNormArgs(ctx, a))
+  if (!batchNormArgs(ctx, a, native))
     return;
+  ChannelLayout L(x);
   bool training = a.training;
   double momentum = a.momentum, eps = a.eps;
   if (x.numel() == 0) {
@@ -153,6 +153,9 @@ void cpu::native_batch_norm(KernelContext &ctx) { batchNorm(ctx, true); }
 /// undefined in PyTorch; here it is zero-filled.
 void cpu::native_batch_norm_backward(KernelContext &ctx) {
   const Tensor &gOt = ctx.tensor(0), &x = ctx.tensor(1);
+  static const bool likeInput[3] = {true, false, false};
+  if (!batchNormBackwardShapes(ctx, 1, {0}, {2, 3, 4, 5, 6}, likeInput))
+    return;
   ChannelLayout L(x);
   BatchNormBackwardArgs a;
   if (!batchNormBackwardArgs(ctx, 7, 9, a))
@@ -208,6 +211,10 @@ void cpu::native_batch_norm_backward(KernelContext &ctx) {
 /// of ggI/ggG/ggB) is zero-filled. ggG and ggB only count with a gamma.
 void cpu::batch_norm_double_backward(KernelContext &ctx) {
   const Tensor &x = ctx.tensor(0);
+  static const bool likeInput[3] = {true, false, true};
+  if (!batchNormBackwardShapes(ctx, 0, {2, 5}, {1, 3, 4, 6, 7, 10, 11},
+                               likeInput))
+    return;
   ChannelLayout L(x);
   BatchNormBackwardArgs a;
   if (!batchNormBackwardArgs(ctx, 8, 12, a))

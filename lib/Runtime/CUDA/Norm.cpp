@@ -37,10 +37,10 @@ void batchNorm(KernelContext &ctx, bool native) {
   const char *op = native ? "native_batch_norm" : "batch_norm";
   const Tensor &x = ctx.tensor(0);
   Tensor &out = ctx.result(0);
-  ChannelLayout L(x);
   BatchNormArgs a;
-  if (!batchNormArgs(ctx, a))
+  if (!batchNormArgs(ctx, a, native))
     return;
+  ChannelLayout L(x);
   bool training = a.training;
   double momentum = a.momentum, eps = a.eps;
   BNStatsLaunch stats;
@@ -120,6 +120,9 @@ void cuda::native_batch_norm(KernelContext &ctx) { batchNorm(ctx, true); }
 void cuda::native_batch_norm_backward(KernelContext &ctx) {
   const char *op = "native_batch_norm_backward";
   const Tensor &gOt = ctx.tensor(0), &x = ctx.tensor(1);
+  static const bool likeInput[3] = {true, false, false};
+  if (!batchNormBackwardShapes(ctx, 1, {0}, {2, 3, 4, 5, 6}, likeInput))
+    return;
   ChannelLayout L(x);
   BatchNormBackwardArgs a;
   if (!batchNormBackwardArgs(ctx, 7, 9, a))
@@ -167,6 +170,10 @@ void cuda::native_batch_norm_backward(KernelContext &ctx) {
 void cuda::batch_norm_double_backward(KernelContext &ctx) {
   const char *op = "batch_norm_double_backward";
   const Tensor &x = ctx.tensor(0);
+  static const bool likeInput[3] = {true, false, true};
+  if (!batchNormBackwardShapes(ctx, 0, {2, 5}, {1, 3, 4, 6, 7, 10, 11},
+                               likeInput))
+    return;
   ChannelLayout L(x);
   BatchNormBackwardArgs a;
   if (!batchNormBackwardArgs(ctx, 8, 12, a))

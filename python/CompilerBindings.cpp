@@ -40,8 +40,8 @@ void traceir::bindings::bindCompiler(nb::module_ &m) {
       [](const std::string &text, const std::string &graph,
          const std::string &device, const std::string &name,
          bool compileGpuKernels, const std::string &gpuBinary) {
-        return unwrap(api::Executable::create(
-            text, graph, device, name, compileGpuKernels, gpuBinary));
+        return unwrap(api::Executable::create(text, graph, device, name,
+                                              compileGpuKernels, gpuBinary));
       },
       nb::arg("text"), nb::arg("graph") = "", nb::arg("device") = "cpu",
       nb::arg("name") = "<string>", nb::arg("compile_gpu_kernels") = false,

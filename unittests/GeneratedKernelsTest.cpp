@@ -230,8 +230,8 @@ class RecordingLibrary : public GpuLibrary {
 public:
   explicit RecordingLibrary(const GeneratedOp &op) : op(op) {}
   traceir::Error launch(uint32_t index, const uint32_t grid[3],
-                     const uint32_t block[3], uint32_t sharedBytes,
-                     void **args) override {
+                        const uint32_t block[3], uint32_t sharedBytes,
+                        void **args) override {
     const KernelLaunch &l = op.launches.at(launches.size());
     launches.push_back(index);
     EXPECT_EQ(l.kernel, index);
@@ -306,7 +306,7 @@ TEST_F(GeneratedKernelsTest, RunsCoveredOpsThroughTheLibrary) {
 class ScaleLibrary : public GpuLibrary {
 public:
   traceir::Error launch(uint32_t, const uint32_t *, const uint32_t *, uint32_t,
-                     void **args) override {
+                        void **args) override {
     const float *in = *static_cast<float **>(args[0]);
     float *out = *static_cast<float **>(args[1]);
     for (int i = 0; i < 6; ++i)
@@ -349,8 +349,7 @@ TEST_F(GeneratedKernelsTest, CopiesFollowTheirKernels) {
   op.launches = {launch};
   op.copies = {DeviceCopy{/*src=*/2, /*dst=*/1, /*srcOffset=*/8,
                           /*dstOffset=*/0, /*bytes=*/24}};
-  op.steps = {{GeneratedStep::Kind::Launch, 0},
-              {GeneratedStep::Kind::Copy, 0}};
+  op.steps = {{GeneratedStep::Kind::Launch, 0}, {GeneratedStep::Kind::Copy, 0}};
   gen.ops.push_back(op);
   auto library = std::make_shared<ScaleLibrary>();
   auto exe = buildExecutable(graph, Device{}, &gen, library);
@@ -371,9 +370,9 @@ TEST_F(GeneratedKernelsTest, CopiesFollowTheirKernels) {
   ASSERT_TRUE(static_cast<bool>(bad)) << toString(bad.takeError());
   auto refused = (*bad)->run({{"x", f32({2, 3}, {1, 2, 3, 4, 5, 6})}});
   ASSERT_FALSE(static_cast<bool>(refused));
-  EXPECT_NE(toString(refused.takeError())
-                .find("a copy reaches outside its buffers"),
-            std::string::npos);
+  EXPECT_NE(
+      toString(refused.takeError()).find("a copy reaches outside its buffers"),
+      std::string::npos);
 }
 
 TEST_F(GeneratedKernelsTest, PlanOfAnotherGraphIsRejected) {

@@ -108,7 +108,8 @@ TEST_F(TwoDevices, KernelsLandOnTheirDevicesCPUTime) {
   // Which code ran is in the kernel's args: only where it was generated.
   EXPECT_FALSE(kernels[0]->args.contains("generated_kernels"));
   ASSERT_TRUE(kernels[1]->args.contains("generated_kernels"));
-  EXPECT_EQ(kernels[1]->args["generated_kernels"], "g__op1_relu_kernel_0123abcd");
+  EXPECT_EQ(kernels[1]->args["generated_kernels"],
+            "g__op1_relu_kernel_0123abcd");
   // cuda:1 has its own anchor and its own process.
   EXPECT_EQ(kernels[2]->pid, devicePid(1));
   EXPECT_EQ(kernels[2]->tsNs, 1600 + 18000 - 500);

@@ -110,8 +110,7 @@ TEST_F(RuntimeTest, TwoCUDADevicesAlternate) {
   for (int index : {0, 1}) {
     auto exe = buildExecutable(graph, Device{Device::Kind::CUDA, index});
     if (!exe)
-      GTEST_SKIP() << "needs two CUDA devices: "
-                   << toString(exe.takeError());
+      GTEST_SKIP() << "needs two CUDA devices: " << toString(exe.takeError());
     exes.push_back(std::move(*exe));
   }
   HostTensor w = f32({3, 3}, {1, -1, 0, 2, 0, 1, 0, 3, -2});
@@ -333,13 +332,16 @@ TEST_F(RuntimeTest, KernelsCheckWhatInferenceGuarantees) {
 TEST(ViewStrides, MatchesPyTorch) {
   views::Layout t{{3, 2}, {1, 3}, 0}; // the transpose of a contiguous [2, 3]
   EXPECT_FALSE(views::viewStrides(t, views::Dims{6}).has_value());
-  EXPECT_EQ(*views::viewStrides(t, views::Dims{3, 1, 2}), (views::Dims{1, 6, 3}));
+  EXPECT_EQ(*views::viewStrides(t, views::Dims{3, 1, 2}),
+            (views::Dims{1, 6, 3}));
   views::Layout c = views::Layout::contiguous(views::Dims{2, 3, 4});
   EXPECT_EQ(*views::viewStrides(c, views::Dims{6, 4}), (views::Dims{4, 1}));
   EXPECT_EQ(*views::viewStrides(c, views::Dims{2, 12}), (views::Dims{12, 1}));
   // contiguous() of the transpose copies; of a contiguous tensor it views.
-  EXPECT_FALSE(views::applyView("contiguous", t, {}, views::Dims{3, 2}).has_value());
-  EXPECT_TRUE(views::applyView("contiguous", c, {}, views::Dims{2, 3, 4}).has_value());
+  EXPECT_FALSE(
+      views::applyView("contiguous", t, {}, views::Dims{3, 2}).has_value());
+  EXPECT_TRUE(
+      views::applyView("contiguous", c, {}, views::Dims{2, 3, 4}).has_value());
 }
 
 } // namespace

@@ -245,9 +245,8 @@ TEST(SafeTensors, RefusedWriteLeavesNoFile) {
   }
   auto r = readSafetensors(path.str());
   ASSERT_FALSE(static_cast<bool>(r));
-  EXPECT_NE(
-      toString(r.takeError()).find("the last 1 belong to no tensor"),
-      std::string::npos);
+  EXPECT_NE(toString(r.takeError()).find("the last 1 belong to no tensor"),
+            std::string::npos);
   llvm::sys::fs::remove_directories(dir);
 }
 

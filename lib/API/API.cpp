@@ -102,7 +102,8 @@ std::string nestGraphPasses(llvm::StringRef pipeline) {
 
 } // namespace
 
-namespace traceir::api {Result<std::string> parse(const std::string &text,
+namespace traceir::api {
+Result<std::string> parse(const std::string &text,
                           const std::string &sourceName) {
   Session s;
   auto module = s.parse(text, sourceName);
@@ -180,12 +181,10 @@ Executable::create(const std::string &text, const std::string &graphName,
   return {wrap(std::move(*built)), {}};
 }
 
-Result<std::string> emitExecutable(const std::string &text,
-                                   const std::string &graphName,
-                                   const std::string &deviceName,
-                                   const std::string &sourceName,
-                                   bool generatedKernels,
-                                   const std::string &chip) {
+Result<std::string>
+emitExecutable(const std::string &text, const std::string &graphName,
+               const std::string &deviceName, const std::string &sourceName,
+               bool generatedKernels, const std::string &chip) {
   auto device = parseDevice(deviceName);
   if (!device)
     return {{}, toString(device.takeError())};

@@ -36,10 +36,9 @@ Expected<HostTensor> toHost(const std::string &name, const api::Tensor &t) {
     return makeError("tensor '" + name + "' has the shape " +
                      shapeToString(h.shape) + ", too large for any tensor");
   if (*bytes != int64_t(t.data.size()))
-    return makeError("tensor '" + name + "' holds " +
-                     std::to_string(t.data.size()) +
-                     " bytes but its shape and dtype need " +
-                     std::to_string(*bytes));
+    return makeError(
+        "tensor '" + name + "' holds " + std::to_string(t.data.size()) +
+        " bytes but its shape and dtype need " + std::to_string(*bytes));
   h.data.assign(t.data.begin(), t.data.end());
   return h;
 }
@@ -89,8 +88,9 @@ std::string Executable::save(const std::string &path) const {
 }
 
 std::string Executable::describe() const {
-  auto bytes = serializeExecutable(
-      *impl->exe, impl->exe->producer.empty() ? "this process" : impl->exe->producer);
+  auto bytes = serializeExecutable(*impl->exe, impl->exe->producer.empty()
+                                                   ? "this process"
+                                                   : impl->exe->producer);
   if (!bytes)
     return toString(bytes.takeError());
   auto text = describeExecutable(*bytes, "(in memory)");

@@ -6,9 +6,8 @@
 
 using namespace traceir;
 
-void traceir::forEachMatmul(
-    const Tensor &x, const Tensor &y, Tensor &out,
-    std::function<bool(const MatmulPanel &)> gemm) {
+void traceir::forEachMatmul(const Tensor &x, const Tensor &y, Tensor &out,
+                            std::function<bool(const MatmulPanel &)> gemm) {
   // View both as [batch..., rows, cols].
   Shape xs = x.shape, xst = x.strides, ys = y.shape, yst = y.strides;
   if (xs.size() == 1) {

@@ -5,8 +5,8 @@
 #include "TraceIR/Dialect/OpRegistry.h"
 #include "TraceIR/Dialect/Scalars.h"
 #include "TraceIR/Runtime/CPU/Kernels.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "TraceIR/Support/CheckedMath.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -70,12 +70,12 @@ static llvm::Error staticType(Type type, const llvm::Twine &what, DType &dtype,
   auto ranked = dyn_cast<RankedTensorType>(type);
   if (!ranked || !ranked.hasStaticShape())
     return buildError(what + " has type " + llvm::Twine(debugString(type)) +
-                     "; the runtime needs static shapes");
+                      "; the runtime needs static shapes");
   std::optional<DType> dt = toDType(ranked.getElementType());
   if (!dt)
     return buildError(what + " has element type " +
-                     debugString(ranked.getElementType()) +
-                     ", which the runtime does not support");
+                      debugString(ranked.getElementType()) +
+                      ", which the runtime does not support");
   dtype = *dt;
   shape.assign(ranked.getShape().begin(), ranked.getShape().end());
   return llvm::Error::success();
@@ -125,8 +125,8 @@ static llvm::Error constantData(ConstantOp op, DType dtype,
   DenseElementsAttr dense = denseOf(op);
   if (!dense)
     return buildError("constant at " + locationString(op.getLoc()) +
-                     ": only dense<...> constants are supported by the "
-                     "runtime (dense_resource is not yet)");
+                      ": only dense<...> constants are supported by the "
+                      "runtime (dense_resource is not yet)");
   size_t es = traceir::dtypeSize(dtype);
   // The type is verified, so its bytes fit; a host that cannot hold them
   // (the data is materialized here, even for a splat) is an error too.
@@ -134,7 +134,7 @@ static llvm::Error constantData(ConstantOp op, DType dtype,
       traceir::checkedTensorBytes(dense.getType().getShape(), es);
   if (!bytes)
     return buildError("constant at " + locationString(op.getLoc()) +
-                     " is over TraceIR's tensor size limit");
+                      " is over TraceIR's tensor size limit");
   // resize() touches every page, so on a host that overcommits memory a
   // constant larger than the machine ends in an OOM kill, not bad_alloc:
   // refuse what cannot fit in physical memory first.
@@ -142,9 +142,9 @@ static llvm::Error constantData(ConstantOp op, DType dtype,
   if (pages > 0 && pageSize > 0 &&
       *bytes / pageSize >= static_cast<int64_t>(pages))
     return buildError("constant at " + locationString(op.getLoc()) + " needs " +
-                     llvm::Twine(*bytes) + " bytes, more than this host's " +
-                     llvm::Twine(int64_t(pages) * pageSize) +
-                     " bytes of memory");
+                      llvm::Twine(*bytes) + " bytes, more than this host's " +
+                      llvm::Twine(int64_t(pages) * pageSize) +
+                      " bytes of memory");
   if (llvm::Error err = traceir::toLLVM(allocateHostData(
           out, *bytes, "the constant at " + locationString(op.getLoc()))))
     return err;
@@ -173,8 +173,7 @@ static llvm::Error constantData(ConstantOp op, DType dtype,
 llvm::Expected<std::unique_ptr<Executable>>
 traceir::buildExecutable(GraphOp graph, Device device,
                          const GeneratedKernels *generated,
-                         std::shared_ptr<GpuLibrary> library,
-                         bool forSaving) {
+                         std::shared_ptr<GpuLibrary> library, bool forSaving) {
   auto created = Executable::create(device, !forSaving);
   if (!created)
     return traceir::toLLVM(created.takeError());
@@ -223,8 +222,8 @@ traceir::buildExecutable(GraphOp graph, Device device,
     size_t numPyOps = llvm::range_size(block.getOps<PyOp>());
     if (generated->ops.size() != numPyOps)
       return buildError("the generated kernels are for a graph of " +
-                       llvm::Twine(generated->ops.size()) + " ops; @" +
-                       exe->name + " has " + llvm::Twine(numPyOps));
+                        llvm::Twine(generated->ops.size()) + " ops; @" +
+                        exe->name + " has " + llvm::Twine(numPyOps));
     exe->gpuLibrary = std::move(library);
     exe->gpuBinary = generated->binary;
     exe->gpuChip = generated->chip;
@@ -264,7 +263,7 @@ traceir::buildExecutable(GraphOp graph, Device device,
     auto py = dyn_cast<PyOp>(op);
     if (!py)
       return buildError("op '" + op.getName().getStringRef() + "' at " +
-                       info.location + " cannot be executed");
+                        info.location + " cannot be executed");
     info.name = py.getOpName().str();
     Instr instr;
     KernelFn fn = lookupKernel(py.getOpName(), device.kind);
@@ -347,33 +346,34 @@ llvm::Expected<GraphOp> traceir::findGraph(ModuleOp module, StringRef name,
       graph = g;
   });
   if (!graph)
-    return buildError(name.empty() ? "no trace.graph in " + where
-                                  : "no trace.graph @" + name + " in " + where);
+    return buildError(name.empty()
+                          ? "no trace.graph in " + where
+                          : "no trace.graph @" + name + " in " + where);
   if (name.empty() && count > 1)
     return buildError(llvm::Twine(count) + " graphs in " + where +
-                     "; choose one by name (trace-run --graph)");
+                      "; choose one by name (trace-run --graph)");
   return graph;
 }
 
 llvm::Expected<traceir::LoadedGeneratedKernels>
 traceir::loadGeneratedKernels(GraphOp graph, Device device,
-                                  const GeneratedKernelsSource &source) {
+                              const GeneratedKernelsSource &source) {
   std::optional<std::string> prebuilt;
   if (!source.gpuBinary.empty()) {
     auto file = llvm::MemoryBuffer::getFile(source.gpuBinary,
                                             /*IsText=*/false);
     if (!file)
       return buildError("cannot read GPU binary '" + source.gpuBinary +
-                       "': " + file.getError().message());
+                        "': " + file.getError().message());
     if (!traceir::looksLikeFatbin((*file)->getBuffer()))
       return buildError("'" + source.gpuBinary +
-                       "' is not a CUDA fatbin (no fatbin magic number); "
-                       "write one with trace-translate --emit-gpu-binary");
+                        "' is not a CUDA fatbin (no fatbin magic number); "
+                        "write one with trace-translate --emit-gpu-binary");
     prebuilt = (*file)->getBuffer().str();
   }
   if (device.kind != traceir::Device::Kind::CUDA)
     return buildError("generated GPU kernels run on a CUDA device, not on " +
-                     device.str());
+                      device.str());
   mlir::trace::GpuPipelineOptions options;
   options.toolkit = source.toolkit;
   if (!prebuilt) {
@@ -385,7 +385,8 @@ traceir::loadGeneratedKernels(GraphOp graph, Device device,
     // default +ptx80 is too old for sm_100 and later).
     options.features = "";
   }
-  auto kernels = mlir::trace::buildGeneratedKernels(graph, options, std::move(prebuilt));
+  auto kernels =
+      mlir::trace::buildGeneratedKernels(graph, options, std::move(prebuilt));
   if (!kernels)
     return kernels.takeError();
   auto library = traceir::loadGpuLibrary(device.index, kernels->binary,

@@ -76,13 +76,15 @@ void traceir::registerExecutableTranslation() {
           return op->emitError(llvm::toString(graph.takeError()));
         GpuPipelineOptions options;
         getGpuTranslationOptions(options);
-        auto bytes = emitExecutable(*graph, *dev,
-                                    withGenerated ? &options : nullptr,
-                                    "trace-translate --emit-executable");
+        auto bytes =
+            emitExecutable(*graph, *dev, withGenerated ? &options : nullptr,
+                           "trace-translate --emit-executable");
         if (!bytes)
           return graph->emitError(llvm::toString(bytes.takeError()));
         os.write(bytes->data(), bytes->size());
         return success();
       },
-      [](DialectRegistry &registry) { registerTracePipelineDialects(registry); });
+      [](DialectRegistry &registry) {
+        registerTracePipelineDialects(registry);
+      });
 }

@@ -5,7 +5,6 @@
 #include "TraceIR/Runtime/Profiler.h"
 #include "TraceIR/Support/CheckedMath.h"
 
-
 #include <atomic>
 #include <deque>
 #include <new>
@@ -32,8 +31,8 @@ static std::string cannotAllocate(const Allocator &alloc, int64_t nbytes) {
 
 /// Checks a bound tensor against the graph's declared type.
 static Error checkBinding(const std::string &what, const std::string &name,
-                                const HostTensor &t,
-                                const Executable::ArgSpec &spec) {
+                          const HostTensor &t,
+                          const Executable::ArgSpec &spec) {
   if (t.dtype != spec.dtype || t.shape != spec.shape)
     return makeError(what + " '" + name + "' is " + dtypeName(t.dtype) +
                      shapeToString(t.shape) + " but the graph expects " +
@@ -77,8 +76,7 @@ Error Executable::loadParams(const NamedTensors &tensors) {
       missing.push_back(spec.name);
       continue;
     }
-    if (Error err =
-            checkBinding("parameter", spec.name, it->second, spec))
+    if (Error err = checkBinding("parameter", spec.name, it->second, spec))
       return err;
     if (Error err =
             upload(spec.slot, it->second, "parameter '" + spec.name + "'"))
@@ -108,8 +106,8 @@ Expected<HostTensor> Executable::readParam(std::string_view name) {
     HostTensor h;
     h.dtype = t.dtype;
     h.shape = t.shape;
-    if (Error err =
-            allocateHostData(h, t.nbytes(), "parameter '" + std::string(name) + "'"))
+    if (Error err = allocateHostData(h, t.nbytes(),
+                                     "parameter '" + std::string(name) + "'"))
       return err;
     alloc->activate();
     alloc->copyToHost(h.data.data(), t.bytes(), h.data.size());
@@ -135,8 +133,8 @@ void *KernelContext::scratch(int64_t count, size_t elementBytes,
   if (bytes)
     bytes = traceir::checkedAdd(*bytes, static_cast<int64_t>(extraBytes));
   if (count < 0 || !bytes) {
-    fail("kernel scratch of " + strCat(count) + " x " +
-         strCat(elementBytes) + " bytes does not fit in 64 bits");
+    fail("kernel scratch of " + strCat(count) + " x " + strCat(elementBytes) +
+         " bytes does not fit in 64 bits");
     return nullptr;
   }
   return scratch(static_cast<size_t>(*bytes));
@@ -295,7 +293,7 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
   // Bind inputs by name.
   for (const auto &[name, t] : inputTensors) {
     bool known = std::any_of(inputSpecs.begin(), inputSpecs.end(),
-                              [&](const ArgSpec &a) { return a.name == name; });
+                             [&](const ArgSpec &a) { return a.name == name; });
     if (!known) {
       std::string list;
       for (const ArgSpec &a : inputSpecs)
@@ -448,8 +446,8 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
     HostTensor h;
     h.dtype = t.dtype;
     h.shape = t.shape;
-    if (Error err = allocateHostData(
-            h, t.nbytes(), "output #" + strCat(outputs.size())))
+    if (Error err = allocateHostData(h, t.nbytes(),
+                                     "output #" + strCat(outputs.size())))
       return err;
     if (t.isContiguous()) {
       alloc->copyToHost(h.data.data(), t.bytes(), h.data.size());

@@ -73,11 +73,12 @@ public:
     // refuses them without one).
     if (!exe.generatedOps.empty() || !exe.gpuBinary.empty() ||
         !exe.gpuKernelNames.empty() || !exe.gpuChip.empty())
-      gpu = trx::CreateGpuBinary(
-          b, b.CreateString(exe.gpuChip),
-          b.CreateVector(reinterpret_cast<const uint8_t *>(exe.gpuBinary.data()),
-                         exe.gpuBinary.size()),
-          b.CreateVectorOfStrings(exe.gpuKernelNames));
+      gpu =
+          trx::CreateGpuBinary(b, b.CreateString(exe.gpuChip),
+                               b.CreateVector(reinterpret_cast<const uint8_t *>(
+                                                  exe.gpuBinary.data()),
+                                              exe.gpuBinary.size()),
+                               b.CreateVectorOfStrings(exe.gpuKernelNames));
     auto root = trx::CreateExecutable(
         b, b.CreateString(exe.name), b.CreateString(producer),
         exe.dev.kind == Device::Kind::CPU ? trx::DeviceKind::CPU
@@ -119,9 +120,9 @@ private:
     auto location = b.CreateString(info.location);
     auto valueNames = b.CreateVectorOfStrings(info.valueNames);
     if (instr.kind == Instr::Kind::Free)
-      return trx::CreateInstr(b, trx::InstrKind::Free, b.CreateString(info.name),
-                              0, 0, 0, 0, instr.freeSlot, -1, location,
-                              valueNames);
+      return trx::CreateInstr(b, trx::InstrKind::Free,
+                              b.CreateString(info.name), 0, 0, 0, 0,
+                              instr.freeSlot, -1, location, valueNames);
     std::string cconv;
     std::vector<int32_t> tensorSlots;
     std::vector<fb::Offset<trx::Scalar>> scalars;
@@ -205,7 +206,8 @@ public:
                        " bytes, shorter than "
                        "its " +
                        std::to_string(kExecutableHeaderBytes) + "-byte header");
-    uint32_t major = getU32(bytes.data() + 8), minor = getU32(bytes.data() + 12);
+    uint32_t major = getU32(bytes.data() + 8),
+             minor = getU32(bytes.data() + 12);
     if (major > kExecutableFormatMajor)
       return makeError(file + ": written in executable format " +
                        std::to_string(major) + "." + std::to_string(minor) +
@@ -216,8 +218,8 @@ public:
     if (major == 0)
       return makeError(file + ": executable format 0." + std::to_string(minor) +
                        " does not exist");
-    const auto *buf =
-        reinterpret_cast<const uint8_t *>(bytes.data() + kExecutableHeaderBytes);
+    const auto *buf = reinterpret_cast<const uint8_t *>(bytes.data() +
+                                                        kExecutableHeaderBytes);
     size_t size = bytes.size() - kExecutableHeaderBytes;
     if (reinterpret_cast<uintptr_t>(buf) % alignof(uint64_t)) {
       aligned.assign((size + 7) / 8, 0);
@@ -241,8 +243,7 @@ public:
   Error read(Executable *exe) {
     if (root.device() != trx::DeviceKind::CPU &&
         root.device() != trx::DeviceKind::CUDA)
-      return fail("unknown device kind " +
-                  std::to_string(int(root.device())));
+      return fail("unknown device kind " + std::to_string(int(root.device())));
     numSlots = root.num_slots();
     if (numSlots > kMaxSlots)
       return fail("num_slots " + std::to_string(numSlots) + " is over " +
@@ -470,8 +471,8 @@ private:
                         " bytes");
           op.tempBytes.push_back(t);
         }
-      uint64_t numBuffers = uint64_t(op.numOperands) + op.numResults +
-                            op.tempBytes.size();
+      uint64_t numBuffers =
+          uint64_t(op.numOperands) + op.numResults + op.tempBytes.size();
       if (f->args())
         for (const trx::KernelArg *a : *f->args()) {
           if (a->kind() > uint8_t(KernelArg::Kind::F64))
@@ -634,15 +635,14 @@ private:
     if (generated >= 0 && uint32_t(generated) >= numGenerated)
       return fail(label + " runs generated op " + std::to_string(generated) +
                   " of " + std::to_string(numGenerated));
-    KernelFn fn = generated >= 0 ? runGeneratedOp
-                                 : lookupKernel(info.name, kind);
+    KernelFn fn =
+        generated >= 0 ? runGeneratedOp : lookupKernel(info.name, kind);
     if (!fn)
-      return makeError(std::string(name) + ": no kernel for op '" + info.name +
-                       "' on " + (kind == Device::Kind::CPU ? "cpu" : "cuda") +
-                       " in this runtime" +
-                       (info.location.empty() ? "" : " (at " + info.location +
-                                                         ")") +
-                       "; it was saved by a TraceIR that has one");
+      return makeError(
+          std::string(name) + ": no kernel for op '" + info.name + "' on " +
+          (kind == Device::Kind::CPU ? "cpu" : "cuda") + " in this runtime" +
+          (info.location.empty() ? "" : " (at " + info.location + ")") +
+          "; it was saved by a TraceIR that has one");
     instr.fn = fn;
     instr.generated = generated >= 0 ? generated : 0;
     instr.numArgs = cconv.size();
@@ -661,8 +661,8 @@ private:
           return err;
       } else {
         ScalarValue v;
-        if (Error err = readScalar(in->scalars()->Get(s++), label + "'s scalar",
-                                   v, 0))
+        if (Error err =
+                readScalar(in->scalars()->Get(s++), label + "'s scalar", v, 0))
           return err;
         // As the registry reads them (getNumber, getBool).
         if (k == 1 && v.kind == ScalarValue::Kind::Int)
@@ -775,8 +775,9 @@ bool traceir::looksLikeExecutableFile(std::string_view bytes) {
          std::memcmp(bytes.data(), kMagic, sizeof kMagic) == 0;
 }
 
-Expected<std::string> traceir::serializeExecutable(const Executable &exe,
-                                                   const std::string &producer) {
+Expected<std::string>
+traceir::serializeExecutable(const Executable &exe,
+                             const std::string &producer) {
   // FlatBuffers address with 32-bit offsets: a graph whose constants and
   // fatbin pass 2 GiB does not fit one file.
   int64_t bytes = exe.gpuBinary.size();
@@ -948,12 +949,11 @@ Expected<std::string> traceir::describeExecutable(std::string_view bytes,
          "\n";
   if (const trx::GpuBinary *gpu = f.gpu_binary()) {
     size_t ops = f.generated_ops() ? f.generated_ops()->size() : 0;
-    out += "  generated kernels: " + std::to_string(ops) + " ops, " +
-           std::to_string(gpu->kernel_names() ? gpu->kernel_names()->size()
-                                              : 0) +
-           " kernels, fatbin for " + str(gpu->chip()) + " (" +
-           std::to_string(gpu->fatbin() ? gpu->fatbin()->size() : 0) +
-           " bytes)\n";
+    out +=
+        "  generated kernels: " + std::to_string(ops) + " ops, " +
+        std::to_string(gpu->kernel_names() ? gpu->kernel_names()->size() : 0) +
+        " kernels, fatbin for " + str(gpu->chip()) + " (" +
+        std::to_string(gpu->fatbin() ? gpu->fatbin()->size() : 0) + " bytes)\n";
   }
   out += std::string("  runtime: CPU GEMM ") + cpu::gemmBackend() + "\n";
   return out;

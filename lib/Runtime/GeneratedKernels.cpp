@@ -17,11 +17,9 @@ using namespace traceir;
 
 GpuLibrary::~GpuLibrary() = default;
 
-
-Error traceir::packKernelArgs(const GeneratedOp &op,
-                                    const KernelLaunch &launch,
-                                    std::span<void *const> buffers,
-                                    PackedKernelArgs &out) {
+Error traceir::packKernelArgs(const GeneratedOp &op, const KernelLaunch &launch,
+                              std::span<void *const> buffers,
+                              PackedKernelArgs &out) {
   if (size_t(launch.argBegin) + launch.numArgs > op.args.size())
     return makeError("generated code of " + op.function +
                      ": a launch's arguments are out of range");
@@ -34,9 +32,8 @@ Error traceir::packKernelArgs(const GeneratedOp &op,
     case KernelArg::Kind::Pointer: {
       if (a.buffer < 0 || size_t(a.buffer) >= buffers.size())
         return makeError("generated code of " + op.function + ": argument #" +
-                         strCat(i) + " names buffer " +
-                         strCat(a.buffer) + " of " +
-                         strCat(buffers.size()));
+                         strCat(i) + " names buffer " + strCat(a.buffer) +
+                         " of " + strCat(buffers.size()));
       void *p = buffers[a.buffer];
       std::memcpy(&slot, &p, sizeof(p));
       break;
@@ -128,10 +125,9 @@ void traceir::runGeneratedOp(KernelContext &ctx) {
       if (!inside(c.src, c.srcOffset) || !inside(c.dst, c.dstOffset))
         return ctx.fail("generated code of " + op.function +
                         ": a copy reaches outside its buffers");
-      if (Error err =
-              library->copy(static_cast<char *>(buffers[c.dst]) + c.dstOffset,
-                            static_cast<char *>(buffers[c.src]) + c.srcOffset,
-                            c.bytes))
+      if (Error err = library->copy(
+              static_cast<char *>(buffers[c.dst]) + c.dstOffset,
+              static_cast<char *>(buffers[c.src]) + c.srcOffset, c.bytes))
         return ctx.fail(toString(std::move(err)));
       continue;
     }

@@ -75,7 +75,7 @@ bool traceir::reductionArg(KernelContext &ctx, unsigned i, Reduction &r) {
 }
 
 std::vector<bool> traceir::reducedDimsArg(KernelContext &ctx, unsigned i,
-                                                const Tensor &in) {
+                                          const Tensor &in) {
   std::vector<bool> reduced(in.rank(), false);
   if (ctx.isNone(i) || ctx.scalar(i).ints.empty()) {
     reduced.assign(in.rank(), true);

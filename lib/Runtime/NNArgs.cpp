@@ -16,7 +16,7 @@ bool traceir::conv2dArgs(KernelContext &ctx, ConvGeometry &g) {
   const Tensor &out = ctx.result(0);
   if ((x.dtype != DType::F32 && x.dtype != DType::F64) || w.dtype != x.dtype) {
     ctx.fail(strCat("conv2d supports f32 and f64 input and "
-                         "weight of the same dtype, got ") +
+                    "weight of the same dtype, got ") +
              dtypeName(x.dtype) + " and " + dtypeName(w.dtype));
     return false;
   }
@@ -120,8 +120,7 @@ static bool floatingPoolInput(KernelContext &ctx, const Tensor &x,
                               const char *op) {
   if (isFloatingDType(x.dtype))
     return true;
-  ctx.fail(strCat(op) + " supports floating dtypes, got " +
-           dtypeName(x.dtype));
+  ctx.fail(strCat(op) + " supports floating dtypes, got " + dtypeName(x.dtype));
   return false;
 }
 
@@ -322,8 +321,7 @@ bool traceir::batchNormStatsArgs(KernelContext &ctx, bool training,
 bool traceir::lossArgs(KernelContext &ctx, LossArgs &a, unsigned first) {
   const Tensor &x = ctx.tensor(first);
   if (!isFloatingDType(x.dtype)) {
-    ctx.fail(strCat("the input must be floating, got ") +
-             dtypeName(x.dtype));
+    ctx.fail(strCat("the input must be floating, got ") + dtypeName(x.dtype));
     return false;
   }
   if (!reductionArg(ctx, first + 3, a.reduction))
@@ -341,8 +339,7 @@ bool traceir::lossArgs(KernelContext &ctx, LossArgs &a, unsigned first) {
   if (ctx.isTensor(first + 2)) {
     const Tensor &wt = ctx.tensor(first + 2);
     if (wt.rank() != 1 || wt.shape[0] != a.C) {
-      ctx.fail("weight tensor should be defined either for all " +
-               strCat(a.C) +
+      ctx.fail("weight tensor should be defined either for all " + strCat(a.C) +
                " classes or no classes but got weight tensor of "
                "shape: " +
                shapeToString(wt.shape));
@@ -389,7 +386,7 @@ bool traceir::classIndexTarget(KernelContext &ctx, const Tensor &target) {
   if (!isFloatingDType(target.dtype) && target.dtype != DType::Bool)
     return true;
   ctx.fail(strCat("the target must hold class indices "
-                       "(integers), got ") +
+                  "(integers), got ") +
            dtypeName(target.dtype));
   return false;
 }
@@ -433,7 +430,7 @@ bool traceir::logSoftmaxBackwardArgs(KernelContext &ctx, int64_t &dim) {
   const Tensor &g = ctx.tensor(0), &o = ctx.tensor(1);
   if (!isFloatingDType(g.dtype) || o.dtype != g.dtype) {
     ctx.fail(strCat("_log_softmax_backward_data needs floating "
-                         "grad_output and output of one dtype, got ") +
+                    "grad_output and output of one dtype, got ") +
              dtypeName(g.dtype) + " and " + dtypeName(o.dtype));
     return false;
   }
@@ -538,8 +535,8 @@ bool traceir::embeddingArgs(KernelContext &ctx) {
 
 void traceir::failEmbeddingIndex(KernelContext &ctx, int64_t index,
                                  int64_t rows) {
-  ctx.fail("index " + strCat(index) + " is out of range for " +
-           strCat(rows) + " embeddings");
+  ctx.fail("index " + strCat(index) + " is out of range for " + strCat(rows) +
+           " embeddings");
 }
 
 int64_t AttentionArgs::batchOffset(const AttentionOperand &o, int64_t b) const {
@@ -586,7 +583,7 @@ bool traceir::attentionArgs(KernelContext &ctx, AttentionArgs &a) {
   const Tensor &q = ctx.tensor(0), &k = ctx.tensor(1), &v = ctx.tensor(2);
   if (!isFloatingDType(q.dtype) || k.dtype != q.dtype || v.dtype != q.dtype)
     return fail(strCat("query, key and value must have one floating "
-                            "dtype, got ") +
+                       "dtype, got ") +
                 dtypeName(q.dtype) + ", " + dtypeName(k.dtype) + " and " +
                 dtypeName(v.dtype));
   if (q.rank() < 2 || k.rank() < 2 || v.rank() < 2)
@@ -638,8 +635,8 @@ bool traceir::attentionArgs(KernelContext &ctx, AttentionArgs &a) {
     const Tensor &m = ctx.tensor(3);
     a.maskIsBool = m.dtype == DType::Bool;
     if (!a.maskIsBool && m.dtype != q.dtype)
-      return fail(strCat("attn_mask must be bool or ") +
-                  dtypeName(q.dtype) + ", got " + dtypeName(m.dtype));
+      return fail(strCat("attn_mask must be bool or ") + dtypeName(q.dtype) +
+                  ", got " + dtypeName(m.dtype));
     Shape scores = a.batchShape;
     scores.push_back(a.L);
     scores.push_back(a.S);
@@ -673,10 +670,9 @@ static bool rnnWeightShapes(KernelContext &ctx, const RnnConfig &cfg) {
         else
           want = {gatesSize};
         if (w.shape != want) {
-          ctx.fail(strCat(rnnName(cfg.cell)) + ": " + names[k] +
-                   " of layer " + strCat(l) + (d ? " (reverse)" : "") +
-                   " must be " + shapeToString(want) + ", got " +
-                   shapeToString(w.shape));
+          ctx.fail(strCat(rnnName(cfg.cell)) + ": " + names[k] + " of layer " +
+                   strCat(l) + (d ? " (reverse)" : "") + " must be " +
+                   shapeToString(want) + ", got " + shapeToString(w.shape));
           return false;
         }
       }
@@ -720,8 +716,7 @@ bool traceir::rnnArgs(KernelContext &ctx, RnnCell cell, RnnConfig &cfg) {
   // dirs x perLayer is that (small) number.
   std::optional<int64_t> weights = checkedMul(cfg.layers, dirs * perLayer);
   if (!weights)
-    return fail(name + ": num_layers " + strCat(cfg.layers) +
-                " is too large");
+    return fail(name + ": num_layers " + strCat(cfg.layers) + " is too large");
   if (int64_t(nt) - 1 - states != *weights)
     return fail(name + ": expects " + strCat(*weights) +
                 " weight tensors, got " + strCat(nt - 1 - states));

@@ -114,7 +114,7 @@ Error Profiler::stop(TraceSink &sink) {
 }
 
 Error Profiler::write(TraceSink &sink,
-                            const std::vector<std::vector<int64_t>> &deviceNs) {
+                      const std::vector<std::vector<int64_t>> &deviceNs) {
   emit(sink, deviceNs);
   nlohmann::json metadata;
   metadata["base_time_ns"] = baseNs;
@@ -224,8 +224,8 @@ void Profiler::emit(TraceSink &sink,
     r.tid = run.tid;
     r.tsNs = rel(run.beginNs);
     r.durNs = end - run.beginNs;
-    r.args = nlohmann::json{{"device", devName},
-                                {"ops", int64_t(run.ops.size())}};
+    r.args =
+        nlohmann::json{{"device", devName}, {"ops", int64_t(run.ops.size())}};
     sink.event(std::move(r));
 
     for (const OpRecord &op : run.ops) {
@@ -239,10 +239,10 @@ void Profiler::emit(TraceSink &sink,
       e.tsNs = rel(op.beginNs);
       e.durNs = op.endNs - op.beginNs;
       e.args = nlohmann::json{{"op", name},
-                                  {"device", devName},
-                                  {"operands", info.operands[op.op]},
-                                  {"scalars", info.scalars[op.op]},
-                                  {"location", info.locations[op.op]}};
+                              {"device", devName},
+                              {"operands", info.operands[op.op]},
+                              {"scalars", info.scalars[op.op]},
+                              {"location", info.locations[op.op]}};
       sink.event(std::move(e));
       ProfileSummary::Row &row = rows[name];
       account(row.calls, row.cpuTotalNs, row.cpuMinNs, row.cpuMaxNs,
@@ -270,8 +270,8 @@ void Profiler::emit(TraceSink &sink,
       k.tsNs = rel(kBegin);
       k.durNs = kEnd - kBegin;
       k.args = nlohmann::json{{"op", name},
-                                  {"device", devName},
-                                  {"location", info.locations[op.op]}};
+                              {"device", devName},
+                              {"location", info.locations[op.op]}};
       // Which code ran: the runtime's kernel, or the compiler's (trace-run
       // --gpu-binary), named as in the binary.
       if (!info.generatedKernels[op.op].empty())
@@ -309,9 +309,9 @@ void Profiler::emit(TraceSink &sink,
       e.tid = run.tid;
       e.tsNs = rel(fr.tsNs);
       e.args = nlohmann::json{{"value", info.operands[fr.op]},
-                                  {"bytes", fr.bytes},
-                                  {"device", devName},
-                                  {"location", info.locations[fr.op]}};
+                              {"bytes", fr.bytes},
+                              {"device", devName},
+                              {"location", info.locations[fr.op]}};
       sink.event(std::move(e));
     }
     // Live bytes on the run's device: on the device's own process for a
@@ -326,7 +326,7 @@ void Profiler::emit(TraceSink &sink,
       e.tid = dev.hasClock ? streamTid(dev.device.index) : run.tid;
       e.tsNs = rel(c.tsNs);
       e.args = nlohmann::json{{"live_bytes", c.liveBytes},
-                                  {"allocated_bytes", c.allocatedBytes}};
+                              {"allocated_bytes", c.allocatedBytes}};
       sink.event(std::move(e));
     }
   }
@@ -335,11 +335,12 @@ void Profiler::emit(TraceSink &sink,
     entry.second.name = entry.first;
     summary.rows.push_back(std::move(entry.second));
   }
-  std::sort(summary.rows.begin(), summary.rows.end(), [](const auto &a, const auto &b) {
-    int64_t ta = std::max(a.cpuTotalNs, a.kernelTotalNs);
-    int64_t tb = std::max(b.cpuTotalNs, b.kernelTotalNs);
-    return ta != tb ? ta > tb : a.name < b.name;
-  });
+  std::sort(summary.rows.begin(), summary.rows.end(),
+            [](const auto &a, const auto &b) {
+              int64_t ta = std::max(a.cpuTotalNs, a.kernelTotalNs);
+              int64_t tb = std::max(b.cpuTotalNs, b.kernelTotalNs);
+              return ta != tb ? ta > tb : a.name < b.name;
+            });
   lastSummary = std::move(summary);
 }
 
@@ -361,14 +362,14 @@ std::string ProfileSummary::toText() const {
                       r.calls ? r.cpuTotalNs / 1e3 / r.calls : 0.0,
                       r.cpuMinNs / 1e3, r.cpuMaxNs / 1e3, pct(r.cpuTotalNs));
     if (kernels && r.kernelCalls)
-      s += formatString(" | %15.3f %10.3f %10.3f %10.3f %8.2f",
-                        r.kernelTotalNs / 1e3,
-                        r.kernelTotalNs / 1e3 / r.kernelCalls,
-                        r.kernelMinNs / 1e3, r.kernelMaxNs / 1e3,
-                        pct(r.kernelTotalNs));
+      s += formatString(
+          " | %15.3f %10.3f %10.3f %10.3f %8.2f", r.kernelTotalNs / 1e3,
+          r.kernelTotalNs / 1e3 / r.kernelCalls, r.kernelMinNs / 1e3,
+          r.kernelMaxNs / 1e3, pct(r.kernelTotalNs));
     s += "\n";
   }
-  s += formatString("%lld run%s, %.3f us in all\n", static_cast<long long>(runs),
-                    runs == 1 ? "" : "s", runNs / 1e3);
+  s +=
+      formatString("%lld run%s, %.3f us in all\n", static_cast<long long>(runs),
+                   runs == 1 ? "" : "s", runNs / 1e3);
   return s;
 }

@@ -589,8 +589,8 @@ static Error fileError(std::string_view path, const std::string &msg) {
   return makeError(std::string(path) + ": " + msg);
 }
 
-Expected<NamedTensors>
-traceir::readSafetensorsBuffer(std::string_view bytes, std::string_view name) {
+Expected<NamedTensors> traceir::readSafetensorsBuffer(std::string_view bytes,
+                                                      std::string_view name) {
   if (bytes.size() < kLengthBytes)
     return fileError(name, "not a safetensors file: shorter than its 8-byte "
                            "header length");
@@ -695,7 +695,7 @@ traceir::serializeSafetensors(const NamedTensors &tensors) {
 }
 
 Error traceir::writeSafetensors(std::string_view path,
-                                      const NamedTensors &tensors) {
+                                const NamedTensors &tensors) {
   std::string header;
   std::vector<const Entry *> order;
   std::string error = buildHeader(tensors, header, order);

@@ -180,13 +180,12 @@ std::string traceir::shapeToString(std::span<const int64_t> shape) {
 int64_t HostTensor::numel() const { return numelOf(shape); }
 
 Error traceir::allocateHostData(HostTensor &t, int64_t nbytes,
-                                      const std::string &what) {
+                                const std::string &what) {
   try {
     t.data.resize(nbytes);
   } catch (const std::bad_alloc &) {
-    return makeError(
-                                   "cannot allocate " + strCat(nbytes) +
-                                       " bytes on the host for " + what);
+    return makeError("cannot allocate " + strCat(nbytes) +
+                     " bytes on the host for " + what);
   }
   return Error::success();
 }

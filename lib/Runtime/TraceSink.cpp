@@ -36,7 +36,8 @@ std::string traceir::traceEventJSON(const TraceEvent &e) {
                   ",\"name\":" + quoted(e.name);
   if (!e.category.empty())
     s += ",\"cat\":" + quoted(e.category);
-  s += ",\"pid\":" + std::to_string(e.pid) + ",\"tid\":" + std::to_string(e.tid);
+  s +=
+      ",\"pid\":" + std::to_string(e.pid) + ",\"tid\":" + std::to_string(e.tid);
   if (e.phase != 'M')
     s += ",\"ts\":" + micros(e.tsNs);
   if (e.phase == 'X')

@@ -54,8 +54,8 @@ int64_t traceir::views::wrapDim(int64_t dim, int64_t rank) {
   return dim < 0 ? dim + r : dim;
 }
 
-std::optional<Dims> traceir::views::viewStrides(const Layout &t,
-                                                std::span<const int64_t> shape) {
+std::optional<Dims>
+traceir::views::viewStrides(const Layout &t, std::span<const int64_t> shape) {
   // PyTorch's at::detail::computeStride: walk the old dims in chunks that
   // are contiguous among themselves and match them to new dims.
   int64_t rank = t.shape.size();
@@ -452,8 +452,7 @@ traceir::views::applyView(std::string_view op, const Layout &in,
 
 ViewArgs traceir::views::decodeViewArgs(
     std::string_view op,
-    std::function<std::optional<std::vector<int64_t>>(unsigned)>
-        intsAt) {
+    std::function<std::optional<std::vector<int64_t>>(unsigned)> intsAt) {
   ViewArgs args;
   auto append = [&](unsigned i, int64_t dflt) {
     if (auto v = intsAt(i); v && !v->empty())

@@ -1,4 +1,4 @@
-//===- RunDriver.h - What trace-run and trace-exec do after loading -*- C++ -*-===//
+//===- RunDriver.h - Running after loading ----------------------*- C++ -*-===//
 //
 // Binding parameters and inputs from safetensors files, running (with a
 // memory limit, a profile, a benchmark), writing the outputs and printing

@@ -133,8 +133,8 @@ int main(int argc, char **argv) {
     } else if (name == "--memory-limit" && value(v)) {
       uint64_t n;
       if (!parseNumber(v, INT64_MAX, n))
-        return fail("--memory-limit must be a number of bytes >= 0, not '" +
-                    v + "'");
+        return fail("--memory-limit must be a number of bytes >= 0, not '" + v +
+                    "'");
       options.memoryLimit = int64_t(n);
     } else if (name == "--benchmark" && value(v)) {
       uint64_t n;
@@ -142,8 +142,8 @@ int main(int argc, char **argv) {
         return fail("--benchmark takes a number of runs, not '" + v + "'");
       options.benchmark = unsigned(n);
     } else {
-      return fail("unknown or incomplete option '" + std::string(arg) +
-                  "'\n" + kUsage);
+      return fail("unknown or incomplete option '" + std::string(arg) + "'\n" +
+                  kUsage);
     }
   }
   if (file.empty())

@@ -1,6 +1,7 @@
 //===- trace-run.cpp - Execute a trace.graph ------------------------------===//
 //
-//   trace-run model.mlir|model.trx --params w.safetensors --inputs in.safetensors
+//   trace-run model.mlir|model.trx --params w.safetensors --inputs
+//   in.safetensors
 //             --outputs out.safetensors --device cpu --memory-report[=json]
 //             --profile trace.json --profile-summary
 //             --gpu-binary model.fatbin | --compile-gpu-kernels
@@ -11,12 +12,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RunDriver.h"
 #include "TraceIR/Conversion/KernelPlan.h"
 #include "TraceIR/Dialect/ParseSource.h"
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Runtime/Build.h"
 #include "TraceIR/Runtime/ExecutableFile.h"
-#include "RunDriver.h"
 #include "TraceIR/Runtime/Profiler.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -100,9 +101,9 @@ static cl::opt<std::string> saveExecutable(
     cl::desc("Also save the executable it builds as a .trx file (what "
              "trace-translate --emit-executable writes) before running it"),
     cl::value_desc("model.trx"));
-static cl::opt<bool> describe(
-    "describe",
-    cl::desc("Print what a saved executable (.trx) holds, and exit"));
+static cl::opt<bool>
+    describe("describe",
+             cl::desc("Print what a saved executable (.trx) holds, and exit"));
 static cl::opt<std::string>
     cudaToolkit("cuda-toolkit", cl::init("/usr/local/cuda"),
                 cl::desc("CUDA toolkit for --compile-gpu-kernels"));
@@ -147,10 +148,11 @@ static int runLoaded(traceir::Executable &exe) {
   options.inputsFile = inputsFile;
   options.outputsFile = outputsFile;
   options.profileFile = profileFile;
-  options.memoryReport =
-      memoryReport == ReportFormat::JSON   ? traceir::RunDriverOptions::Report::JSON
-      : memoryReport == ReportFormat::Text ? traceir::RunDriverOptions::Report::Text
-                                           : traceir::RunDriverOptions::Report::None;
+  options.memoryReport = memoryReport == ReportFormat::JSON
+                             ? traceir::RunDriverOptions::Report::JSON
+                         : memoryReport == ReportFormat::Text
+                             ? traceir::RunDriverOptions::Report::Text
+                             : traceir::RunDriverOptions::Report::None;
   options.checkFrees = checkFrees;
   options.profileSummary = profileSummary;
   options.seed = seed;
@@ -254,8 +256,8 @@ int main(int argc, char **argv) {
   if (!exe)
     return fail(toString(exe.takeError()));
   if (!saveExecutable.empty())
-    if (traceir::Error err = traceir::saveExecutable(**exe, saveExecutable,
-                                                     "trace-run --save-executable"))
+    if (traceir::Error err = traceir::saveExecutable(
+            **exe, saveExecutable, "trace-run --save-executable"))
       return fail(err.message());
   return runLoaded(**exe);
 }

@@ -56,12 +56,10 @@ class Profiler;
 /// `device` without using the device (trace-translate --emit-executable);
 /// with `generatedKernels`, the ops the GPU lowering covers run its kernels,
 /// compiled for `chip`. The compiler half only.
-Result<std::string> emitExecutable(const std::string &text,
-                                   const std::string &graph,
-                                   const std::string &device,
-                                   const std::string &sourceName,
-                                   bool generatedKernels,
-                                   const std::string &chip);
+Result<std::string>
+emitExecutable(const std::string &text, const std::string &graph,
+               const std::string &device, const std::string &sourceName,
+               bool generatedKernels, const std::string &chip);
 
 /// Threads of the CPU matrix products (the BLAS's; the portable GEMM runs
 /// on one).

@@ -39,7 +39,7 @@ findUnsafeInput(const llvm::MemoryBuffer &buffer);
 /// Fails with a diagnostic (file:line:col) if buffer `bufferId` of
 /// `sourceMgr` nests too deep or is bytecode.
 LogicalResult checkInputLimits(const llvm::SourceMgr &sourceMgr,
-                                unsigned bufferId, MLIRContext *context);
+                               unsigned bufferId, MLIRContext *context);
 
 /// Registers a trace-translate translation from MLIR, as
 /// TranslateFromMLIRRegistration does (parse, verify, call `function`), with

@@ -1,5 +1,4 @@
-//===- Executable.h - A graph lowered to a flat instruction list -*- C++
-//-*-===//
+//===- Executable.h - A graph as flat instructions --------------*- C++ -*-===//
 //
 // An Executable is built once from a trace.graph (see Build.h) and run many
 // times. Running walks a flat array of instructions, each a kernel function
@@ -125,7 +124,7 @@ public:
   /// Runs the graph on `inputs` (by input name); returns `output0`,
   /// `output1`, ... in trace.ret order. Errors name the op and location.
   Expected<std::vector<HostTensor>> run(const NamedTensors &inputs,
-                                              const RunOptions &options = {});
+                                        const RunOptions &options = {});
   /// The memory report of the last run.
   const MemoryReport &memoryReport() const { return report; }
   Allocator &allocator() { return *alloc; }
@@ -134,8 +133,8 @@ public:
   /// buildExecutable (Build.cpp) and loadExecutable (ExecutableFile.h) fill.
   /// Without `withAllocator` it can only be saved, not run: that is how a
   /// build machine without a GPU compiles for one.
-  static Expected<std::unique_ptr<Executable>> create(Device device,
-                                                      bool withAllocator = true);
+  static Expected<std::unique_ptr<Executable>>
+  create(Device device, bool withAllocator = true);
 
   // Filled by buildExecutable or loadExecutable.
   struct ArgSpec {

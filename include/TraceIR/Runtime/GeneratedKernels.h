@@ -1,5 +1,4 @@
-//===- GeneratedKernels.h - Launching compiler-generated kernels -*- C++
-//-*-===//
+//===- GeneratedKernels.h - Compiler-generated kernels ----------*- C++ -*-===//
 //
 // The runtime can run an op with the kernels --trace-lower-to-gpu generated
 // for it instead of its own (trace-run --gpu-binary). What it needs is the
@@ -110,8 +109,7 @@ struct PackedKernelArgs {
 /// Packs `launch`'s arguments with `buffers[b]` the address of buffer b.
 /// Fails on a buffer index out of range (a malformed plan).
 Error packKernelArgs(const GeneratedOp &op, const KernelLaunch &launch,
-                           std::span<void *const> buffers,
-                           PackedKernelArgs &out);
+                     std::span<void *const> buffers, PackedKernelArgs &out);
 
 /// A loaded fatbin with its kernels resolved (CUDA; see CUDA/).
 class GpuLibrary {
@@ -120,8 +118,8 @@ public:
   /// Launches kernel `index` (of the names it was loaded with) on the
   /// current device's default stream, where the runtime's own kernels run.
   virtual Error launch(uint32_t index, const uint32_t grid[3],
-                             const uint32_t block[3], uint32_t sharedBytes,
-                             void **args) = 0;
+                       const uint32_t block[3], uint32_t sharedBytes,
+                       void **args) = 0;
   /// Copies `bytes` between device buffers, ordered with the launches.
   virtual Error copy(void *dst, const void *src, size_t bytes) = 0;
 };

@@ -29,8 +29,7 @@ struct HostTensor {
 
 /// Resizes `t.data` to `nbytes`; the host refusing (std::bad_alloc) is an
 /// error "cannot allocate N bytes on the host for <what>" instead.
-Error allocateHostData(HostTensor &t, int64_t nbytes,
-                             const std::string &what);
+Error allocateHostData(HostTensor &t, int64_t nbytes, const std::string &what);
 
 /// Tensors by name, in name order (safetensors files are sorted the same).
 using NamedTensors = std::map<std::string, HostTensor>;
@@ -48,7 +47,7 @@ Expected<NamedTensors> readSafetensors(std::string_view path);
 /// readSafetensors on a file held in memory; `name` labels the errors.
 /// It writes nothing anywhere, which makes it the fuzzer's entry point.
 Expected<NamedTensors> readSafetensorsBuffer(std::string_view bytes,
-                                                   std::string_view name);
+                                             std::string_view name);
 /// The bytes writeSafetensors writes: the header padded with spaces to a
 /// multiple of 8 (as the reference writer pads), then the data in name
 /// order. A tensor whose data does not match its shape and dtype, a

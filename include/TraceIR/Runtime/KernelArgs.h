@@ -33,7 +33,7 @@ bool reductionArg(KernelContext &ctx, unsigned i, Reduction &r);
 /// an int list, negative dims wrapped; None or empty marks every dim. A
 /// 0-d tensor has no dim to mark.
 std::vector<bool> reducedDimsArg(KernelContext &ctx, unsigned i,
-                                       const Tensor &in);
+                                 const Tensor &in);
 
 /// Fails the call unless result `r` has `shape`. Kernels whose result
 /// shapes follow from their operands check them: type inference does for a

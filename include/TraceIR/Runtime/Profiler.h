@@ -162,7 +162,7 @@ public:
   /// start event). stop() calls it with the timers' times; tests call it
   /// with recorded ones.
   Error write(TraceSink &sink,
-                    const std::vector<std::vector<int64_t>> &deviceNs);
+              const std::vector<std::vector<int64_t>> &deviceNs);
 
   // --- State (public for the tests that feed recorded times). ----------
 

@@ -1,4 +1,4 @@
-//===- Error.h - Errors and expected values on the standard library -*- C++ -*-===//
+//===- Error.h - Errors on the standard library -----------------*- C++ -*-===//
 //
 // The runtime reports failures as values, as LLVM's Error and Expected do,
 // but it must build and run where there is no LLVM (a GPU server with only

@@ -18,8 +18,7 @@ namespace traceir {
 inline llvm::Error toLLVM(Error err) {
   if (!err)
     return llvm::Error::success();
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 err.message());
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), err.message());
 }
 
 template <typename T> llvm::Expected<T> toLLVM(Expected<T> value) {

@@ -54,7 +54,7 @@ std::optional<Dims> viewStrides(const Layout &in,
 /// op's scalars in ATen order (see viewArgsFor).
 struct ViewArgs {
   std::vector<int64_t> ints; ///< flattened int arguments
-  bool none = false; ///< the optional argument was None or absent
+  bool none = false;         ///< the optional argument was None or absent
 };
 
 /// Decodes the integer arguments view op `op` reads. `intsAt(i)` returns
@@ -62,8 +62,7 @@ struct ViewArgs {
 /// for None, an absent argument or a tensor.
 ViewArgs decodeViewArgs(
     std::string_view op,
-    std::function<std::optional<std::vector<int64_t>>(unsigned)>
-        intsAt);
+    std::function<std::optional<std::vector<int64_t>>(unsigned)> intsAt);
 
 /// Result layout of view op `op` applied to `in`, with `resultShape` the
 /// result's static shape (from type inference). Returns std::nullopt when

@@ -113,7 +113,7 @@ void cpu::scaled_dot_product_attention(KernelContext &ctx) {
     return attention<double>(ctx, a);
   default:
     return ctx.fail(strCat("scaled_dot_product_attention on the CPU "
-                                "supports f32 and f64, got ") +
+                           "supports f32 and f64, got ") +
                     dtypeName(a.q.t->dtype));
   }
 }

@@ -9,8 +9,8 @@
 #include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/RNNLayers.h"
 
-#include <algorithm>
 #include "TraceIR/Runtime/CPU/Gemm.h"
+#include <algorithm>
 #include <cmath>
 #include <random>
 

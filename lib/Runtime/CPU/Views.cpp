@@ -40,10 +40,10 @@ void viewKernel(KernelContext &ctx, std::string_view op) {
     int64_t storageElements =
         in.storage->nbytes / static_cast<int64_t>(dtypeSize(in.dtype));
     if (!extent || *extent > storageElements)
-      return ctx.fail(std::string(op) + ": the view " + shapeToString(out->shape) +
-                      " with strides " + shapeToString(out->strides) +
-                      " at offset " + strCat(out->offset) +
-                      " reaches past its storage of " +
+      return ctx.fail(std::string(op) + ": the view " +
+                      shapeToString(out->shape) + " with strides " +
+                      shapeToString(out->strides) + " at offset " +
+                      strCat(out->offset) + " reaches past its storage of " +
                       strCat(storageElements) + " elements");
     Tensor &res = ctx.result(0);
     res.storage = in.storage;

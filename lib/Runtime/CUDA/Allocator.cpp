@@ -124,18 +124,15 @@ Error traceir::selectCUDADevice(int index) {
     return cuda::failure("no CUDA device (cudaGetDeviceCount failed)", err);
   }
   if (index < 0 || index >= count)
-    return makeError(
-                                   "no CUDA device cuda:" + strCat(index) +
-                                       " (this machine has " +
-                                       strCat(count) + ")");
+    return makeError("no CUDA device cuda:" + strCat(index) +
+                     " (this machine has " + strCat(count) + ")");
   if ((err = cudaSetDevice(index)) != cudaSuccess) {
     return cuda::failure("cannot use cuda:" + strCat(index), err);
   }
   return Error::success();
 }
 
-Expected<std::unique_ptr<Allocator>>
-traceir::createCUDAAllocator(int index) {
+Expected<std::unique_ptr<Allocator>> traceir::createCUDAAllocator(int index) {
   if (Error err = selectCUDADevice(index))
     return err;
   return std::make_unique<CUDAAllocator>(index);

@@ -79,8 +79,7 @@ void conv2dImpl(KernelContext &ctx, const ConvGeometry &g, DType dtype,
   } else {
     if (L > INT_MAX || Og > INT_MAX || K > INT_MAX || g.N > INT_MAX)
       return ctx.fail("conv2d: the products are too large for cuBLAS (" +
-                      strCat(Og) + " x " + strCat(K) + " x " +
-                      strCat(L) + ")");
+                      strCat(Og) + " x " + strCat(K) + " x " + strCat(L) + ")");
     cublasHandle_t h = cuda::cublasHandle(out.storage->device.index);
     if (!h)
       return ctx.fail("conv2d: cannot create a cuBLAS handle");

@@ -10,9 +10,8 @@ using namespace traceir;
 
 Error cuda::failure(const std::string &what, cudaError_t err) {
   cudaGetLastError();
-  return makeError(
-                                 what + ": " + cudaGetErrorName(err) + " (" +
-                                     cudaGetErrorString(err) + ")");
+  return makeError(what + ": " + cudaGetErrorName(err) + " (" +
+                   cudaGetErrorString(err) + ")");
 }
 
 cublasHandle_t cuda::cublasHandle(int device) {

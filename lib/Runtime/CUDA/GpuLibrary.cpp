@@ -27,32 +27,29 @@ public:
         kernels(std::move(kernels)), names(std::move(names)) {}
   ~CUDALibrary() override { cudaLibraryUnload(library); }
 
-  Error launch(uint32_t index, const uint32_t grid[3],
-                     const uint32_t block[3], uint32_t sharedBytes,
-                     void **args) override {
+  Error launch(uint32_t index, const uint32_t grid[3], const uint32_t block[3],
+               uint32_t sharedBytes, void **args) override {
     if (index >= kernels.size())
-      return makeError(
-                                     "no generated kernel #" +
-                                         strCat(index));
+      return makeError("no generated kernel #" + strCat(index));
     cudaError_t err = cudaLaunchKernel(
         reinterpret_cast<const void *>(kernels[index]),
         dim3(grid[0], grid[1], grid[2]), dim3(block[0], block[1], block[2]),
         args, sharedBytes, /*stream=*/0);
     if (err != cudaSuccess)
       return cuda::failure("launching generated kernel '" + names[index] +
-                             "' on cuda:" + strCat(device),
-                         err);
+                               "' on cuda:" + strCat(device),
+                           err);
     return Error::success();
   }
 
   Error copy(void *dst, const void *src, size_t bytes) override {
-    cudaError_t err = cudaMemcpyAsync(dst, src, bytes,
-                                      cudaMemcpyDeviceToDevice, /*stream=*/0);
+    cudaError_t err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
+                                      /*stream=*/0);
     if (err != cudaSuccess)
-      return cuda::failure("copying " + strCat(bytes) +
-                             " bytes for a generated op on cuda:" +
-                             strCat(device),
-                         err);
+      return cuda::failure(
+          "copying " + strCat(bytes) +
+              " bytes for a generated op on cuda:" + strCat(device),
+          err);
     return Error::success();
   }
 
@@ -79,9 +76,8 @@ traceir::loadGpuLibrary(int device, const std::string &binary,
   if (cudaError_t err = cudaLibraryLoadData(&library, image->data(), nullptr,
                                             nullptr, 0, nullptr, nullptr, 0);
       err != cudaSuccess)
-    return cuda::failure("loading the GPU binary (" + strCat(binary.size()) +
-                           " bytes)",
-                       err);
+    return cuda::failure(
+        "loading the GPU binary (" + strCat(binary.size()) + " bytes)", err);
   std::vector<cudaKernel_t> kernels;
   for (const std::string &name : kernelNames) {
     cudaKernel_t kernel = nullptr;
@@ -89,10 +85,10 @@ traceir::loadGpuLibrary(int device, const std::string &binary,
         err != cudaSuccess) {
       cudaLibraryUnload(library);
       return cuda::failure("the GPU binary has no kernel '" + name +
-                             "' (was it built from this graph, by "
-                             "trace-translate --emit-gpu-binary with the "
-                             "same options?)",
-                         err);
+                               "' (was it built from this graph, by "
+                               "trace-translate --emit-gpu-binary with the "
+                               "same options?)",
+                           err);
     }
     kernels.push_back(kernel);
   }

@@ -109,7 +109,7 @@ void matmulInto(KernelContext &ctx, const Tensor &x, const Tensor &y,
   if (x.dtype != y.dtype || (x.dtype != DType::F32 && x.dtype != DType::F64 &&
                              x.dtype != DType::F16 && x.dtype != DType::BF16))
     return ctx.fail(strCat("matrix products on CUDA support f32, f64, "
-                                "f16 and bf16, got ") +
+                           "f16 and bf16, got ") +
                     dtypeName(x.dtype) + " and " + dtypeName(y.dtype));
   if (std::string err = matmulShapeError(x, y, out); !err.empty())
     return ctx.fail(err);

@@ -21,8 +21,8 @@ void failLaunch(KernelContext &ctx, std::string_view what, const char *err) {
 
 void failRank(KernelContext &ctx, const Tensor &t) {
   ctx.fail("tensors of rank " + strCat(t.rank()) +
-           " are not supported on CUDA here (at most " +
-           strCat(kRdMaxRank) + ")");
+           " are not supported on CUDA here (at most " + strCat(kRdMaxRank) +
+           ")");
 }
 } // namespace
 
@@ -185,8 +185,7 @@ void cuda::cat(KernelContext &ctx) {
     slice.shape[dim] = t.shape[dim];
     slice.offset = out.offset + offset * out.strides[dim];
     if (!cuda::copyStrided(t, slice))
-      return ctx.fail("copying input " + strCat(i) +
-                      " of cat on CUDA failed");
+      return ctx.fail("copying input " + strCat(i) + " of cat on CUDA failed");
     offset += t.shape[dim];
   }
 }

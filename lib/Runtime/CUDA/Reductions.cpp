@@ -16,7 +16,8 @@ using namespace traceir;
 namespace {
 /// Splits `t` around the dims marked in `reduced` (see RdGroups); false
 /// when the kept or the reduced dims number more than kRdMaxRank.
-bool splitGroups(const Tensor &t, const std::vector<bool> &reduced, RdGroups &g) {
+bool splitGroups(const Tensor &t, const std::vector<bool> &reduced,
+                 RdGroups &g) {
   g = RdGroups();
   g.offset = t.offset;
   for (int64_t d = 0; d < t.rank(); ++d) {
@@ -33,9 +34,8 @@ bool splitGroups(const Tensor &t, const std::vector<bool> &reduced, RdGroups &g)
 
 void failRank(KernelContext &ctx, const Tensor &t) {
   ctx.fail("tensors of rank " + strCat(t.rank()) +
-           " are not supported on CUDA here (at most " +
-           strCat(kRdMaxRank) + " kept and " + strCat(kRdMaxRank) +
-           " reduced dims)");
+           " are not supported on CUDA here (at most " + strCat(kRdMaxRank) +
+           " kept and " + strCat(kRdMaxRank) + " reduced dims)");
 }
 
 void failLaunch(KernelContext &ctx, std::string_view what, const char *err) {

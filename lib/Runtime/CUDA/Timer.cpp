@@ -59,7 +59,7 @@ public:
     cpuAfterNs = profileClockNs();
     if (err != cudaSuccess)
       return cuda::failure("recording __cuda_start on cuda:" + strCat(index),
-                         err);
+                           err);
     used = 0;
     return Error::success();
   }
@@ -81,20 +81,18 @@ public:
     cudaSetDevice(index);
     std::vector<int64_t> ns(used, 0);
     if (used > pool.size())
-      return makeError(
-                                     "profiling cuda:" + strCat(index) +
-                                         ": " + growError);
+      return makeError("profiling cuda:" + strCat(index) + ": " + growError);
     if (used == 0)
       return ns;
     cudaError_t err = cudaEventSynchronize(pool[used - 1]);
     if (err != cudaSuccess)
-      return cuda::failure(
-          "waiting for the kernels on cuda:" + strCat(index), err);
+      return cuda::failure("waiting for the kernels on cuda:" + strCat(index),
+                           err);
     for (uint32_t i = 0; i < used; ++i) {
       float ms = 0;
       if ((err = cudaEventElapsedTime(&ms, startEvent, pool[i])) != cudaSuccess)
-        return cuda::failure(
-            "reading a kernel time on cuda:" + strCat(index), err);
+        return cuda::failure("reading a kernel time on cuda:" + strCat(index),
+                             err);
       ns[i] = std::llround(double(ms) * 1e6);
     }
     used = 0;

@@ -127,6 +127,61 @@ nb::object toNumpy(api::Tensor &t) {
   return nb::cast(array);
 }
 
+/// Any array or DLPack capsule, on any device, with any strides: a run reads
+/// inputs where they lie (a CUDA torch tensor on its device).
+using AnyArray = nb::ndarray<nb::ro>;
+
+api::NamedViews
+toViews(const std::vector<std::pair<std::string, AnyArray>> &arrays) {
+  api::NamedViews out;
+  out.reserve(arrays.size());
+  for (const auto &[name, a] : arrays) {
+    api::TensorView v;
+    v.dtype = dtypeName(a.dtype());
+    if (v.dtype.empty())
+      raise("input '" + name + "' has a dtype TraceIR cannot hold");
+    v.shape.assign(a.shape_ptr(), a.shape_ptr() + a.ndim());
+    if (a.stride_ptr())
+      v.strides.assign(a.stride_ptr(), a.stride_ptr() + a.ndim());
+    v.data = a.data();
+    switch (a.device_type()) {
+    case nb::device::cpu::value:
+    case nb::device::cuda_host::value: // pinned host memory
+      break;
+    case nb::device::cuda::value:
+    case nb::device::cuda_managed::value:
+      v.onCUDA = true;
+      v.cudaIndex = static_cast<int>(a.device_id());
+      break;
+    default:
+      raise("input '" + name + "' lies on DLPack device type " +
+            std::to_string(a.device_type()) +
+            "; TraceIR reads host and CUDA memory");
+    }
+    out.emplace_back(name, std::move(v));
+  }
+  return out;
+}
+
+/// An output as a torch tensor (`torch`, a CUDA output, or bfloat16, which
+/// numpy lacks) or a numpy array, sharing the memory the run handed over
+/// (DLPack, no copy); the last of them frees it.
+nb::object toArray(api::OutputTensor &t, bool torch) {
+  auto *data = new std::shared_ptr<void>(std::move(t.data));
+  nb::capsule owner(data, [](void *p) noexcept {
+    delete static_cast<std::shared_ptr<void> *>(p);
+  });
+  std::vector<size_t> shape(t.shape.begin(), t.shape.end());
+  int device = t.onCUDA ? nb::device::cuda::value : nb::device::cpu::value;
+  if (torch || t.onCUDA || t.dtype == "BF16")
+    return nb::cast(nb::ndarray<nb::pytorch>(
+        data->get(), shape.size(), shape.data(), owner, nullptr,
+        dlpackDType(t.dtype), device, t.cudaIndex));
+  return nb::cast(nb::ndarray<nb::numpy>(data->get(), shape.size(),
+                                         shape.data(), owner, nullptr,
+                                         dlpackDType(t.dtype), device));
+}
+
 } // namespace
 
 void traceir::bindings::bindRuntime(nb::module_ &m) {
@@ -188,26 +243,32 @@ void traceir::bindings::bindRuntime(nb::module_ &m) {
       .def(
           "run",
           [](api::Executable &e,
-             const std::vector<std::pair<std::string, HostArray>> &inputs,
-             bool checkFrees, uint64_t seed, api::Profiler *profiler) {
-            api::NamedTensors tensors = toTensors(inputs);
-            api::Result<std::vector<api::Tensor>> r;
+             const std::vector<std::pair<std::string, AnyArray>> &inputs,
+             bool outputsOnDevice, bool torch, bool checkFrees, uint64_t seed,
+             api::Profiler *profiler) {
+            api::NamedViews views = toViews(inputs);
+            api::Result<std::vector<api::OutputTensor>> r;
             {
-              // Kernels may run long; other Python threads go on meanwhile.
+              // Kernels may run long; other Python threads go on meanwhile
+              // (`inputs` keeps the lent memory alive).
               nb::gil_scoped_release release;
-              r = e.run(tensors, checkFrees, seed,
+              r = e.run(views, outputsOnDevice, checkFrees, seed,
                         profiler && profiler->active() ? profiler : nullptr);
             }
-            std::vector<api::Tensor> outs = unwrap(std::move(r));
+            std::vector<api::OutputTensor> outs = unwrap(std::move(r));
             nb::list result;
-            for (api::Tensor &t : outs) {
-              bool bf16 = t.dtype == "BF16";
-              result.append(nb::make_tuple(toNumpy(t), bf16));
-            }
+            for (api::OutputTensor &t : outs)
+              result.append(toArray(t, torch));
             return result;
           },
-          nb::arg("inputs"), nb::arg("check_frees") = false,
-          nb::arg("seed") = 0, nb::arg("profiler") = nb::none())
+          nb::arg("inputs"), nb::arg("outputs_on_device") = false,
+          nb::arg("torch") = false, nb::arg("check_frees") = false,
+          nb::arg("seed") = 0, nb::arg("profiler") = nb::none(),
+          "Runs on (name, array) inputs read where they lie (host memory or "
+          "this executable's CUDA device, any strides); returns the outputs "
+          "as torch tensors (torch=True, on the device with "
+          "outputs_on_device=True) or numpy arrays, sharing the memory the "
+          "run handed over.")
       .def("read_param",
            [](api::Executable &e, const std::string &name) {
              api::Tensor t = unwrap(e.readParam(name));

@@ -66,6 +66,58 @@ TEST_F(RuntimeTest, BuildOnceRunMany) {
   }
 }
 
+// runViews reads inputs where they lie, with their strides (a transposed
+// view, a broadcast with stride 0, an offset into a larger buffer), hands
+// each output over in memory of its own that outlives the executable, and
+// refuses strides it cannot read and memory on another device by name.
+TEST_F(RuntimeTest, RunViewsReadsStridedInputsAndHandsOutputsOver) {
+  auto graph = parse(R"(
+    trace.graph @g(%x: tensor<2x3xf32> {trace.input = "x"},
+                   %y: tensor<2x3xf32> {trace.input = "y"}) -> tensor<2x3xf32> {
+      %0 = pyop "add"(%x, %y) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+      ret %0 : tensor<2x3xf32>
+    })");
+  ASSERT_TRUE(graph);
+  auto exe = buildExecutable(graph, Device{});
+  ASSERT_TRUE(static_cast<bool>(exe)) << toString(exe.takeError());
+  // x is the transpose of a 3x2 buffer [[0,1],[2,3],[4,5]] starting at 1.
+  std::vector<float> buffer = {-1, 0, 1, 2, 3, 4, 5};
+  std::vector<float> row = {10, 20, 30};
+  InputViews views;
+  views["x"] = {DType::F32, {2, 3}, {1, 2}, buffer.data() + 1, Device{}};
+  views["y"] = {DType::F32, {2, 3}, {0, 1}, row.data(), Device{}};
+  auto out = (*exe)->runViews(views, {}, /*outputsOnDevice=*/true);
+  ASSERT_TRUE(static_cast<bool>(out)) << toString(out.takeError());
+  ASSERT_EQ(out->size(), 1u);
+  OutputBuffer result = std::move((*out)[0]);
+  exe->reset(); // the output's memory is its own
+  EXPECT_EQ(result.shape, (Shape{2, 3}));
+  const float *got = static_cast<const float *>(result.data.get());
+  EXPECT_EQ(std::vector<float>(got, got + 6),
+            (std::vector<float>{10, 22, 34, 11, 23, 35}));
+
+  auto again = buildExecutable(graph, Device{});
+  ASSERT_TRUE(static_cast<bool>(again));
+  auto expectError = [&](InputViews bad, const std::string &want) {
+    auto r = (*again)->runViews(bad, {}, false);
+    ASSERT_FALSE(static_cast<bool>(r));
+    std::string msg = toString(r.takeError());
+    EXPECT_NE(msg.find(want), std::string::npos) << msg;
+  };
+  InputViews negative = views;
+  negative["x"].strides = {1, -2};
+  expectError(negative, "input 'x' has a negative stride (-2 in dimension 1)");
+  InputViews rank = views;
+  rank["y"].strides = {1};
+  expectError(rank, "input 'y' has 1 strides for 2 dimensions");
+  InputViews elsewhere = views;
+  elsewhere["x"].device = Device{Device::Kind::CUDA, 1};
+  expectError(elsewhere, "input 'x' is on cuda:1 but @g runs on cpu");
+  InputViews wrongType = views;
+  wrongType["y"].shape = {3, 2};
+  expectError(wrongType, "input 'y' is f32[3, 2] but the graph expects");
+}
+
 // --check-frees turns a read of freed storage into an error naming the op
 // and the value. The verifier rejects such IR, so it is parsed unverified:
 // this is the safety net for a runtime or pass bug.

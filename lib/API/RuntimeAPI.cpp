@@ -129,28 +129,45 @@ std::string Executable::loadParams(const NamedTensors &params) {
   return {};
 }
 
-Result<std::vector<Tensor>> Executable::run(const NamedTensors &inputs,
-                                            bool checkFrees, uint64_t seed,
-                                            Profiler *profiler) {
-  traceir::NamedTensors host;
+Result<std::vector<OutputTensor>>
+Executable::run(const NamedViews &inputs, bool outputsOnDevice,
+                bool checkFrees, uint64_t seed, Profiler *profiler) {
+  InputViews views;
   for (const auto &[name, t] : inputs) {
-    auto h = toHost(name, t);
-    if (!h)
-      return {{}, toString(h.takeError())};
-    host.emplace(name, std::move(*h));
+    std::optional<DType> dtype = dtypeFromSafetensors(t.dtype);
+    if (!dtype)
+      return {{},
+              "input '" + name + "' has dtype " + t.dtype +
+                  ", which TraceIR cannot hold"};
+    if (!views.emplace(name, InputView{}).second)
+      return {{}, "input '" + name + "' given twice"};
+    InputView &v = views[name];
+    v.dtype = *dtype;
+    v.shape.assign(t.shape.begin(), t.shape.end());
+    v.strides.assign(t.strides.begin(), t.strides.end());
+    v.data = t.data;
+    if (t.onCUDA)
+      v.device = Device{Device::Kind::CUDA, t.cudaIndex};
   }
   RunOptions options;
   options.checkFrees = checkFrees;
   options.seed = seed;
   if (profiler)
     options.profiler = profiler->impl->profiler.get();
-  auto outputs = impl->exe->run(host, options);
+  auto outputs = impl->exe->runViews(views, options, outputsOnDevice);
   if (!outputs)
     return {{}, toString(outputs.takeError())};
-  std::vector<Tensor> result;
+  std::vector<OutputTensor> result;
   result.reserve(outputs->size());
-  for (HostTensor &h : *outputs)
-    result.push_back(fromHost(h));
+  for (OutputBuffer &o : *outputs) {
+    OutputTensor t;
+    t.dtype = dtypeSafetensorsName(o.dtype);
+    t.shape.assign(o.shape.begin(), o.shape.end());
+    t.onCUDA = o.device.kind == Device::Kind::CUDA;
+    t.cudaIndex = o.device.index;
+    t.data = std::move(o.data);
+    result.push_back(std::move(t));
+  }
   return {std::move(result), {}};
 }
 

@@ -31,12 +31,25 @@ static std::string cannotAllocate(const Allocator &alloc, int64_t nbytes) {
 
 /// Checks a bound tensor against the graph's declared type.
 static Error checkBinding(const std::string &what, const std::string &name,
-                          const HostTensor &t,
+                          DType dtype, const Shape &shape,
                           const Executable::ArgSpec &spec) {
-  if (t.dtype != spec.dtype || t.shape != spec.shape)
-    return makeError(what + " '" + name + "' is " + dtypeName(t.dtype) +
-                     shapeToString(t.shape) + " but the graph expects " +
+  if (dtype != spec.dtype || shape != spec.shape)
+    return makeError(what + " '" + name + "' is " + dtypeName(dtype) +
+                     shapeToString(shape) + " but the graph expects " +
                      dtypeName(spec.dtype) + shapeToString(spec.shape));
+  return Error::success();
+}
+
+/// Checks that a host tensor holds exactly the bytes its shape needs, so
+/// that nothing reads past its end.
+static Error checkHostTensor(const std::string &what, const std::string &name,
+                             const HostTensor &t) {
+  std::optional<int64_t> bytes =
+      checkedTensorBytes(t.shape, int64_t(dtypeSize(t.dtype)));
+  if (!bytes || *bytes != int64_t(t.data.size()))
+    return makeError(what + " '" + name + "' holds " + strCat(t.data.size()) +
+                     " bytes, not what " + dtypeName(t.dtype) +
+                     shapeToString(t.shape) + " needs");
   return Error::success();
 }
 
@@ -76,7 +89,10 @@ Error Executable::loadParams(const NamedTensors &tensors) {
       missing.push_back(spec.name);
       continue;
     }
-    if (Error err = checkBinding("parameter", spec.name, it->second, spec))
+    if (Error err = checkHostTensor("parameter", spec.name, it->second))
+      return err;
+    if (Error err = checkBinding("parameter", spec.name, it->second.dtype,
+                                 it->second.shape, spec))
       return err;
     if (Error err =
             upload(spec.slot, it->second, "parameter '" + spec.name + "'"))
@@ -206,6 +222,99 @@ struct RunState {
   }
 };
 
+/// The number of elements from a view's first to its last, or an error.
+Expected<int64_t> viewExtent(const std::string &name, const Shape &shape,
+                             const Shape &strides) {
+  if (strides.size() != shape.size())
+    return makeError("input '" + name + "' has " + strCat(strides.size()) +
+                     " strides for " + strCat(shape.size()) + " dimensions");
+  int64_t last = 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0)
+      return int64_t(0);
+    if (strides[i] < 0)
+      return makeError("input '" + name + "' has a negative stride (" +
+                       strCat(strides[i]) + " in dimension " + strCat(i) +
+                       "); pass a contiguous copy");
+    std::optional<int64_t> step = checkedMul(shape[i] - 1, strides[i]);
+    std::optional<int64_t> sum = step ? checkedAdd(last, *step) : std::nullopt;
+    if (!sum)
+      return makeError("input '" + name + "' has strides that overflow");
+    last = *sum;
+  }
+  return last + 1;
+}
+
+/// Copies input `view` into a new storage of the run for `spec`'s slot: a
+/// memcpy for contiguous memory where the device reads it, a copy on the
+/// device from a strided view of its own memory, a gather on the host for
+/// a strided host view that goes to another device.
+Error bindInput(Executable &exe, RunState &state,
+                const Executable::ArgSpec &spec, const InputView &view) {
+  Allocator &alloc = *exe.alloc;
+  Device host;
+  bool onHost = view.device == host;
+  if (!onHost && !(view.device == exe.dev))
+    return makeError("input '" + spec.name + "' is on " + view.device.str() +
+                     " but @" + exe.name + " runs on " + exe.dev.str());
+  Tensor src;
+  Storage lent;
+  src.storage = &lent;
+  src.dtype = view.dtype;
+  src.shape = view.shape;
+  src.strides = view.strides.empty() ? Tensor::contiguousStrides(view.shape)
+                                     : view.strides;
+  auto extent = viewExtent(spec.name, src.shape, src.strides);
+  if (!extent)
+    return extent.takeError();
+  std::optional<int64_t> lentBytes =
+      checkedMul(*extent, int64_t(dtypeSize(view.dtype)));
+  if (!lentBytes)
+    return makeError("input '" + spec.name + "' has strides that overflow");
+  lent.data = const_cast<void *>(view.data);
+  lent.nbytes = *lentBytes;
+  lent.device = view.device;
+  if (!lent.data && lent.nbytes)
+    return makeError("input '" + spec.name + "' has no data");
+
+  // A declared (verified) type: its bytes fit.
+  int64_t nbytes = *checkedTensorBytes(spec.shape, dtypeSize(spec.dtype));
+  Storage *st = state.newStorage(nbytes, /*ownedByRun=*/false);
+  if (!st)
+    return makeError(cannotAllocate(alloc, nbytes) + " for input '" +
+                     spec.name + "'");
+  Tensor &slot = state.slots[spec.slot];
+  slot.storage = st;
+  slot.dtype = spec.dtype;
+  slot.shape = spec.shape;
+  slot.strides = Tensor::contiguousStrides(spec.shape);
+  slot.offset = 0;
+  if (onHost && src.isContiguous()) {
+    alloc.copyFromHost(st->data, view.data, nbytes);
+    return Error::success();
+  }
+  if (!onHost || exe.dev == host) {
+    if (!alloc.copyStrided(src, slot))
+      return makeError("copying input '" + spec.name + "' on " + exe.dev.str() +
+                       " failed");
+    return Error::success();
+  }
+  // Strided host memory for a device: gathered on the host, then one copy.
+  HostTensor dense;
+  dense.dtype = spec.dtype;
+  dense.shape = spec.shape;
+  if (Error err = allocateHostData(dense, nbytes, "input '" + spec.name + "'"))
+    return err;
+  Storage denseStorage;
+  denseStorage.data = dense.data.data();
+  denseStorage.nbytes = nbytes;
+  Tensor denseView = slot;
+  denseView.storage = &denseStorage;
+  cpu::copyTensor(src, denseView);
+  alloc.copyFromHost(st->data, dense.data.data(), nbytes);
+  return Error::success();
+}
+
 } // namespace
 
 Tensor KernelContext::tiedCopy(const Tensor &src,
@@ -243,8 +352,8 @@ std::string opWhere(const OpInfoRT &op) {
 }
 } // namespace
 
-Expected<std::vector<HostTensor>>
-Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
+Error Executable::execute(const InputViews &inputTensors,
+                          const RunOptions &options, const OutputSink &sink) {
   if (!alloc)
     return makeError("@" + name + " was built to be saved, not run");
   if (!paramsLoaded) {
@@ -308,19 +417,12 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
     if (it == inputTensors.end())
       return makeError("missing input '" + spec.name + "' (" +
                        dtypeName(spec.dtype) + shapeToString(spec.shape) + ")");
-    if (Error err = checkBinding("input", spec.name, it->second, spec))
+    const InputView &view = it->second;
+    if (Error err =
+            checkBinding("input", spec.name, view.dtype, view.shape, spec))
       return err;
-    Storage *st =
-        state.newStorage(it->second.data.size(), /*ownedByRun=*/false);
-    if (!st)
-      return makeError(cannotAllocate(*alloc, it->second.data.size()) +
-                       " for input '" + spec.name + "'");
-    alloc->copyFromHost(st->data, it->second.data.data(), st->nbytes);
-    Tensor &slot = state.slots[spec.slot];
-    slot.storage = st;
-    slot.dtype = spec.dtype;
-    slot.shape = spec.shape;
-    slot.strides = Tensor::contiguousStrides(spec.shape);
+    if (Error err = bindInput(*this, state, spec, view))
+      return err;
   }
 
   KernelContext ctx;
@@ -436,36 +538,13 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
     // are tied to its input's storage by the kernel.
   }
 
-  std::vector<HostTensor> outputs;
-  outputs.reserve(outputSlots.size());
-  for (int32_t slot : outputSlots) {
-    const Tensor &t = state.slots[slot];
+  for (size_t i = 0; i < outputSlots.size(); ++i) {
+    const Tensor &t = state.slots[outputSlots[i]];
     if (!t.storage || t.storage->freed)
-      return makeError("output #" + strCat(outputs.size()) +
+      return makeError("output #" + strCat(i) +
                        " was freed before the graph returned");
-    HostTensor h;
-    h.dtype = t.dtype;
-    h.shape = t.shape;
-    if (Error err = allocateHostData(h, t.nbytes(),
-                                     "output #" + strCat(outputs.size())))
+    if (Error err = sink(i, t))
       return err;
-    if (t.isContiguous()) {
-      alloc->copyToHost(h.data.data(), t.bytes(), h.data.size());
-    } else {
-      // Gather on the device first, then copy the contiguous result.
-      Storage *tmp = state.newStorage(t.nbytes(), /*ownedByRun=*/false);
-      if (!tmp)
-        return makeError(cannotAllocate(*alloc, t.nbytes()) +
-                         " gathering output #" + strCat(outputs.size()));
-      Tensor dense = t;
-      dense.storage = tmp;
-      dense.offset = 0;
-      dense.strides = Tensor::contiguousStrides(t.shape);
-      if (!alloc->copyStrided(t, dense))
-        return makeError("copying an output on " + dev.str() + " failed");
-      alloc->copyToHost(h.data.data(), tmp->data, h.data.size());
-    }
-    outputs.push_back(std::move(h));
   }
 
   report.device = dev;
@@ -473,6 +552,109 @@ Executable::run(const NamedTensors &inputTensors, const RunOptions &options) {
   report.liveBytesAtEnd = state.live;
   report.allocatedPeakBytes = alloc->peakAllocatedBytes();
   report.numFrees = state.numFrees;
+  return Error::success();
+}
+
+Error Executable::copyOutToHost(const Tensor &t, void *dst,
+                                const std::string &what) {
+  int64_t nbytes = t.nbytes();
+  if (t.isContiguous()) {
+    alloc->copyToHost(dst, t.bytes(), nbytes);
+    return Error::success();
+  }
+  // Gather on the device first, then copy the contiguous result.
+  Storage tmp;
+  tmp.nbytes = nbytes;
+  tmp.device = dev;
+  tmp.data = alloc->allocate(nbytes);
+  if (!tmp.data)
+    return makeError(cannotAllocate(*alloc, nbytes) + " gathering " + what);
+  Tensor dense = t;
+  dense.storage = &tmp;
+  dense.offset = 0;
+  dense.strides = Tensor::contiguousStrides(t.shape);
+  bool copied = alloc->copyStrided(t, dense);
+  if (copied)
+    alloc->copyToHost(dst, tmp.data, nbytes);
+  alloc->deallocate(tmp.data, nbytes);
+  if (!copied)
+    return makeError("copying " + what + " on " + dev.str() + " failed");
+  return Error::success();
+}
+
+Expected<std::vector<HostTensor>> Executable::run(const NamedTensors &inputs,
+                                                  const RunOptions &options) {
+  InputViews views;
+  for (const auto &[name, t] : inputs) {
+    InputView &v = views[name];
+    v.dtype = t.dtype;
+    v.shape = t.shape;
+    v.data = t.data.data();
+    if (Error err = checkHostTensor("input", name, t))
+      return err;
+  }
+  std::vector<HostTensor> outputs(outputSlots.size());
+  Error err = execute(views, options, [&](size_t i, const Tensor &t) -> Error {
+    HostTensor &h = outputs[i];
+    h.dtype = t.dtype;
+    h.shape = t.shape;
+    std::string what = "output #" + strCat(i);
+    if (Error err = allocateHostData(h, t.nbytes(), what))
+      return err;
+    return copyOutToHost(t, h.data.data(), what);
+  });
+  if (err)
+    return err;
+  return outputs;
+}
+
+Expected<std::vector<OutputBuffer>>
+Executable::runViews(const InputViews &inputs, const RunOptions &options,
+                     bool outputsOnDevice) {
+  std::vector<OutputBuffer> outputs(outputSlots.size());
+  Device host;
+  bool onDevice = outputsOnDevice && alloc && !(dev == host);
+  Allocator *hostAlloc = nullptr;
+  std::unique_ptr<Allocator> cpuAlloc;
+  if (!onDevice && alloc && !(dev == host)) {
+    cpuAlloc = createCPUAllocator();
+    hostAlloc = cpuAlloc.get();
+  }
+  Error err = execute(inputs, options, [&](size_t i, const Tensor &t) -> Error {
+    OutputBuffer &out = outputs[i];
+    out.dtype = t.dtype;
+    out.shape = t.shape;
+    out.device = onDevice ? dev : host;
+    int64_t nbytes = t.nbytes();
+    std::string what = "output #" + strCat(i);
+    out.data = (hostAlloc ? hostAlloc : alloc.get())
+                   ->allocateExported(static_cast<size_t>(nbytes));
+    if (!out.data)
+      return makeError("cannot allocate " + strCat(nbytes) + " bytes on " +
+                       out.device.str() + " for " + what);
+    if (!onDevice && hostAlloc)
+      return copyOutToHost(t, out.data.get(), what);
+    // On the executable's own device (the CPU's is the host): one copy,
+    // which also gathers a strided output.
+    Storage st;
+    st.data = out.data.get();
+    st.nbytes = nbytes;
+    st.device = dev;
+    Tensor dense = t;
+    dense.storage = &st;
+    dense.offset = 0;
+    dense.strides = Tensor::contiguousStrides(t.shape);
+    if (!alloc->copyStrided(t, dense))
+      return makeError("copying " + what + " on " + dev.str() + " failed");
+    return Error::success();
+  });
+  if (err)
+    return err;
+  // Kernels and copies may still be queued: the caller reads the outputs on
+  // a stream of its own.
+  if (onDevice)
+    if (Error err = alloc->synchronize())
+      return err;
   return outputs;
 }
 

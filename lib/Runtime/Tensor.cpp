@@ -236,6 +236,14 @@ public:
     cpu::copyTensor(src, dst);
     return true;
   }
+  std::shared_ptr<void> allocateExported(size_t nbytes) override {
+    if (nbytes > SIZE_MAX - kAlign)
+      return nullptr;
+    void *p = std::aligned_alloc(kAlign, rounded(std::max<size_t>(nbytes, 1)));
+    if (!p)
+      return nullptr;
+    return std::shared_ptr<void>(p, [](void *q) { std::free(q); });
+  }
 };
 } // namespace
 

@@ -262,6 +262,33 @@ def _host_array(name, value, kind="input"):
                     f"got {type(value).__name__}")
 
 
+def _lend(name, value, cuda):
+    """What the native run reads in place for input `name`, without a copy
+    where it can: a numpy array, a CPU torch tensor with its strides (through
+    DLPack), or, for a CUDA executable, a CUDA tensor as a DLPack capsule for
+    the legacy default stream, on which TraceIR's kernels run (torch orders
+    the work queued on its current stream before it). A CUDA tensor for a
+    CPU executable is copied to the host. Second: whether the caller gave a
+    torch tensor; third: whether it lies on a CUDA device."""
+    global _torch
+    if _torch is None and type(value).__module__.startswith("torch"):
+        import torch
+        _torch = torch
+    if _torch is None or not isinstance(value, _torch.Tensor):
+        return _host_array(name, value)[0], False, False
+    label = f"input '{name}'"
+    value = _checked_tensor(label, value)
+    try:
+        if value.is_cuda and cuda:
+            return value.__dlpack__(stream=1), True, True
+        if not value.is_cpu:
+            value = value.cpu()
+        return value, True, False
+    except (RuntimeError, TypeError, NotImplementedError, BufferError) as e:
+        # A kind of tensor the checks above do not know yet.
+        raise TypeError(f"{label}: cannot read the tensor's data ({type(e).__name__}: {e})") from e
+
+
 _np = _torch = None
 _current_profile = None
 
@@ -333,19 +360,18 @@ class CompiledGraph:
         names = self.input_names
         if kwargs or len(args) != len(names) or any(isinstance(a, (tuple, list)) for a in args):
             args = self._bind(args, kwargs)
-        arrays, as_torch = [], False
+        cuda = self.device != "cpu"
+        arrays, as_torch, on_device = [], False, False
         for n, a in zip(names, args):
-            array, is_torch = _host_array(n, a)
+            array, is_torch, is_cuda = _lend(n, a, cuda)
             as_torch |= is_torch
+            on_device |= is_cuda
             arrays.append((n, array))
         prof = _current_profile._native if _current_profile is not None else None
-        outs = self._exe.run(arrays, self.check_frees, self.seed, prof)
-        if as_torch or any(bf16 for _, bf16 in outs):
-            # bfloat16 outputs are torch tensors even for numpy inputs:
-            # numpy has no such dtype.
-            outs = [_from_native(o, bf16) for o, bf16 in outs]
-        else:
-            outs = [o for o, _ in outs]
+        # Outputs are torch tensors for torch inputs (and for bfloat16, which
+        # numpy lacks), on the GPU when an input came from there, as torch
+        # keeps a CUDA model's results on its device.
+        outs = list(self._exe.run(arrays, on_device, as_torch, self.check_frees, self.seed, prof))
         if self._nested:
             from torch.utils._pytree import tree_unflatten
             return tree_unflatten(outs, self.module.out_spec)

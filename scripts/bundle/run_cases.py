@@ -187,9 +187,17 @@ class Runner:
             exe = traceir.load_executable(trx, params=params, device=self.device)
             exe.check_frees = bool(meta.get("check_frees"))
             exe.seed = meta.get("seed", 0)
+            cuda = self.device.startswith("cuda") and torch.cuda.is_available()
+            if cuda:  # lent through DLPack where they lie, no host copy
+                inputs = {k: v.to(self.device) for k, v in inputs.items()}
             outs = exe(**inputs) if inputs else exe()
             outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
             outs = [o if isinstance(o, torch.Tensor) else torch.from_numpy(o) for o in outs]
+            if cuda and inputs:
+                where = [str(o.device) for o in outs if o.device != torch.device(self.device)]
+                if where:
+                    return f"outputs came back on {', '.join(where)}, not {self.device}"
+                outs = [o.cpu() for o in outs]
             why = compare(outs, want, meta.get("rtol", 1e-4), meta.get("atol", 1e-5))
             return why or "ok"
         except Exception as e:  # reported in the table, not raised

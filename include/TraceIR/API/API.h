@@ -50,6 +50,28 @@ struct Tensor {
 };
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
+/// A tensor lent to a run where it lies (DLPack's view of a torch tensor or
+/// a numpy array): `data` on the host or on CUDA device `cudaIndex`,
+/// strides in elements (empty: contiguous). Read only during the call.
+struct TensorView {
+  std::string dtype;
+  std::vector<int64_t> shape, strides;
+  const void *data = nullptr;
+  bool onCUDA = false;
+  int cudaIndex = 0;
+};
+using NamedViews = std::vector<std::pair<std::string, TensorView>>;
+
+/// An output handed over to the caller: contiguous memory on the host or
+/// on CUDA device `cudaIndex`, freed with the last copy of `data`.
+struct OutputTensor {
+  std::string dtype;
+  std::vector<int64_t> shape;
+  bool onCUDA = false;
+  int cudaIndex = 0;
+  std::shared_ptr<void> data;
+};
+
 class Profiler;
 
 /// The .trx bytes of the graph named `graph` (or the only one) built for
@@ -105,9 +127,13 @@ public:
   std::string loadParams(const NamedTensors &params);
   /// A parameter's current value (runs may update some in place).
   Result<Tensor> readParam(const std::string &name);
-  /// Runs on `inputs` (by name); returns output0, output1, ... in order.
-  Result<std::vector<Tensor>> run(const NamedTensors &inputs, bool checkFrees,
-                                  uint64_t seed, Profiler *profiler);
+  /// Runs on `inputs` (by name) where they lie: host memory, or memory of
+  /// this executable's CUDA device, copied there without a host round trip.
+  /// Returns output0, output1, ... in order, on the device with
+  /// `outputsOnDevice` (a CUDA executable), otherwise on the host.
+  Result<std::vector<OutputTensor>> run(const NamedViews &inputs,
+                                        bool outputsOnDevice, bool checkFrees,
+                                        uint64_t seed, Profiler *profiler);
   /// The last run's memory report as JSON (trace-run --memory-report=json).
   std::string memoryReportJSON() const;
 

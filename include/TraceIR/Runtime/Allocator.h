@@ -45,6 +45,15 @@ public:
   /// Copies `src` into `dst` element by element on this device (same
   /// shape, any strides and dtypes).
   virtual bool copyStrided(const Tensor &src, Tensor &dst) = 0;
+  /// Memory on this device for an output handed over to the caller
+  /// (Executable::runViews, DLPack): outside this allocator's cache, limit
+  /// and counts, and freed by the last copy of the pointer, which may
+  /// outlive the allocator. Null when the device is out of memory.
+  virtual std::shared_ptr<void> allocateExported(size_t nbytes) = 0;
+  /// Waits until the work queued on this device (kernels, copies) is done,
+  /// so that memory handed over is ready to read on any stream; an error
+  /// says what failed (CUDA reports a kernel's fault here).
+  virtual Error synchronize() { return Error::success(); }
 
   int64_t allocatedBytes() const { return allocated; }
   int64_t peakAllocatedBytes() const { return peakAllocated; }

@@ -18,6 +18,8 @@
 #include "TraceIR/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -93,6 +95,30 @@ struct RunOptions {
   std::optional<int64_t> memoryLimitBytes;
 };
 
+/// An input a caller lends a run: memory on the host or on the executable's
+/// device, with any non-negative strides (DLPack's view of a torch tensor or
+/// a numpy array). The run reads it only during the call, copying it into a
+/// storage of its own on the device (strides gathered there), so an input
+/// the graph donates and writes in place is never the caller's memory.
+struct InputView {
+  DType dtype = DType::F32;
+  Shape shape;
+  /// In elements; empty means contiguous.
+  Shape strides;
+  const void *data = nullptr;
+  Device device;
+};
+using InputViews = std::map<std::string, InputView>;
+
+/// An output handed over to the caller: contiguous, in memory of `device`
+/// that the last copy of `data` frees (Allocator::allocateExported).
+struct OutputBuffer {
+  DType dtype = DType::F32;
+  Shape shape;
+  Device device;
+  std::shared_ptr<void> data;
+};
+
 /// Metadata of one op, for errors and profiles.
 struct OpInfoRT {
   std::string name;                    ///< the PyOp name
@@ -125,6 +151,14 @@ public:
   /// `output1`, ... in trace.ret order. Errors name the op and location.
   Expected<std::vector<HostTensor>> run(const NamedTensors &inputs,
                                         const RunOptions &options = {});
+  /// Runs on inputs lent where they lie (see InputView): on the host, or on
+  /// this executable's device, where they are copied without passing
+  /// through the host. With `outputsOnDevice` the outputs stay on the
+  /// device, otherwise they come to the host; either way nothing is copied
+  /// twice (what DLPack exchange with torch needs).
+  Expected<std::vector<OutputBuffer>> runViews(const InputViews &inputs,
+                                               const RunOptions &options,
+                                               bool outputsOnDevice);
   /// The memory report of the last run.
   const MemoryReport &memoryReport() const { return report; }
   Allocator &allocator() { return *alloc; }
@@ -176,6 +210,15 @@ public:
 
 private:
   friend class KernelContext;
+  /// Receives output `index` while the run's storages still live.
+  using OutputSink = std::function<Error(size_t index, const Tensor &t)>;
+  /// What run and runViews share: binds the inputs, runs every instruction
+  /// and hands each output to `sink`.
+  Error execute(const InputViews &inputs, const RunOptions &options,
+                const OutputSink &sink);
+  /// Copies `t` contiguously into host memory `dst` (t.nbytes() bytes),
+  /// gathering strides on the device first.
+  Error copyOutToHost(const Tensor &t, void *dst, const std::string &what);
   /// Storages of params and constants, owned by the executable.
   std::vector<std::unique_ptr<Storage>> persistent;
   std::vector<Tensor> persistentSlots; ///< slot contents for params/constants

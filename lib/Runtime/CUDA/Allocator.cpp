@@ -108,6 +108,22 @@ public:
   bool copyStrided(const Tensor &src, Tensor &dst) override {
     return cuda::copyStrided(src, dst);
   }
+  std::shared_ptr<void> allocateExported(size_t nbytes) override {
+    void *p = nullptr;
+    cudaSetDevice(index);
+    if (cudaMalloc(&p, std::max<size_t>(nbytes, 1)) != cudaSuccess) {
+      cudaGetLastError(); // out of memory is an answer, not a sticky error
+      return nullptr;
+    }
+    // cudaFree needs no current device: the pointer names its own.
+    return std::shared_ptr<void>(p, [](void *q) { cudaFree(q); });
+  }
+  Error synchronize() override {
+    cudaSetDevice(index);
+    if (cudaError_t err = cudaDeviceSynchronize(); err != cudaSuccess)
+      return cuda::failure("cuda:" + strCat(index) + " failed", err);
+    return Error::success();
+  }
 
 private:
   int index;

@@ -163,17 +163,18 @@ toViews(const std::vector<std::pair<std::string, AnyArray>> &arrays) {
   return out;
 }
 
-/// An output as a torch tensor (`torch`, a CUDA output, or bfloat16, which
-/// numpy lacks) or a numpy array, sharing the memory the run handed over
-/// (DLPack, no copy); the last of them frees it.
-nb::object toArray(api::OutputTensor &t, bool torch) {
+/// An output sharing the memory the run handed over (no copy; the last
+/// user frees it): a numpy array for host memory (torch.from_numpy makes it
+/// a tensor at a fifth of torch.from_dlpack's cost), a torch tensor through
+/// DLPack for CUDA memory and for bfloat16, which numpy lacks.
+nb::object toArray(api::OutputTensor &t) {
   auto *data = new std::shared_ptr<void>(std::move(t.data));
   nb::capsule owner(data, [](void *p) noexcept {
     delete static_cast<std::shared_ptr<void> *>(p);
   });
   std::vector<size_t> shape(t.shape.begin(), t.shape.end());
   int device = t.onCUDA ? nb::device::cuda::value : nb::device::cpu::value;
-  if (torch || t.onCUDA || t.dtype == "BF16")
+  if (t.onCUDA || t.dtype == "BF16")
     return nb::cast(nb::ndarray<nb::pytorch>(
         data->get(), shape.size(), shape.data(), owner, nullptr,
         dlpackDType(t.dtype), device, t.cudaIndex));
@@ -244,7 +245,7 @@ void traceir::bindings::bindRuntime(nb::module_ &m) {
           "run",
           [](api::Executable &e,
              const std::vector<std::pair<std::string, AnyArray>> &inputs,
-             bool outputsOnDevice, bool torch, bool checkFrees, uint64_t seed,
+             bool outputsOnDevice, bool checkFrees, uint64_t seed,
              api::Profiler *profiler) {
             api::NamedViews views = toViews(inputs);
             api::Result<std::vector<api::OutputTensor>> r;
@@ -258,16 +259,16 @@ void traceir::bindings::bindRuntime(nb::module_ &m) {
             std::vector<api::OutputTensor> outs = unwrap(std::move(r));
             nb::list result;
             for (api::OutputTensor &t : outs)
-              result.append(toArray(t, torch));
+              result.append(toArray(t));
             return result;
           },
           nb::arg("inputs"), nb::arg("outputs_on_device") = false,
-          nb::arg("torch") = false, nb::arg("check_frees") = false,
+          nb::arg("check_frees") = false,
           nb::arg("seed") = 0, nb::arg("profiler") = nb::none(),
           "Runs on (name, array) inputs read where they lie (host memory or "
           "this executable's CUDA device, any strides); returns the outputs "
-          "as torch tensors (torch=True, on the device with "
-          "outputs_on_device=True) or numpy arrays, sharing the memory the "
+          "(on the device with outputs_on_device=True) as numpy arrays, or "
+          "torch tensors for CUDA memory and bfloat16, sharing the memory the "
           "run handed over.")
       .def("read_param",
            [](api::Executable &e, const std::string &name) {

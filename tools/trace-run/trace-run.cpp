@@ -202,7 +202,11 @@ int main(int argc, char **argv) {
     auto bytes = traceir::readFileBytes(inputFile);
     if (!bytes)
       return fail(toString(bytes.takeError()));
-    if (traceir::looksLikeExecutableFile(*bytes))
+    // A .trx name is a saved executable even without its prefix: a corrupt
+    // one gets the loader's "not a TraceIR saved executable", not MLIR's
+    // parse error quoting binary bytes.
+    if (traceir::looksLikeExecutableFile(*bytes) ||
+        llvm::StringRef(inputFile).ends_with(".trx"))
       return runSaved(*bytes, deviceName.getNumOccurrences() > 0, *device);
   }
   if (describe)

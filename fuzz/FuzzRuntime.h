@@ -120,6 +120,49 @@ inline bool madeUpArguments(const Executable &exe, NamedTensors &params,
   return true;
 }
 
+/// Runs `exe` twice on made-up arguments as trace-run/trace-exec
+/// --memory-limit --check-frees would (the limit holds from the parameters
+/// on), where the arguments are small enough, and checks what every run
+/// promises: as many outputs as declared, each holding its shape's bytes,
+/// and, with `checkPeak` (an executable built here, whose prediction is
+/// StorageLiveness' and not a file's claim), the measured peak is the
+/// predicted one.
+inline void runTwiceChecked(Executable &exe, bool checkPeak) {
+  NamedTensors params, inputs;
+  if (!madeUpArguments(exe, params, inputs))
+    return;
+  exe.allocator().setLimit(kMemoryLimit);
+  if (Error err = exe.loadParams(params)) {
+    ignore(std::move(err));
+    return;
+  }
+  RunOptions options;
+  options.checkFrees = true;
+  options.seed = 1;
+  options.memoryLimitBytes = kMemoryLimit;
+  for (int run = 0; run < 2; ++run) {
+    auto outputs = exe.run(inputs, options);
+    if (!outputs) {
+      ignore(outputs.takeError());
+      return;
+    }
+    if (verbose())
+      std::fprintf(stderr, "ran @%s\n", exe.name.c_str());
+    fuzzCheck(outputs->size() == exe.numOutputs(),
+              "a run returned a different number of outputs than declared");
+    for (const HostTensor &t : *outputs)
+      fuzzCheck(int64_t(t.data.size()) ==
+                    t.numel() * int64_t(dtypeSize(t.dtype)),
+                "an output's bytes do not match its shape and dtype");
+    const MemoryReport &report = exe.memoryReport();
+    fuzzCheck(!checkPeak ||
+                  (report.predictionIsLowerBound
+                       ? report.peakBytes >= report.predictedPeakBytes
+                       : report.peakBytes == report.predictedPeakBytes),
+              "a run's measured peak differs from the predicted peak");
+  }
+}
+
 } // namespace traceir::fuzz
 
 #endif // TRACEIR_FUZZ_FUZZRUNTIME_H

@@ -56,36 +56,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ignore(exe.takeError());
     return 0;
   }
-  traceir::NamedTensors params, inputs;
-  if (!madeUpArguments(**exe, params, inputs))
-    return 0;
-  // As trace-run --memory-limit: the limit holds from the parameters on.
-  (*exe)->allocator().setLimit(kMemoryLimit);
-  if (traceir::Error err = (*exe)->loadParams(params)) {
-    ignore(std::move(err));
-    return 0;
-  }
-  traceir::RunOptions options;
-  options.checkFrees = true;
-  options.seed = 1;
-  options.memoryLimitBytes = kMemoryLimit;
-  for (int run = 0; run < 2; ++run) {
-    auto outputs = (*exe)->run(inputs, options);
-    if (!outputs) {
-      ignore(outputs.takeError());
-      return 0;
-    }
-    if (verbose())
-      llvm::errs() << "ran @" << graph.getSymName() << "\n";
-    fuzzCheck(outputs->size() == (*exe)->numOutputs(),
-              "a run returned a different number of outputs than declared");
-    // TraceIR's claim: the measured peak is the predicted one (or at least
-    // it, where the prediction is a lower bound).
-    const traceir::MemoryReport &report = (*exe)->memoryReport();
-    fuzzCheck(report.predictionIsLowerBound
-                  ? report.peakBytes >= report.predictedPeakBytes
-                  : report.peakBytes == report.predictedPeakBytes,
-              "a run's measured peak differs from the predicted peak");
-  }
+  runTwiceChecked(**exe, /*checkPeak=*/true);
   return 0;
 }

@@ -70,33 +70,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   if (!smallEnough(**exe))
     return 0;
-  NamedTensors params, inputs;
-  if (!madeUpArguments(**exe, params, inputs))
-    return 0;
-  // As trace-exec --memory-limit: the limit holds from the parameters on.
-  (*exe)->allocator().setLimit(kMemoryLimit);
-  if (Error err = (*exe)->loadParams(params)) {
-    ignore(std::move(err));
-    return 0;
-  }
-  RunOptions options;
-  options.checkFrees = true;
-  options.seed = 1;
-  options.memoryLimitBytes = kMemoryLimit;
-  for (int run = 0; run < 2; ++run) {
-    auto outputs = (*exe)->run(inputs, options);
-    if (!outputs) {
-      ignore(outputs.takeError());
-      return 0;
-    }
-    if (verbose())
-      std::fprintf(stderr, "ran @%s\n", (*exe)->name.c_str());
-    fuzzCheck(outputs->size() == (*exe)->numOutputs(),
-              "a run returned a different number of outputs than declared");
-    for (const HostTensor &t : *outputs)
-      fuzzCheck(int64_t(t.data.size()) ==
-                    t.numel() * int64_t(dtypeSize(t.dtype)),
-                "an output's bytes do not match its shape and dtype");
-  }
+  runTwiceChecked(**exe, /*checkPeak=*/false);
   return 0;
 }

@@ -29,6 +29,16 @@ static std::string cannotAllocate(const Allocator &alloc, int64_t nbytes) {
   return s;
 }
 
+/// A contiguous tensor of `dtype` and `shape` at the start of `st`.
+static Tensor denseTensor(Storage *st, DType dtype, const Shape &shape) {
+  Tensor t;
+  t.storage = st;
+  t.dtype = dtype;
+  t.shape = shape;
+  t.strides = Tensor::contiguousStrides(shape);
+  return t;
+}
+
 /// Checks a bound tensor against the graph's declared type.
 static Error checkBinding(const std::string &what, const std::string &name,
                           DType dtype, const Shape &shape,
@@ -72,11 +82,7 @@ Error Executable::loadParams(const NamedTensors &tensors) {
     if (!st->data)
       return makeError(cannotAllocate(*alloc, st->nbytes) + " for " + what);
     alloc->copyFromHost(st->data, t.data.data(), st->nbytes);
-    Tensor view;
-    view.storage = st.get();
-    view.dtype = t.dtype;
-    view.shape = t.shape;
-    view.strides = Tensor::contiguousStrides(t.shape);
+    Tensor view = denseTensor(st.get(), t.dtype, t.shape);
     persistent.push_back(std::move(st));
     persistentSlots.resize(std::max<size_t>(persistentSlots.size(), slot + 1));
     persistentSlots[slot] = view;
@@ -284,11 +290,7 @@ Error bindInput(Executable &exe, RunState &state,
     return makeError(cannotAllocate(alloc, nbytes) + " for input '" +
                      spec.name + "'");
   Tensor &slot = state.slots[spec.slot];
-  slot.storage = st;
-  slot.dtype = spec.dtype;
-  slot.shape = spec.shape;
-  slot.strides = Tensor::contiguousStrides(spec.shape);
-  slot.offset = 0;
+  slot = denseTensor(st, spec.dtype, spec.shape);
   if (onHost && src.isContiguous()) {
     alloc.copyFromHost(st->data, view.data, nbytes);
     return Error::success();
@@ -308,8 +310,7 @@ Error bindInput(Executable &exe, RunState &state,
   Storage denseStorage;
   denseStorage.data = dense.data.data();
   denseStorage.nbytes = nbytes;
-  Tensor denseView = slot;
-  denseView.storage = &denseStorage;
+  Tensor denseView = denseTensor(&denseStorage, spec.dtype, spec.shape);
   cpu::copyTensor(src, denseView);
   alloc.copyFromHost(st->data, dense.data.data(), nbytes);
   return Error::success();
@@ -497,12 +498,7 @@ Error Executable::execute(const InputViews &inputTensors,
       if (!st)
         return makeError(opWhere(ops[instr.op]) + ": " +
                          cannotAllocate(*alloc, *nbytes));
-      Tensor &t = state.slots[res.slot];
-      t.storage = st;
-      t.dtype = res.dtype;
-      t.shape = res.shape;
-      t.strides = Tensor::contiguousStrides(res.shape);
-      t.offset = 0;
+      state.slots[res.slot] = denseTensor(st, res.dtype, res.shape);
     }
     if (prof && allocated)
       prof->counters.push_back({beginNs, state.live, alloc->allocatedBytes()});
@@ -569,10 +565,7 @@ Error Executable::copyOutToHost(const Tensor &t, void *dst,
   tmp.data = alloc->allocate(nbytes);
   if (!tmp.data)
     return makeError(cannotAllocate(*alloc, nbytes) + " gathering " + what);
-  Tensor dense = t;
-  dense.storage = &tmp;
-  dense.offset = 0;
-  dense.strides = Tensor::contiguousStrides(t.shape);
+  Tensor dense = denseTensor(&tmp, t.dtype, t.shape);
   bool copied = alloc->copyStrided(t, dense);
   if (copied)
     alloc->copyToHost(dst, tmp.data, nbytes);
@@ -640,10 +633,7 @@ Executable::runViews(const InputViews &inputs, const RunOptions &options,
     st.data = out.data.get();
     st.nbytes = nbytes;
     st.device = dev;
-    Tensor dense = t;
-    dense.storage = &st;
-    dense.offset = 0;
-    dense.strides = Tensor::contiguousStrides(t.shape);
+    Tensor dense = denseTensor(&st, t.dtype, t.shape);
     if (!alloc->copyStrided(t, dense))
       return makeError("copying " + what + " on " + dev.str() + " failed");
     return Error::success();

@@ -3,7 +3,9 @@
 # with LLVM and MLIR out of reach, and proves they stayed out: no compile
 # command names the LLVM prefix, and no output needs a library from it
 # (readelf -d, ldd). As on a GPU machine without a BLAS, the CPU GEMM is the
-# portable one. Usage: scripts/check-runtime-only.sh BUILD_DIR
+# portable one. Then the same tree without CUDA, in BUILD_DIR-nocuda
+# (scripts/check-runtime-nocuda.sh). Usage:
+# scripts/check-runtime-only.sh BUILD_DIR [CMAKE_ARGS...]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:?usage: scripts/check-runtime-only.sh BUILD_DIR}"
@@ -37,3 +39,5 @@ for f in "${outputs[@]}"; do
 done
 grep -q "portable GEMM" "$BUILD.cmake.log" || { echo "check-runtime-only: not the portable GEMM"; exit 1; }
 echo "runtime-only build: no LLVM/MLIR in its compile commands or its outputs' libraries (${#outputs[@]} checked)"
+grep -q "TraceIR CUDA: CUDA" "$BUILD.cmake.log" || { echo "check-runtime-only: the CUDA backend was not built"; exit 1; }
+"$ROOT/scripts/check-runtime-nocuda.sh" "$BUILD-nocuda" "${@:2}"

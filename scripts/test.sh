@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: lit/FileCheck, the gtest unit tests
 # and the pytest tier (TRACEIR_ROUNDTRIP_PASS=1: again with every graph
-# going through a saved executable); the runtime-only build with LLVM out of reach, a C++
-# program embedding it, and the GPU bundle's CPU half through it; then lit
+# going through a saved executable); the runtime-only build with LLVM out of reach
+# (and again without CUDA: check-runtime-nocuda.sh), a C++ program embedding it, and the GPU bundle's CPU half through it; then lit
 # and gtest under AddressSanitizer + UndefinedBehaviorSanitizer. Exits
 # non-zero on any failure. Set TRACEIR_SKIP_SANITIZERS=1 to skip the
 # sanitizer job, TRACEIR_SKIP_BUNDLE=1 the bundle.

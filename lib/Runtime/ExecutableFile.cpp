@@ -9,6 +9,7 @@
 
 #include "TraceIR/Runtime/ExecutableFile.h"
 #include "TraceIR/Runtime/CPU/Gemm.h"
+#include "TraceIR/Runtime/CUDA/Backend.h"
 #include "TraceIR/Runtime/ExecutableFile_generated.h"
 #include "TraceIR/Runtime/Files.h"
 #include "TraceIR/Support/CheckedMath.h"
@@ -823,6 +824,26 @@ Expected<std::string> traceir::readFileBytes(std::string_view path) {
   return bytes;
 }
 
+/// A runtime built without CUDA has no CUDA kernels to check a CUDA file's
+/// ops against: it says why once, rather than that the first op has no
+/// kernel.
+static Error checkCUDABackend(const trx::Executable &root,
+                              std::string_view name,
+                              std::optional<Device> device) {
+  bool forCUDA = root.device() != trx::DeviceKind::CPU;
+  if (!forCUDA && !(device && device->kind == Device::Kind::CUDA))
+    return Error::success();
+  Error err = cuda::checkBackend();
+  if (!err)
+    return err;
+  return makeError(
+      std::string(name) +
+      (forCUDA ? " was compiled for " +
+                     Device{Device::Kind::CUDA, root.device_index()}.str()
+               : " cannot run on " + device->str()) +
+      ": " + toString(std::move(err)));
+}
+
 Expected<std::unique_ptr<Executable>>
 traceir::loadExecutableBuffer(std::string_view bytes, std::string_view name,
                               std::optional<Device> device) {
@@ -830,6 +851,8 @@ traceir::loadExecutableBuffer(std::string_view bytes, std::string_view name,
   auto root = Reader::open(bytes, name, aligned);
   if (!root)
     return root.takeError();
+  if (Error err = checkCUDABackend(**root, name, device))
+    return err;
   Reader reader(name, **root);
   // Check the whole file before touching a device.
   if (Error err = reader.read(nullptr))
@@ -883,6 +906,8 @@ Expected<std::string> traceir::describeExecutable(std::string_view bytes,
   auto root = Reader::open(bytes, name, aligned);
   if (!root)
     return root.takeError();
+  if (Error err = checkCUDABackend(**root, name, std::nullopt))
+    return err;
   if (Error err = Reader(name, **root).read(nullptr))
     return err;
   const trx::Executable &f = **root;

@@ -1,5 +1,4 @@
-//===- KernelRegistry.cpp - Kernels by op name and device
-//------------------===//
+//===- KernelRegistry.cpp - Kernels by op name and device -----------------===//
 //
 // The runtime's half of the op registry: which function implements a PyOp
 // name on which device. Looked up once per op at build time.
@@ -7,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
-#include "TraceIR/Runtime/CUDA/Kernels.h"
+#include "TraceIR/Runtime/CUDA/Backend.h"
 
 #include <algorithm>
 #include <iterator>
@@ -29,17 +28,10 @@ std::span<const KernelEntry> kernels() {
 #define TRACEIR_CPU_ENTRY(NAME) byName[#NAME].cpu = cpu::NAME;
     TRACEIR_CPU_KERNELS(TRACEIR_CPU_ENTRY)
 #undef TRACEIR_CPU_ENTRY
-#define TRACEIR_CUDA_ENTRY(NAME) byName[#NAME].cuda = cuda::NAME;
-    TRACEIR_ELEMENTWISE_KERNELS(TRACEIR_CUDA_ENTRY)
-    TRACEIR_CUDA_LINALG_KERNELS(TRACEIR_CUDA_ENTRY)
-    TRACEIR_CUDA_REDUCE_KERNELS(TRACEIR_CUDA_ENTRY)
-    TRACEIR_CUDA_NN_KERNELS(TRACEIR_CUDA_ENTRY)
-    TRACEIR_CUDA_RNN_KERNELS(TRACEIR_CUDA_ENTRY)
-    TRACEIR_CUDA_BACKWARD_KERNELS(TRACEIR_CUDA_ENTRY)
-#undef TRACEIR_CUDA_ENTRY
-#define TRACEIR_NEUTRAL_ENTRY(NAME) byName[#NAME].cuda = cpu::NAME;
-    TRACEIR_DEVICE_NEUTRAL_KERNELS(TRACEIR_NEUTRAL_ENTRY)
-#undef TRACEIR_NEUTRAL_ENTRY
+    // The CUDA backend's column (CUDA/Backend.cpp; empty in a runtime
+    // built without CUDA).
+    for (const cuda::NamedKernel &k : cuda::kernelTable())
+      byName[k.name].cuda = k.fn;
     std::vector<KernelEntry> t;
     for (auto &entry : byName) {
       KernelEntry e = entry.second;

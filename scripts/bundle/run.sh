@@ -88,7 +88,7 @@ if ! cmake -S "$HERE/src" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     >"$HERE/cmake-$DEVICE.log" 2>&1; then
   tail -n 30 "$HERE/cmake-$DEVICE.log"; echo "run.sh: configure failed ($HERE/cmake-$DEVICE.log)"; exit 1
 fi
-grep -E "TraceIR CPU GEMM|traceir Python" "$HERE/cmake-$DEVICE.log" | sed 's/^-- /  /'
+grep -E "TraceIR CUDA|TraceIR CPU GEMM|traceir Python" "$HERE/cmake-$DEVICE.log" | sed 's/^-- /  /'
 if ! ninja -C "$BUILD" >"$HERE/ninja-$DEVICE.log" 2>&1; then
   grep -v '^\[' "$HERE/ninja-$DEVICE.log" | tail -n 40; echo "run.sh: build failed"; exit 1
 fi

@@ -15,6 +15,7 @@
 
 #include "RunDriver.h"
 #include "TraceIR/Runtime/CPU/Gemm.h"
+#include "TraceIR/Runtime/CUDA/Backend.h"
 #include "TraceIR/Runtime/ExecutableFile.h"
 
 #include <cstdio>
@@ -71,7 +72,9 @@ int main(int argc, char **argv) {
     if (arg == "--version") {
       std::cout << "trace-exec: TraceIR runtime, executable format "
                 << kExecutableFormatMajor << "." << kExecutableFormatMinor
-                << ", CPU GEMM " << cpu::gemmBackend() << "\n";
+                << ", CPU GEMM " << cpu::gemmBackend() << ", CUDA "
+                << (cuda::checkBackend() ? "none (built without CUDA)" : "yes")
+                << "\n";
       return 0;
     }
     if (arg.size() < 2 || arg.substr(0, 2) != "--") {

@@ -81,9 +81,7 @@ static llvm::Error staticType(Type type, const llvm::Twine &what, DType &dtype,
   return llvm::Error::success();
 }
 
-/// The scalar `attr` as the runtime holds it (the verifier checked that
-/// it is one, see isScalarAttr).
-static traceir::ScalarValue toScalarValue(Attribute attr) {
+traceir::ScalarValue traceir::toScalarValue(Attribute attr) {
   using K = traceir::ScalarValue::Kind;
   traceir::ScalarValue v;
   if (isNone(attr)) {

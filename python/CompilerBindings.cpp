@@ -72,6 +72,64 @@ nb::tuple toPython(const api::TypeInfo &t) {
   return nb::make_tuple(t.text, t.ranked, nb::tuple(shape), t.dtype);
 }
 
+/// A Python scalar argument as the IR holds it, or a TypeError naming it.
+ScalarValue toScalar(nb::handle o, const std::string &what) {
+  using K = ScalarValue::Kind;
+  ScalarValue v;
+  if (o.is_none()) {
+    v.kind = K::None;
+  } else if (nb::isinstance<nb::bool_>(o)) {
+    v.kind = K::Bool;
+    v.b = nb::cast<bool>(o);
+  } else if (nb::isinstance<nb::int_>(o)) {
+    v.kind = K::Int;
+    if (!nb::try_cast<int64_t>(o, v.i))
+      throw nb::type_error((what + ": an int beyond 64 bits").c_str());
+  } else if (nb::isinstance<nb::float_>(o)) {
+    v.kind = K::Float;
+    v.f = nb::cast<double>(o);
+  } else if (nb::isinstance<nb::str>(o)) {
+    v.kind = K::String;
+    v.s = nb::cast<std::string>(o);
+  } else if (nb::isinstance<nb::tuple>(o) || nb::isinstance<nb::list>(o)) {
+    v.kind = nb::isinstance<nb::tuple>(o) ? K::Tuple : K::List;
+    if (Py_EnterRecursiveCall(" converting a scalar"))
+      throw nb::python_error();
+    for (nb::handle e : o)
+      v.elements.push_back(toScalar(e, what));
+    Py_LeaveRecursiveCall();
+  } else {
+    throw nb::type_error((what + ": " +
+                          nb::cast<std::string>(nb::repr(o.type())) +
+                          " is not a tensor Value or a Python scalar (None, "
+                          "bool, int, float, str, tuple or list)")
+                             .c_str());
+  }
+  return v;
+}
+
+api::InsertPoint toInsertPoint(const nb::tuple &t) {
+  api::InsertPoint at;
+  at.graph = nb::cast<int64_t>(t[0]);
+  at.anchor = nb::cast<int64_t>(t[1]);
+  at.after = nb::cast<bool>(t[2]);
+  return at;
+}
+
+/// (name, file, line, column), or (node,): a copy of node's location.
+api::Location toLocation(const nb::tuple &t) {
+  api::Location loc;
+  if (t.size() == 1) {
+    loc.copyFrom = nb::cast<int64_t>(t[0]);
+    return loc;
+  }
+  loc.name = nb::cast<std::string>(t[0]);
+  loc.file = nb::cast<std::string>(t[1]);
+  loc.line = nb::cast<int>(t[2]);
+  loc.column = nb::cast<int>(t[3]);
+  return loc;
+}
+
 } // namespace
 
 void traceir::bindings::bindCompiler(nb::module_ &m) {
@@ -110,9 +168,15 @@ void traceir::bindings::bindCompiler(nb::module_ &m) {
       .def("graph_args",
            [](api::IRModule &m, int64_t g) {
              nb::list out;
-             for (const api::GraphArg &a : unwrap(m.graphArgs(g)))
+             for (const api::GraphArg &a : unwrap(m.graphArgs(g))) {
+               nb::object parts = nb::none();
+               if (a.hasLocationParts)
+                 parts = nb::make_tuple(
+                     a.locationParts.name, a.locationParts.file,
+                     a.locationParts.line, a.locationParts.column);
                out.append(nb::make_tuple(a.name, a.isParam, a.donated,
-                                         toPython(a.type)));
+                                         toPython(a.type), parts));
+             }
              return out;
            })
       .def("graph_nodes",
@@ -130,19 +194,119 @@ void traceir::bindings::bindCompiler(nb::module_ &m) {
               scalars.append(toPython(s));
             for (const api::TypeInfo &t : n.results)
               results.append(toPython(t));
+            nb::object parts = nb::none();
+            if (n.hasLocationParts)
+              parts =
+                  nb::make_tuple(n.locationParts.name, n.locationParts.file,
+                                 n.locationParts.line, n.locationParts.column);
             return nb::make_tuple(n.kind, n.target, args, n.cconv,
                                   nb::tuple(scalars), results, n.location,
-                                  n.graph);
+                                  n.graph, parts);
           },
           "(kind, target, args, cconv, scalars, result types, location, "
-          "graph); each arg is (True, value handle) or (False, scalar).")
+          "graph, location parts or None); each arg is (True, value handle) "
+          "or (False, scalar).")
       .def("value_type",
            [](api::IRModule &m, const nb::tuple &v) {
              return toPython(unwrap(m.valueType(toValueRef(v))));
            })
-      .def("users", [](api::IRModule &m, const nb::tuple &v) {
-        return unwrap(m.users(toValueRef(v)));
-      });
+      .def("users",
+           [](api::IRModule &m, const nb::tuple &v) {
+             return unwrap(m.users(toValueRef(v)));
+           })
+      .def("constant_value",
+           [](api::IRModule &m, int64_t node) {
+             api::Tensor t = unwrap(m.constantValue(node));
+             return nb::make_tuple(
+                 t.dtype, nb::tuple(nb::cast(t.shape)),
+                 nb::bytes(reinterpret_cast<const char *>(t.data.data()),
+                           t.data.size()));
+           })
+      .def_static(
+          "create",
+          [](const std::string &name, const nb::tuple &loc) {
+            return api::IRModule::create(name, toLocation(loc));
+          },
+          nb::arg("name"), nb::arg("loc"))
+      .def("module_location",
+           [](const api::IRModule &m) -> nb::object {
+             api::Location l;
+             if (!m.moduleLocation(l))
+               return nb::none();
+             return nb::make_tuple(l.name, l.file, l.line, l.column);
+           })
+      .def(
+          "create_pyop",
+          [](api::IRModule &m, const nb::tuple &at, const std::string &target,
+             const nb::list &args, const std::vector<std::string> &types,
+             const nb::tuple &loc) {
+            std::vector<api::CallArg> callArgs;
+            size_t i = 0;
+            for (nb::handle a : args) {
+              api::CallArg c;
+              nb::tuple pair = nb::cast<nb::tuple>(a);
+              c.isTensor = nb::cast<bool>(pair[0]);
+              if (c.isTensor)
+                c.value = toValueRef(nb::cast<nb::tuple>(pair[1]));
+              else
+                c.scalar = toScalar(pair[1], "argument #" + std::to_string(i) +
+                                                 " of '" + target + "'");
+              callArgs.push_back(std::move(c));
+              ++i;
+            }
+            return unwrap(m.createPyOp(toInsertPoint(at), target, callArgs,
+                                       types, toLocation(loc)));
+          },
+          "args: [(True, value handle) | (False, scalar)]; types: MLIR "
+          "type text, empty to infer; loc: (name, file, line, column).")
+      .def("create_constant",
+           [](api::IRModule &m, const nb::tuple &at, const std::string &dtype,
+              const std::vector<int64_t> &shape, const nb::bytes &data,
+              const nb::tuple &loc) {
+             std::string bytes(static_cast<const char *>(data.data()),
+                               data.size());
+             return unwrap(m.createConstant(toInsertPoint(at), dtype, shape,
+                                            bytes, toLocation(loc)));
+           })
+      .def("replace_all_uses_with",
+           [](api::IRModule &m, const nb::tuple &from, const nb::tuple &to) {
+             std::string err =
+                 m.replaceAllUsesWith(toValueRef(from), toValueRef(to));
+             if (!err.empty())
+               raise(err);
+           })
+      .def("erase_node",
+           [](api::IRModule &m, int64_t node) {
+             std::string err = m.eraseNode(node);
+             if (!err.empty())
+               raise(err);
+           })
+      .def("eliminate_dead_code",
+           [](api::IRModule &m, int64_t graph) {
+             return unwrap(m.eliminateDeadCode(graph));
+           })
+      .def("strip_frees", &api::IRModule::stripFrees)
+      .def("add_graph",
+           [](api::IRModule &m, const std::string &name, const nb::tuple &loc) {
+             return unwrap(m.addGraph(name, toLocation(loc)));
+           })
+      .def("add_argument",
+           [](api::IRModule &m, int64_t graph, const std::string &name,
+              bool isParam, bool donated, const std::string &type,
+              const nb::tuple &loc) {
+             return toPython(unwrap(m.addArgument(graph, name, isParam, donated,
+                                                  type, toLocation(loc))));
+           })
+      .def("set_outputs",
+           [](api::IRModule &m, int64_t graph,
+              const std::vector<nb::tuple> &values, const nb::tuple &loc) {
+             std::vector<api::ValueRef> refs;
+             for (const nb::tuple &v : values)
+               refs.push_back(toValueRef(v));
+             std::string err = m.setOutputs(graph, refs, toLocation(loc));
+             if (!err.empty())
+               raise(err);
+           });
 
   m.def("op_signature", &api::opSignature, nb::arg("op"),
         "The op registry's argument list for `op`, or \"\" if unknown.");

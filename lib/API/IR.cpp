@@ -15,7 +15,16 @@
 #include "TraceIR/Import/ANFImporter.h"
 #include "TraceIR/Runtime/Build.h"
 
+#include "TraceIR/Dialect/Scalars.h"
+#include "TraceIR/Runtime/Tensor.h"
+#include "TraceIR/Support/CheckedMath.h"
+#include "TraceIR/Support/NestingDepth.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -105,6 +114,18 @@ struct IRModule::Impl {
     return ref;
   }
 
+  /// The MLIR location `loc` names (copyFrom resolved), or an error.
+  Expected<mlir::Location> location(const Location &loc);
+
+  /// Forgets an op about to be erased (its id stays used: "node erased").
+  void forget(mlir::Operation *op) {
+    auto it = ids.find(op);
+    if (it == ids.end())
+      return;
+    ops.erase(it->second);
+    ids.erase(it);
+  }
+
   /// Forgets every handle (a pipeline may have rewritten anything).
   void invalidate() {
     ids.clear();
@@ -137,6 +158,25 @@ TypeInfo typeInfo(mlir::Type type) {
     shaped.getElementType().print(es);
   }
   return t;
+}
+
+/// `loc` as a name, a file position or both, as the importers write it;
+/// false for any other kind.
+bool locationParts(mlir::Location loc, Location &out) {
+  mlir::Location inner = loc;
+  if (auto name = mlir::dyn_cast<mlir::NameLoc>(loc)) {
+    out.name = name.getName().str();
+    inner = name.getChildLoc();
+  }
+  if (mlir::isa<mlir::UnknownLoc>(inner))
+    return true;
+  if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(inner)) {
+    out.file = file.getFilename().str();
+    out.line = file.getLine();
+    out.column = file.getColumn();
+    return true;
+  }
+  return false;
 }
 
 std::string locationText(mlir::Location loc) {
@@ -227,6 +267,8 @@ Result<std::vector<GraphArg>> IRModule::graphArgs(int64_t graph) {
     a.name = (a.isParam ? g->getParamName(i) : g->getInputName(i)).str();
     a.donated = g->isDonated(i);
     a.type = typeInfo(body.getArgument(i).getType());
+    a.hasLocationParts =
+        locationParts(body.getArgument(i).getLoc(), a.locationParts);
     out.push_back(std::move(a));
   }
   return {std::move(out), {}};
@@ -252,6 +294,7 @@ Result<NodeInfo> IRModule::node(int64_t id) {
       parent && mlir::isa<GraphOp>(parent))
     n.graph = impl->idOf(parent);
   n.location = locationText(op->getLoc());
+  n.hasLocationParts = locationParts(op->getLoc(), n.locationParts);
   for (mlir::Type t : op->getResultTypes())
     n.results.push_back(typeInfo(t));
   auto tensorArg = [&](mlir::Value v) {
@@ -332,4 +375,556 @@ std::string traceir::api::detail::sourceNameOf(const IRModule &module) {
 
 Session &traceir::api::detail::sessionOf(IRModule &module) {
   return *module.impl->session;
+}
+
+//===----------------------------------------------------------------------===//
+// Building and rewriting
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+mlir::Attribute fromScalarValue(mlir::MLIRContext *ctx, const ScalarValue &v) {
+  using K = ScalarValue::Kind;
+  mlir::Builder b(ctx);
+  switch (v.kind) {
+  case K::None:
+    return mlir::trace::NoneAttr::get(ctx);
+  case K::Bool:
+    return b.getBoolAttr(v.b);
+  case K::Int:
+    return b.getI64IntegerAttr(v.i);
+  case K::Float:
+    return b.getF64FloatAttr(v.f);
+  case K::String:
+    return b.getStringAttr(v.s);
+  case K::List:
+  case K::Tuple: {
+    llvm::SmallVector<mlir::Attribute> elements;
+    for (const ScalarValue &e : v.elements)
+      elements.push_back(fromScalarValue(ctx, e));
+    mlir::ArrayAttr array = b.getArrayAttr(elements);
+    if (v.kind == K::Tuple)
+      return array;
+    return mlir::trace::ListAttr::get(ctx, array);
+  }
+  }
+  return mlir::trace::NoneAttr::get(ctx);
+}
+
+mlir::Location toLocation(mlir::MLIRContext *ctx, const Location &loc) {
+  mlir::Location file = mlir::UnknownLoc::get(ctx);
+  if (!loc.file.empty())
+    file = mlir::FileLineColLoc::get(ctx, loc.file, loc.line, loc.column);
+  if (loc.name.empty())
+    return file;
+  return mlir::NameLoc::get(mlir::StringAttr::get(ctx, loc.name), file);
+}
+
+size_t depthOf(const ScalarValue &v) {
+  size_t d = 0;
+  for (const ScalarValue &e : v.elements)
+    d = std::max(d, depthOf(e));
+  return v.elements.empty() && v.kind != ScalarValue::Kind::List &&
+                 v.kind != ScalarValue::Kind::Tuple
+             ? 0
+             : d + 1;
+}
+
+} // namespace
+
+Expected<mlir::Location> IRModule::Impl::location(const Location &loc) {
+  if (loc.copyFrom < 0)
+    return toLocation(&session->context, loc);
+  auto op = resolve(loc.copyFrom);
+  if (!op)
+    return makeError("the location's node: " + toString(op.takeError()));
+  return (*op)->getLoc();
+}
+
+std::unique_ptr<IRModule> IRModule::create(const std::string &name,
+                                           const Location &loc) {
+  std::unique_ptr<IRModule> m(new IRModule());
+  m->impl->session = std::make_shared<Session>();
+  m->impl->sourceName = name;
+  mlir::MLIRContext *ctx = &m->impl->session->context;
+  mlir::Location where = toLocation(ctx, loc);
+  if (mlir::isa<mlir::UnknownLoc>(where))
+    where = mlir::FileLineColLoc::get(ctx, name, 0, 0);
+  m->impl->module = mlir::ModuleOp::create(where);
+  return m;
+}
+
+bool IRModule::moduleLocation(Location &parts) const {
+  return locationParts(impl->module->getLoc(), parts);
+}
+
+/// Checks that `graph` may be edited (it holds no trace.free).
+static Error checkEditable(GraphOp graph) {
+  for (mlir::Operation &op : graph.getBody().front())
+    if (mlir::isa<mlir::trace::FreeOp>(op))
+      return makeError(
+          "graph @" + graph.getSymName().str() +
+          " holds trace.free ops (from free-dead-tensors): an edit could "
+          "move a use past its free. Strip them first (Module.strip_frees()) "
+          "and run free-dead-tensors again after editing");
+  return Error::success();
+}
+
+namespace {
+/// The op the insertion goes before, or an error.
+Expected<mlir::Operation *>
+insertionPoint(IRModule::Impl &impl, const InsertPoint &at, GraphOp &graph) {
+  auto g = impl.resolveGraph(at.graph);
+  if (!g)
+    return g.takeError();
+  graph = *g;
+  if (Error err = checkEditable(graph))
+    return err;
+  mlir::Block &body = graph.getBody().front();
+  if (at.anchor < 0) {
+    if (body.empty() || !body.back().hasTrait<mlir::OpTrait::IsTerminator>())
+      return makeError("graph @" + graph.getSymName().str() + " has no ret");
+    return &body.back();
+  }
+  auto anchor = impl.resolve(at.anchor);
+  if (!anchor)
+    return anchor.takeError();
+  if ((*anchor)->getBlock() != &body)
+    return makeError("the insertion point is not a node of @" +
+                     graph.getSymName().str());
+  if (!at.after)
+    return *anchor;
+  if ((*anchor)->hasTrait<mlir::OpTrait::IsTerminator>())
+    return makeError("cannot insert after the graph's ret");
+  return (*anchor)->getNextNode();
+}
+
+/// Checks that `v` is of `graph` and defined before `before`.
+Error checkDefinedBefore(mlir::Value v, GraphOp graph, mlir::Operation *before,
+                         const std::string &what) {
+  mlir::Block &body = graph.getBody().front();
+  if (auto arg = mlir::dyn_cast<mlir::BlockArgument>(v)) {
+    if (arg.getOwner() != &body)
+      return makeError(what + " is an argument of another graph");
+    return Error::success();
+  }
+  mlir::Operation *def = v.getDefiningOp();
+  if (def->getBlock() != &body)
+    return makeError(what + " is a value of another graph");
+  if (before && !def->isBeforeInBlock(before))
+    return makeError(what + " is defined after the insertion point");
+  return Error::success();
+}
+} // namespace
+
+Result<int64_t> IRModule::createPyOp(const InsertPoint &at,
+                                     const std::string &target,
+                                     const std::vector<CallArg> &args,
+                                     const std::vector<std::string> &types,
+                                     const Location &loc) {
+  GraphOp graph;
+  auto before = insertionPoint(*impl, at, graph);
+  if (!before)
+    return {-1, toString(before.takeError())};
+  auto where = impl->location(loc);
+  if (!where)
+    return {-1, toString(where.takeError())};
+  if (target.empty())
+    return {-1, "a pyop needs an op name"};
+  mlir::MLIRContext *ctx = &impl->session->context;
+  std::string cconv;
+  llvm::SmallVector<mlir::Value> tensors;
+  llvm::SmallVector<mlir::Attribute> scalars;
+  for (auto [i, a] : llvm::enumerate(args)) {
+    std::string what = "argument #" + strCat(i) + " of '" + target + "'";
+    if (a.isTensor) {
+      auto v = impl->resolveValue(a.value);
+      if (!v)
+        return {-1, what + ": " + toString(v.takeError())};
+      if (Error err = checkDefinedBefore(*v, graph, *before, what))
+        return {-1, toString(std::move(err))};
+      tensors.push_back(*v);
+      cconv += 't';
+    } else {
+      if (depthOf(a.scalar) > traceir::kMaxScalarDepth)
+        return {-1, what + " nests tuples and lists more than " +
+                        strCat(traceir::kMaxScalarDepth) + " deep"};
+      scalars.push_back(fromScalarValue(ctx, a.scalar));
+      cconv += 's';
+    }
+  }
+  llvm::SmallVector<mlir::Type> resultTypes;
+  if (!types.empty()) {
+    for (const std::string &text : types) {
+      mlir::Type t =
+          mlir::parseType(text, ctx, nullptr, /*isKnownNullTerminated=*/false);
+      if (!t || !mlir::isa<mlir::TensorType>(t))
+        return {-1, "'" + text + "' is not a tensor type (result of '" +
+                        target + "')"};
+      resultTypes.push_back(t);
+    }
+  } else {
+    const mlir::trace::OpInfo *info = mlir::trace::lookupOp(target);
+    if (!info)
+      return {-1, "op '" + target +
+                      "' is not in the registry: give its result types"};
+    llvm::SmallVector<mlir::Type> operandTypes;
+    for (mlir::Value v : tensors)
+      operandTypes.push_back(v.getType());
+    mlir::trace::PyArgs pyArgs(cconv, operandTypes, scalars);
+    mlir::trace::InferError err;
+    if (!info->infer(pyArgs, ctx, resultTypes, err))
+      return {-1, "'" + target + "': " + err.message};
+  }
+  mlir::OpBuilder b(*before);
+  auto op = mlir::trace::PyOp::create(b, *where, resultTypes, target, tensors,
+                                      scalars, cconv);
+  impl->session->diagnostics.clear();
+  if (mlir::failed(mlir::verify(op))) {
+    std::string msg = impl->session->error("'" + target + "' does not verify");
+    op->erase();
+    return {-1, msg};
+  }
+  return {impl->idOf(op), {}};
+}
+
+Result<int64_t> IRModule::createConstant(const InsertPoint &at,
+                                         const std::string &dtypeName,
+                                         const std::vector<int64_t> &shape,
+                                         const std::string &bytes,
+                                         const Location &loc) {
+  GraphOp graph;
+  auto before = insertionPoint(*impl, at, graph);
+  if (!before)
+    return {-1, toString(before.takeError())};
+  auto where = impl->location(loc);
+  if (!where)
+    return {-1, toString(where.takeError())};
+  std::optional<DType> dtype = dtypeFromSafetensors(dtypeName);
+  if (!dtype)
+    return {-1,
+            "a constant of dtype " + dtypeName + ", which TraceIR cannot hold"};
+  std::optional<int64_t> want =
+      checkedTensorBytes(shape, int64_t(dtypeSize(*dtype)));
+  if (!want || *want > kMaxTensorBytes)
+    return {-1, "a constant of shape " + shapeToString(shape) +
+                    " is over TraceIR's tensor size limit"};
+  if (*want != int64_t(bytes.size()))
+    return {-1, "a constant of " + std::string(dtypeName) +
+                    shapeToString(shape) + " needs " + strCat(*want) +
+                    " bytes, got " + strCat(bytes.size())};
+  mlir::MLIRContext *ctx = &impl->session->context;
+  mlir::Type element = elementTypeOf(ctx, *dtype);
+  auto type = mlir::RankedTensorType::get(shape, element);
+  mlir::DenseElementsAttr value;
+  if (*dtype == DType::Bool) {
+    // MLIR packs i1 elements as bits; build them from bools.
+    llvm::SmallVector<bool> bits;
+    for (char c : bytes)
+      bits.push_back(c != 0);
+    value = mlir::DenseElementsAttr::get(type, llvm::ArrayRef<bool>(bits));
+  } else {
+    value = mlir::DenseElementsAttr::getFromRawBuffer(
+        type, llvm::ArrayRef<char>(bytes.data(), bytes.size()));
+  }
+  mlir::OpBuilder ob(*before);
+  auto op = mlir::trace::ConstantOp::create(ob, *where, type, value);
+  return {impl->idOf(op), {}};
+}
+
+std::string IRModule::replaceAllUsesWith(const ValueRef &fromRef,
+                                         const ValueRef &toRef) {
+  auto from = impl->resolveValue(fromRef);
+  if (!from)
+    return toString(from.takeError());
+  auto to = impl->resolveValue(toRef);
+  if (!to)
+    return toString(to.takeError());
+  if (*from == *to)
+    return {};
+  auto graph = mlir::dyn_cast<GraphOp>(from->getParentBlock()->getParentOp());
+  if (!graph || to->getParentBlock() != from->getParentBlock())
+    return "replace_all_uses_with: the two values are of different graphs";
+  if (Error err = checkEditable(graph))
+    return toString(std::move(err));
+  // The replacement's own node keeps reading `from`.
+  mlir::Operation *toOwner = to->getDefiningOp();
+  auto replaced = [&](mlir::OpOperand &use) {
+    return !toOwner || use.getOwner() != toOwner;
+  };
+  for (mlir::OpOperand &use : from->getUses())
+    if (!replaced(use))
+      continue;
+    else if (Error err = checkDefinedBefore(*to, graph, use.getOwner(),
+                                            "the replacement"))
+      return toString(std::move(err)) +
+             " (a use of the replaced value comes first)";
+
+  // Replace, then infer types downstream; undo everything on failure.
+  std::vector<std::pair<mlir::OpOperand *, mlir::Value>> operands;
+  std::vector<std::pair<mlir::Value, mlir::Type>> types;
+  mlir::FunctionType oldType = graph.getFunctionType();
+  for (mlir::OpOperand &use : llvm::make_early_inc_range(from->getUses())) {
+    if (!replaced(use))
+      continue;
+    operands.push_back({&use, *from});
+    use.set(*to);
+  }
+  auto undo = [&] {
+    for (auto &[v, t] : llvm::reverse(types))
+      v.setType(t);
+    for (auto &[use, v] : operands)
+      use->set(v);
+    graph.setFunctionType(oldType);
+  };
+  llvm::SmallVector<mlir::Operation *> work;
+  for (auto &[use, v] : operands)
+    work.push_back(use->getOwner());
+  mlir::MLIRContext *ctx = &impl->session->context;
+  while (!work.empty()) {
+    mlir::Operation *op = work.pop_back_val();
+    if (mlir::isa<mlir::trace::RetOp>(op)) {
+      graph.setFunctionType(mlir::FunctionType::get(
+          ctx, graph.getFunctionType().getInputs(), op->getOperandTypes()));
+      continue;
+    }
+    auto py = mlir::dyn_cast<mlir::trace::PyOp>(op);
+    if (!py)
+      continue; // free takes any tensor
+    const mlir::trace::OpInfo *info = py.getOpInfo();
+    llvm::SmallVector<mlir::Type> inferred;
+    if (info) {
+      mlir::trace::PyArgs args(py.getCconv(), py.getTensors().getTypes(),
+                               py.getScalars().getValue());
+      mlir::trace::InferError err;
+      if (!info->infer(args, ctx, inferred, err)) {
+        std::string where = locationText(py.getLoc());
+        undo();
+        return "replace_all_uses_with: '" + py.getOpName().str() + "' at " +
+               where + " no longer type-checks: " + err.message;
+      }
+    } else {
+      // An unknown op keeps its declared types: nothing to infer them from.
+      continue;
+    }
+    if (inferred.size() != py->getNumResults()) {
+      undo();
+      return "replace_all_uses_with: '" + py.getOpName().str() +
+             "' would change its number of results";
+    }
+    for (auto [r, t] : llvm::zip(py->getResults(), inferred)) {
+      if (r.getType() == t)
+        continue;
+      types.push_back({r, r.getType()});
+      r.setType(t);
+      for (mlir::Operation *user : r.getUsers())
+        work.push_back(user);
+    }
+  }
+  return {};
+}
+
+std::string IRModule::eraseNode(int64_t id) {
+  auto op = impl->resolve(id);
+  if (!op)
+    return toString(op.takeError());
+  auto graph = mlir::dyn_cast_or_null<GraphOp>((*op)->getParentOp());
+  if (!graph)
+    return "node " + strCat(id) + " is not a node of a graph";
+  if ((*op)->hasTrait<mlir::OpTrait::IsTerminator>())
+    return "the graph's ret cannot be erased (set_outputs changes what it "
+           "returns)";
+  if (!mlir::isa<mlir::trace::FreeOp>(*op))
+    if (Error err = checkEditable(graph))
+      return toString(std::move(err));
+  for (mlir::Value r : (*op)->getResults())
+    if (!r.use_empty()) {
+      std::string users;
+      for (mlir::Operation *u : r.getUsers()) {
+        if (!users.empty())
+          users += ", ";
+        users += u->getName().getStringRef().str() + " at " +
+                 locationText(u->getLoc());
+        if (users.size() > 200)
+          break;
+      }
+      return "the node still has users (" + users + "): replace its uses first";
+    }
+  impl->forget(*op);
+  (*op)->erase();
+  return {};
+}
+
+Result<int64_t> IRModule::eliminateDeadCode(int64_t graphId) {
+  auto graph = impl->resolveGraph(graphId);
+  if (!graph)
+    return {0, toString(graph.takeError())};
+  if (Error err = checkEditable(*graph))
+    return {0, toString(std::move(err))};
+  int64_t erased = 0;
+  mlir::Block &body = graph->getBody().front();
+  // Backwards, so a chain of dead ops goes in one sweep.
+  for (mlir::Operation &op :
+       llvm::make_early_inc_range(llvm::reverse(body.getOperations()))) {
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>() ||
+        !mlir::isOpTriviallyDead(&op))
+      continue;
+    impl->forget(&op);
+    op.erase();
+    ++erased;
+  }
+  return {erased, {}};
+}
+
+int64_t IRModule::stripFrees() {
+  int64_t n = 0;
+  for (GraphOp g : impl->module->getOps<GraphOp>())
+    for (mlir::Operation &op :
+         llvm::make_early_inc_range(g.getBody().front().getOperations()))
+      if (mlir::isa<mlir::trace::FreeOp>(op)) {
+        impl->forget(&op);
+        op.erase();
+        ++n;
+      }
+  return n;
+}
+
+Result<int64_t> IRModule::addGraph(const std::string &name,
+                                   const Location &loc) {
+  if (name.empty())
+    return {-1, "a graph needs a name"};
+  mlir::SymbolTable symbols(*impl->module);
+  if (symbols.lookup(name))
+    return {-1, "the module already has a @" + name};
+  auto where = impl->location(loc);
+  if (!where)
+    return {-1, toString(where.takeError())};
+  mlir::MLIRContext *ctx = &impl->session->context;
+  mlir::OpBuilder b(ctx);
+  b.setInsertionPointToEnd(impl->module->getBody());
+  auto graph = GraphOp::create(b, *where, name, b.getFunctionType({}, {}));
+  b.setInsertionPointToEnd(&graph.getBody().front());
+  mlir::trace::RetOp::create(b, graph.getLoc());
+  return {impl->idOf(graph), {}};
+}
+
+Result<ValueRef> IRModule::addArgument(int64_t graphId, const std::string &name,
+                                       bool isParam, bool donated,
+                                       const std::string &typeText,
+                                       const Location &loc) {
+  auto graph = impl->resolveGraph(graphId);
+  if (!graph)
+    return {{}, toString(graph.takeError())};
+  if (name.empty())
+    return {{},
+            std::string(isParam ? "a parameter" : "an input") +
+                " needs a name"};
+  if (isParam && donated)
+    return {{}, "parameter '" + name + "': only inputs can be donated"};
+  auto where = impl->location(loc);
+  if (!where)
+    return {{}, toString(where.takeError())};
+  mlir::MLIRContext *ctx = &impl->session->context;
+  mlir::Type type =
+      mlir::parseType(typeText, ctx, nullptr, /*isKnownNullTerminated=*/false);
+  if (!type || !mlir::isa<mlir::TensorType>(type))
+    return {{},
+            "'" + typeText + "' is not a tensor type (argument '" + name +
+                "')"};
+  mlir::Block &body = graph->getBody().front();
+  for (unsigned i = 0; i < body.getNumArguments(); ++i)
+    if ((graph->isParam(i) ? graph->getParamName(i) : graph->getInputName(i)) ==
+        name)
+      return {{},
+              "graph @" + graph->getSymName().str() +
+                  " already has an argument '" + name + "'"};
+  mlir::Builder b(ctx);
+  llvm::SmallVector<mlir::NamedAttribute> attrs = {
+      b.getNamedAttr(isParam ? mlir::trace::TraceDialect::kParamAttrName
+                             : mlir::trace::TraceDialect::kInputAttrName,
+                     b.getStringAttr(name))};
+  if (donated)
+    attrs.push_back(b.getNamedAttr(mlir::trace::TraceDialect::kDonatedAttrName,
+                                   b.getUnitAttr()));
+  unsigned index = body.getNumArguments();
+  if (mlir::failed(graph->insertArgument(index, type,
+                                         b.getDictionaryAttr(attrs), *where)))
+    return {{},
+            "cannot add argument '" + name + "' to @" +
+                graph->getSymName().str()};
+  ValueRef ref;
+  ref.node = graphId;
+  ref.index = index;
+  ref.isArg = true;
+  return {ref, {}};
+}
+
+std::string IRModule::setOutputs(int64_t graphId,
+                                 const std::vector<ValueRef> &values,
+                                 const Location &loc) {
+  auto graph = impl->resolveGraph(graphId);
+  if (!graph)
+    return toString(graph.takeError());
+  mlir::Block &body = graph->getBody().front();
+  mlir::Operation *ret = body.empty() ? nullptr : &body.back();
+  if (!ret || !mlir::isa<mlir::trace::RetOp>(ret))
+    return "graph @" + graph->getSymName().str() + " has no ret";
+  llvm::SmallVector<mlir::Value> outs;
+  for (auto [i, ref] : llvm::enumerate(values)) {
+    auto v = impl->resolveValue(ref);
+    if (!v)
+      return "output #" + strCat(i) + ": " + toString(v.takeError());
+    if (Error err =
+            checkDefinedBefore(*v, *graph, nullptr, "output #" + strCat(i)))
+      return toString(std::move(err));
+    outs.push_back(*v);
+  }
+  if (Error err = checkEditable(*graph))
+    return toString(std::move(err));
+  auto where = impl->location(loc);
+  if (!where)
+    return toString(where.takeError());
+  ret->setOperands(outs);
+  if (!mlir::isa<mlir::UnknownLoc>(*where))
+    ret->setLoc(*where);
+  graph->setFunctionType(mlir::FunctionType::get(
+      &impl->session->context, graph->getFunctionType().getInputs(),
+      ret->getOperandTypes()));
+  return {};
+}
+
+Result<api::Tensor> IRModule::constantValue(int64_t id) {
+  auto op = impl->resolve(id);
+  if (!op)
+    return {{}, toString(op.takeError())};
+  auto constant = mlir::dyn_cast<mlir::trace::ConstantOp>(*op);
+  if (!constant)
+    return {{}, "node " + strCat(id) + " is not a constant"};
+  auto dense = mlir::dyn_cast<mlir::DenseElementsAttr>(constant.getValue());
+  if (!dense)
+    return {{},
+            "the constant is not a dense literal (a dense_resource "
+            "blob): its bytes are not in the IR"};
+  auto type = mlir::cast<mlir::RankedTensorType>(dense.getType());
+  auto dtype = traceir::dtypeOf(type.getElementType());
+  if (!dtype)
+    return {{}, "a constant of an element type TraceIR cannot hold"};
+  api::Tensor t;
+  t.shape.assign(type.getShape().begin(), type.getShape().end());
+  t.dtype = dtypeSafetensorsName(*dtype);
+  int64_t n = type.getNumElements();
+  if (*dtype == DType::Bool) {
+    for (bool b : dense.getValues<bool>())
+      t.data.push_back(b ? 1 : 0);
+    return {std::move(t), {}};
+  }
+  size_t elementBytes = dtypeSize(*dtype);
+  llvm::ArrayRef<char> raw = dense.getRawData();
+  t.data.resize(size_t(n) * elementBytes);
+  // A splat holds one element.
+  for (int64_t i = 0; i < n; ++i)
+    std::memcpy(t.data.data() + i * elementBytes,
+                raw.data() + (dense.isSplat() ? 0 : i * elementBytes),
+                elementBytes);
+  return {std::move(t), {}};
 }

@@ -27,8 +27,9 @@ import tempfile
 
 from . import _traceir
 from ._traceir import TraceIRError
+from .ir import Graph, Node, Value, TensorType
 
-__all__ = ["Module", "CompiledGraph", "Profile", "TraceIRError", "compile", "from_torch",
+__all__ = ["Module", "Graph", "Node", "Value", "TensorType", "CompiledGraph", "Profile", "TraceIRError", "compile", "from_torch",
            "import_anf", "load_executable", "profile", "set_num_threads", "num_threads"]
 
 HAS_COMPILER = _traceir.HAS_COMPILER
@@ -85,10 +86,9 @@ class Module:
         self.name = name
         # How a from_torch module's flat outputs nest (a torch pytree spec).
         self.out_spec = out_spec
-        # traceir.ir's per-graph name tables, and a count of edits that
-        # invalidate them (passes count through the native generation).
+        # traceir.ir's node names and insertion points, per graph.
         self._names = {}
-        self._edits = 0
+        self._insert = {}
 
     @staticmethod
     def parse(text, params=None, name="<string>"):
@@ -105,6 +105,18 @@ class Module:
                                    "traceir.load_executable(path, params=...)")
         with open(path) as f:
             return Module(f.read(), params, name=path)
+
+    @staticmethod
+    def empty(name="<new>", location=None):
+        """A module with no graph (traceir.Graph adds one)."""
+        from .ir import _location
+        return Module(None, None, name,
+                      _ir=_compiler("Module.empty").IRModule.create(name, _location(location)))
+
+    def strip_frees(self):
+        """Erases every trace.free (editing a graph needs that;
+        free-dead-tensors puts them back); returns how many."""
+        return self._ir.strip_frees()
 
     @property
     def text(self):

@@ -110,6 +110,15 @@ class Value:
         n = Node(self._module, node)
         return n.name if index == 0 else f"{n.name}.{index}"
 
+    def replace_all_uses_with(self, other):
+        """Makes every user of this value use `other` instead (of the same
+        graph, defined before every use). Where the types differ, the users'
+        result types are inferred again downstream; if one no longer type
+        checks, nothing changes and TraceIRError says where."""
+        if not isinstance(other, Value) or other._module is not self._module:
+            raise TypeError(f"replace_all_uses_with takes a Value of the same module, got {other!r}")
+        self._module._ir.replace_all_uses_with(self._ref, other._ref)
+
     def __eq__(self, other):
         return isinstance(other, Value) and other._module is self._module and \
             other._ref == self._ref
@@ -167,6 +176,15 @@ class Node:
         return _schema.bind(info[1], self.args)
 
     @property
+    def value(self):
+        """A constant's value, as a torch tensor (numpy array without
+        torch); None for the other kinds."""
+        if self.op != "constant":
+            return None
+        dtype, shape, data = self._module._ir.constant_value(self._id)
+        return _from_bytes(dtype, shape, data)
+
+    @property
     def scalars(self):
         """The out-of-band Python scalars, in order."""
         return self._info()[4]
@@ -199,8 +217,15 @@ class Node:
         return self._info()[6]
 
     @property
+    def location_parts(self):
+        """The location as (module path, file, line, column) where it has the
+        importers' form (None for another kind, such as a fused one); what
+        `location=` takes when building."""
+        return self._info()[8]
+
+    @property
     def graph(self):
-        return Graph(self._module, self._info()[7])
+        return Graph._of(self._module, self._info()[7])
 
     @property
     def name(self):
@@ -223,13 +248,29 @@ class Node:
 
 
 class Graph:
-    """A trace.graph: parameters and inputs, then nodes in program order."""
+    """A trace.graph: parameters and inputs, then nodes in program order.
+
+    `traceir.Graph(name)` makes a new, empty graph in a new Module
+    (`graph.module`), or in `module`: add_param / add_input, nodes,
+    set_outputs. Walking a module gives its graphs (`module.graphs`)."""
 
     __slots__ = ("_module", "_id")
 
-    def __init__(self, module, graph_id):
+    def __init__(self, name, module=None, location=None):
+        from . import Module
+        if not isinstance(name, str):
+            raise TypeError(f"Graph(name): the name must be a str, got {name!r}")
+        if module is None:
+            module = Module.empty()
         self._module = module
-        self._id = graph_id
+        self._id = module._ir.add_graph(name, _location(location))
+
+    @classmethod
+    def _of(cls, module, graph_id):
+        g = cls.__new__(cls)
+        g._module = module
+        g._id = graph_id
+        return g
 
     @property
     def name(self):
@@ -245,7 +286,7 @@ class Graph:
 
     def _args(self, want_param):
         return [Value(self._module, (self._id, i, True))
-                for i, (_, is_param, _, _) in enumerate(self._module._ir.graph_args(self._id))
+                for i, (_, is_param, _, _, _) in enumerate(self._module._ir.graph_args(self._id))
                 if is_param == want_param]
 
     @property
@@ -275,24 +316,145 @@ class Graph:
         return self._module._ir.graph_nodes(self._id).index(node_id)
 
     def _names(self):
-        """fx-style names for every node, cached until the module changes."""
-        cache = self._module._names
-        key = (self._id, self._module._ir.generation, self._module._edits)
-        names = cache.get(key)
-        if names is None:
-            names, used = {}, {a[0] for a in self._module._ir.graph_args(self._id)}
-            for n in self._module._ir.graph_nodes(self._id):
-                kind, target = self._module._ir.node(n)[:2]
-                base = _identifier(target if kind == "pyop" else kind)
-                name, k = base, 0
-                while name in used:
-                    k += 1
-                    name = f"{base}_{k}"
-                used.add(name)
-                names[n] = name
-            cache.clear()
-            cache[key] = names
+        """{node id: name}: fx-style names, given once per node in program
+        order (the importer's where it gave some) and kept across edits;
+        a pass pipeline, which may rewrite anything, starts them afresh."""
+        mod = self._module
+        gen = mod._ir.generation
+        if mod._names.get("generation") != gen:
+            mod._names = {"generation": gen, "nodes": {}, "used": {}}
+        names, used = mod._names["nodes"], mod._names["used"]
+        graph_used = used.get(self._id)
+        if graph_used is None:
+            graph_used = used[self._id] = {a[0] for a in mod._ir.graph_args(self._id)}
+        ids = mod._ir.graph_nodes(self._id)
+        for n in ids:
+            if n not in names:
+                kind, target = mod._ir.node(n)[:2]
+                names[n] = _fresh(target if kind == "pyop" else kind, graph_used)
         return names
+
+    def _name_node(self, node_id, name):
+        self._names()  # the table is current
+        used = self._module._names["used"][self._id]
+        self._module._names["nodes"][node_id] = _fresh(name, used)
+
+    # Building and rewriting -----------------------------------------------
+
+    def _point(self):
+        anchor, after = self._module._insert.get(self._id, (-1, False))
+        return (self._id, anchor, after)
+
+    def _inserted(self, node_id):
+        # Inserting after a node keeps call order: the next goes after this.
+        anchor, after = self._module._insert.get(self._id, (-1, False))
+        if after:
+            self._module._insert[self._id] = (node_id, True)
+
+    def inserting_before(self, node=None):
+        """A context in which new nodes go before `node` (None: before the
+        graph's ret, the default)."""
+        return _InsertPoint(self, node, False)
+
+    def inserting_after(self, node=None):
+        """A context in which new nodes go after `node`, in the order they
+        are made (None: before the graph's ret)."""
+        return _InsertPoint(self, node, node is not None)
+
+    def pyop(self, target, /, *args, result_types=None, name=None, location=None, **kwargs):
+        """A call of `target` with tensors and Python scalars in call order;
+        keywords are placed by the registry's schema (its defaults fill the
+        gaps). Result types are inferred by the registry, or given
+        (`result_types`: TensorTypes, tensors or MLIR type text) for an op it
+        does not know. Returns the new Node."""
+        from . import _schema
+        if not isinstance(target, str) or not target:
+            raise TypeError(f"pyop target must be an op name (str), got {target!r}")
+        args = list(args)
+        if kwargs:
+            params = _schema.parameters(target)
+            if params is None:
+                raise TypeError(f"pyop '{target}': keywords ({', '.join(kwargs)}) need the "
+                                "registry's schema, and the registry does not know the op; "
+                                "pass the arguments positionally")
+            names = [p[0] for p in params]
+            for k, v in kwargs.items():
+                if k not in names:
+                    raise TypeError(f"pyop '{target}' has no argument '{k}' (its schema: "
+                                    f"{', '.join(names)})")
+                i = names.index(k)
+                if i < len(args):
+                    raise TypeError(f"pyop '{target}': argument '{k}' given twice")
+                while len(args) < i:
+                    _, has_default, default = params[len(args)]
+                    if not has_default:
+                        raise TypeError(f"pyop '{target}': argument '{names[len(args)]}' "
+                                        "is missing")
+                    args.append(default)
+                args.append(v)
+        native = []
+        for i, a in enumerate(args):
+            if isinstance(a, Value):
+                if a._module is not self._module:
+                    raise TraceIRError(f"pyop '{target}': argument #{i} is a value of "
+                                       "another module")
+                native.append((True, a._ref))
+            elif isinstance(a, (Node, Graph)):
+                raise TypeError(f"pyop '{target}': argument #{i} is a {type(a).__name__}; "
+                                "pass one of its results (node.results[0])")
+            else:
+                native.append((False, a))
+        types = [_type_text(t, f"result type #{i} of '{target}'")
+                 for i, t in enumerate(result_types or ())]
+        node_id = self._module._ir.create_pyop(self._point(), target, native, types,
+                                               _location(location))
+        self._inserted(node_id)
+        if name is not None:
+            self._name_node(node_id, name)
+        return Node(self._module, node_id)
+
+    def constant(self, array, name=None, location=None):
+        """A tensor constant holding `array` (a torch tensor or numpy
+        array); returns the new Node (its value: node.results[0])."""
+        dtype, shape, data = _tensor_bytes(array, "constant")
+        node_id = self._module._ir.create_constant(self._point(), dtype, list(shape), data,
+                                                   _location(location))
+        self._inserted(node_id)
+        if name is not None:
+            self._name_node(node_id, name)
+        return Node(self._module, node_id)
+
+    def erase_node(self, node):
+        """Erases `node`, whose results must be unused (replace their uses
+        first); its handles then raise "node erased"."""
+        self._module._ir.erase_node(node._id)
+
+    def eliminate_dead_code(self):
+        """Erases every node whose results are unused and that has no effect
+        (not in-place, not random, an op the registry knows); returns how
+        many went."""
+        return self._module._ir.eliminate_dead_code(self._id)
+
+    def add_param(self, name, type, location=None):
+        """Appends a parameter named by its state_dict key; `type` is a
+        TensorType, a tensor or array (its shape and dtype) or MLIR type
+        text. Returns its Value."""
+        return Value(self._module, self._module._ir.add_argument(
+            self._id, name, True, False, _type_text(type, f"parameter '{name}'"),
+            _location(location)))
+
+    def add_input(self, name, type, donated=False, location=None):
+        """Appends an input; `donated`: the graph may free it."""
+        return Value(self._module, self._module._ir.add_argument(
+            self._id, name, False, bool(donated), _type_text(type, f"input '{name}'"),
+            _location(location)))
+
+    def set_outputs(self, *values, location=None):
+        """Makes the graph return `values` (its result types follow)."""
+        for i, v in enumerate(values):
+            if not isinstance(v, Value) or v._module is not self._module:
+                raise TypeError(f"output #{i} must be a Value of this module, got {v!r}")
+        self._module._ir.set_outputs(self._id, [v._ref for v in values], _location(location))
 
     def print_tabular(self, file=None):
         """Prints the nodes as torch.fx's Graph.print_tabular does: opcode,
@@ -335,7 +497,7 @@ class Graphs:
         self._module = module
 
     def _all(self):
-        return [Graph(self._module, g) for g in self._module._ir.graphs()]
+        return [Graph._of(self._module, g) for g in self._module._ir.graphs()]
 
     def __len__(self):
         return len(self._module._ir.graphs())
@@ -354,6 +516,116 @@ class Graphs:
 
     def __repr__(self):
         return repr(self._all())
+
+
+class _InsertPoint:
+    def __init__(self, graph, node, after):
+        if node is not None and (not isinstance(node, Node) or node._module is not graph._module):
+            raise TypeError(f"the insertion point must be a Node of this graph, got {node!r}")
+        self.graph, self.point = graph, ((node._id if node is not None else -1), after)
+
+    def __enter__(self):
+        insert = self.graph._module._insert
+        self.saved = insert.get(self.graph._id)
+        insert[self.graph._id] = self.point
+        return self
+
+    def __exit__(self, *exc):
+        insert = self.graph._module._insert
+        if self.saved is None:
+            insert.pop(self.graph._id, None)
+        else:
+            insert[self.graph._id] = self.saved
+
+
+_ELEMENT = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
+            "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "ui8",
+            "bool": "i1"}
+_SAFETENSORS = {"float32": "F32", "float64": "F64", "float16": "F16", "bfloat16": "BF16",
+                "int64": "I64", "int32": "I32", "int16": "I16", "int8": "I8", "uint8": "U8",
+                "bool": "BOOL"}
+
+
+def _dtype_name(dtype):
+    return str(dtype).removeprefix("torch.")
+
+
+def _type_text(t, what):
+    """MLIR type text for a TensorType, a tensor or array, or text."""
+    if isinstance(t, TensorType):
+        return t.text
+    if isinstance(t, str):
+        return t
+    shape, dtype = getattr(t, "shape", None), getattr(t, "dtype", None)
+    element = _ELEMENT.get(_dtype_name(dtype)) if dtype is not None else None
+    if shape is None or element is None:
+        raise TypeError(f"{what}: expected a TensorType, a tensor, an array or MLIR type text, "
+                        f"got {t!r}")
+    return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
+
+
+def _tensor_bytes(array, what):
+    """(safetensors dtype, shape, bytes) of a torch tensor or numpy array."""
+    import numpy as np
+    if type(array).__module__.startswith("torch"):
+        import torch
+        if not isinstance(array, torch.Tensor):
+            raise TypeError(f"{what}: expected a tensor or an array, got {array!r}")
+        t = array.detach().cpu().contiguous()
+        name = _dtype_name(t.dtype)
+        if name not in _SAFETENSORS:
+            raise TypeError(f"{what}: dtype {t.dtype}, which TraceIR cannot hold")
+        data = (t.view(torch.int16) if t.dtype is torch.bfloat16 else t).numpy()
+        return _SAFETENSORS[name], tuple(t.shape), data.astype(data.dtype.newbyteorder("<")).tobytes()
+    if isinstance(array, np.ndarray):
+        name = array.dtype.name
+        if name not in _SAFETENSORS or name == "bfloat16":
+            raise TypeError(f"{what}: numpy dtype {array.dtype}, which TraceIR cannot hold")
+        data = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"))
+        return _SAFETENSORS[name], array.shape, data.tobytes()
+    raise TypeError(f"{what}: expected a torch tensor or a numpy array, got {type(array).__name__}")
+
+
+def _from_bytes(dtype, shape, data):
+    import numpy as np
+    name = next(k for k, v in _SAFETENSORS.items() if v == dtype)
+    if name == "bfloat16":
+        import torch
+        return torch.frombuffer(bytearray(data), dtype=torch.int16).view(torch.bfloat16) \
+            .reshape(shape)
+    array = np.frombuffer(data, dtype=np.dtype(name).newbyteorder("<")).reshape(shape).copy()
+    try:
+        import torch
+    except ImportError:
+        return array
+    return torch.from_numpy(array)
+
+
+def _location(loc):
+    """(name, file, line, column) from None, a module path, or a
+    (module path, file, line) tuple; (node id,) to copy a Node's location
+    exactly."""
+    if loc is None:
+        return ("", "", 0, 0)
+    if isinstance(loc, Node):
+        return (loc._id,)
+    if isinstance(loc, str):
+        return (loc, "", 0, 0)
+    if len(loc) == 4:
+        name, file, line, column = loc
+    else:
+        (name, file, line), column = loc, 0
+    return (name or "", file or "", int(line or 0), int(column or 0))
+
+
+def _fresh(base, used):
+    base = _identifier(base)
+    name, k = base, 0
+    while name in used:
+        k += 1
+        name = f"{base}_{k}"
+    used.add(name)
+    return name
 
 
 def _identifier(name):

@@ -30,6 +30,10 @@ buildExecutable(mlir::trace::GraphOp graph, Device device,
                 std::shared_ptr<GpuLibrary> library = nullptr,
                 bool forSaving = false);
 
+/// The runtime dtype of an MLIR element type, or none; and back.
+std::optional<DType> dtypeOf(mlir::Type elementType);
+mlir::Type elementTypeOf(mlir::MLIRContext *ctx, DType dtype);
+
 /// The scalar `attr` of a pyop as the runtime holds it (the verifier
 /// checked that it is one, see isScalarAttr; anything else comes as its
 /// text, a string).

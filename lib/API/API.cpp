@@ -33,6 +33,9 @@ Executable::create(IRModule &held, const std::string &graphName,
   auto device = parseDevice(deviceName);
   if (!device)
     return {nullptr, toString(device.takeError())};
+  // Python may have edited it since it was parsed.
+  if (std::string err = held.verify(); !err.empty())
+    return {nullptr, err};
   auto graph = findGraph(moduleOf(held), graphName, sourceNameOf(held));
   if (!graph)
     return {nullptr, llvm::toString(graph.takeError())};
@@ -62,6 +65,8 @@ Result<std::string> emitExecutable(IRModule &held, const std::string &graphName,
   auto device = parseDevice(deviceName);
   if (!device)
     return {{}, toString(device.takeError())};
+  if (std::string err = held.verify(); !err.empty())
+    return {{}, err};
   auto graph = findGraph(moduleOf(held), graphName, sourceNameOf(held));
   if (!graph)
     return {{}, llvm::toString(graph.takeError())};

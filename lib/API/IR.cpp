@@ -234,6 +234,10 @@ std::string IRModule::verify() {
 }
 
 std::string IRModule::runPasses(const std::string &pipeline) {
+  // The pass manager verifies after each pass, not before the first: an
+  // edit from Python that broke the module is reported as such.
+  if (std::string err = verify(); !err.empty())
+    return err;
   // Before the run: a failing pipeline may have rewritten part of it.
   impl->invalidate();
   return runPipeline(*impl->session, *impl->module, pipeline);
@@ -430,6 +434,23 @@ size_t depthOf(const ScalarValue &v) {
              : d + 1;
 }
 
+/// A tensor type from Python's text, or an error naming `what`: nested no
+/// deeper than every reader of MLIR text allows (MLIR's parser recurses),
+/// and the parser's diagnostics kept out of later messages.
+Expected<mlir::Type> parseTensorType(Session &session, const std::string &text,
+                                     const std::string &what) {
+  if (traceir::findTooDeepNesting(text))
+    return makeError("'" + text.substr(0, 80) + "...' (" + what +
+                     ") nests deeper than " +
+                     strCat(traceir::kMaxNestingDepth));
+  mlir::Type t = mlir::parseType(text, &session.context, nullptr,
+                                 /*isKnownNullTerminated=*/false);
+  session.diagnostics.clear();
+  if (!t || !mlir::isa<mlir::TensorType>(t))
+    return makeError("'" + text + "' is not a tensor type (" + what + ")");
+  return t;
+}
+
 } // namespace
 
 Expected<mlir::Location> IRModule::Impl::location(const Location &loc) {
@@ -556,12 +577,11 @@ Result<int64_t> IRModule::createPyOp(const InsertPoint &at,
   llvm::SmallVector<mlir::Type> resultTypes;
   if (!types.empty()) {
     for (const std::string &text : types) {
-      mlir::Type t =
-          mlir::parseType(text, ctx, nullptr, /*isKnownNullTerminated=*/false);
-      if (!t || !mlir::isa<mlir::TensorType>(t))
-        return {-1, "'" + text + "' is not a tensor type (result of '" +
-                        target + "')"};
-      resultTypes.push_back(t);
+      auto t = parseTensorType(*impl->session, text,
+                               "a result type of '" + target + "'");
+      if (!t)
+        return {-1, toString(t.takeError())};
+      resultTypes.push_back(*t);
     }
   } else {
     const mlir::trace::OpInfo *info = mlir::trace::lookupOp(target);
@@ -825,12 +845,11 @@ Result<ValueRef> IRModule::addArgument(int64_t graphId, const std::string &name,
   if (!where)
     return {{}, toString(where.takeError())};
   mlir::MLIRContext *ctx = &impl->session->context;
-  mlir::Type type =
-      mlir::parseType(typeText, ctx, nullptr, /*isKnownNullTerminated=*/false);
-  if (!type || !mlir::isa<mlir::TensorType>(type))
-    return {{},
-            "'" + typeText + "' is not a tensor type (argument '" + name +
-                "')"};
+  auto parsed =
+      parseTensorType(*impl->session, typeText, "argument '" + name + "'");
+  if (!parsed)
+    return {{}, toString(parsed.takeError())};
+  mlir::Type type = *parsed;
   mlir::Block &body = graph->getBody().front();
   for (unsigned i = 0; i < body.getNumArguments(); ++i)
     if ((graph->isParam(i) ? graph->getParamName(i) : graph->getInputName(i)) ==

@@ -321,6 +321,10 @@ def test_building_errors_name_what_and_where():
         traceir.Graph("f", g.module)
     with pytest.raises(TraceIRError, match="not a tensor type"):
         g.add_input("q", "i32")
+    with pytest.raises(TraceIRError, match="nests deeper than 256"):
+        g.add_input("deep", "tensor<" * 100000)  # no stack overflow in MLIR's parser
+    with pytest.raises(TraceIRError, match="not a tensor type"):
+        g.pyop("my_op", x, result_types=["tensor<2x"])  # and no stale diagnostics after
     later = g.pyop("relu", x)
     with g.inserting_before(later):
         with pytest.raises(TraceIRError, match="defined after the insertion point"):

@@ -126,10 +126,16 @@ struct IRModule::Impl {
     ids.erase(it);
   }
 
+  /// Whether each graph seen holds a trace.free (see checkEditable).
+  llvm::DenseMap<mlir::Operation *, bool> holdsFrees;
+  /// Fails for a graph that holds a trace.free.
+  Error checkEditable(GraphOp graph);
+
   /// Forgets every handle (a pipeline may have rewritten anything).
   void invalidate() {
     ids.clear();
     ops.clear();
+    holdsFrees.clear();
     firstLiveId = nextId;
     ++generation;
   }
@@ -480,14 +486,23 @@ bool IRModule::moduleLocation(Location &parts) const {
 }
 
 /// Checks that `graph` may be edited (it holds no trace.free).
-static Error checkEditable(GraphOp graph) {
-  for (mlir::Operation &op : graph.getBody().front())
-    if (mlir::isa<mlir::trace::FreeOp>(op))
-      return makeError(
-          "graph @" + graph.getSymName().str() +
-          " holds trace.free ops (from free-dead-tensors): an edit could "
-          "move a use past its free. Strip them first (Module.strip_frees()) "
-          "and run free-dead-tensors again after editing");
+Error IRModule::Impl::checkEditable(GraphOp graph) {
+  // Builders never make a free, so whether a graph holds one changes only
+  // when a pipeline runs (which clears this cache), a free is erased or
+  // frees are stripped: scanning once per graph keeps building linear.
+  auto [it, inserted] = holdsFrees.try_emplace(graph.getOperation(), false);
+  if (inserted)
+    for (mlir::Operation &op : graph.getBody().front())
+      if (mlir::isa<mlir::trace::FreeOp>(op)) {
+        it->second = true;
+        break;
+      }
+  if (it->second)
+    return makeError(
+        "graph @" + graph.getSymName().str() +
+        " holds trace.free ops (from free-dead-tensors): an edit could "
+        "move a use past its free. Strip them first (Module.strip_frees()) "
+        "and run free-dead-tensors again after editing");
   return Error::success();
 }
 
@@ -499,7 +514,7 @@ insertionPoint(IRModule::Impl &impl, const InsertPoint &at, GraphOp &graph) {
   if (!g)
     return g.takeError();
   graph = *g;
-  if (Error err = checkEditable(graph))
+  if (Error err = impl.checkEditable(graph))
     return err;
   mlir::Block &body = graph.getBody().front();
   if (at.anchor < 0) {
@@ -532,7 +547,11 @@ Error checkDefinedBefore(mlir::Value v, GraphOp graph, mlir::Operation *before,
   mlir::Operation *def = v.getDefiningOp();
   if (def->getBlock() != &body)
     return makeError(what + " is a value of another graph");
-  if (before && !def->isBeforeInBlock(before))
+  // Every op of the body comes before its terminator; asking MLIR would
+  // renumber the block each time, as appending before `ret` uses up the
+  // gaps of its order numbers.
+  if (before && !before->hasTrait<mlir::OpTrait::IsTerminator>() &&
+      !def->isBeforeInBlock(before))
     return makeError(what + " is defined after the insertion point");
   return Error::success();
 }
@@ -665,7 +684,7 @@ std::string IRModule::replaceAllUsesWith(const ValueRef &fromRef,
   auto graph = mlir::dyn_cast<GraphOp>(from->getParentBlock()->getParentOp());
   if (!graph || to->getParentBlock() != from->getParentBlock())
     return "replace_all_uses_with: the two values are of different graphs";
-  if (Error err = checkEditable(graph))
+  if (Error err = impl->checkEditable(graph))
     return toString(std::move(err));
   // The replacement's own node keeps reading `from`.
   mlir::Operation *toOwner = to->getDefiningOp();
@@ -755,7 +774,7 @@ std::string IRModule::eraseNode(int64_t id) {
     return "the graph's ret cannot be erased (set_outputs changes what it "
            "returns)";
   if (!mlir::isa<mlir::trace::FreeOp>(*op))
-    if (Error err = checkEditable(graph))
+    if (Error err = impl->checkEditable(graph))
       return toString(std::move(err));
   for (mlir::Value r : (*op)->getResults())
     if (!r.use_empty()) {
@@ -770,6 +789,8 @@ std::string IRModule::eraseNode(int64_t id) {
       }
       return "the node still has users (" + users + "): replace its uses first";
     }
+  if (mlir::isa<mlir::trace::FreeOp>(*op))
+    impl->holdsFrees.erase(graph); // it may hold no other
   impl->forget(*op);
   (*op)->erase();
   return {};
@@ -779,7 +800,7 @@ Result<int64_t> IRModule::eliminateDeadCode(int64_t graphId) {
   auto graph = impl->resolveGraph(graphId);
   if (!graph)
     return {0, toString(graph.takeError())};
-  if (Error err = checkEditable(*graph))
+  if (Error err = impl->checkEditable(*graph))
     return {0, toString(std::move(err))};
   int64_t erased = 0;
   mlir::Block &body = graph->getBody().front();
@@ -797,6 +818,7 @@ Result<int64_t> IRModule::eliminateDeadCode(int64_t graphId) {
 }
 
 int64_t IRModule::stripFrees() {
+  impl->holdsFrees.clear();
   int64_t n = 0;
   for (GraphOp g : impl->module->getOps<GraphOp>())
     for (mlir::Operation &op :
@@ -898,7 +920,7 @@ std::string IRModule::setOutputs(int64_t graphId,
       return toString(std::move(err));
     outs.push_back(*v);
   }
-  if (Error err = checkEditable(*graph))
+  if (Error err = impl->checkEditable(*graph))
     return toString(std::move(err));
   auto where = impl->location(loc);
   if (!where)

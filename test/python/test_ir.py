@@ -185,6 +185,24 @@ def test_a_graph_from_scratch_runs():
     torch.testing.assert_close(out_s, out_r.sum(1, keepdim=True))
 
 
+def test_given_names_are_kept():
+    """A node built with name= is called that (made unique), not the
+    suffixed form of a name its op took first; unnamed ones get theirs in
+    program order, and no node takes an argument's name."""
+    g = traceir.Graph("n")
+    x = g.add_input("x", torch.empty(3))
+    a = g.pyop("relu", x, name="relu")
+    b = g.pyop("relu", a.results[0])
+    c = g.pyop("relu", b.results[0], name="relu_1")
+    relu = g.add_input("neg", torch.empty(3))
+    d = g.pyop("neg", relu)
+    g.set_outputs(c.results[0], d.results[0])
+    assert [n.name for n in g.nodes] == ["relu", "relu_1", "relu_1_1", "neg_1", "ret"]
+    with g.inserting_before(a):
+        e = g.pyop("exp", x, name="x")  # an input's name
+    assert e.name == "x_1" and g.nodes[0] == e
+
+
 def test_constants_and_insertion_points():
     g = traceir.Graph("c")
     x = g.add_input("x", torch.empty(3))

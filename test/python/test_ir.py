@@ -68,6 +68,33 @@ def test_walk_matches_the_fx_graph():
     assert fc1.location.startswith('"fc1 (Linear)"(') and "test_ir.py\":22:" in fc1.location
 
 
+def test_imported_nodes_keep_fx_names_and_source_locations():
+    model, x = small_cnn(), torch.randn(1, 3, 16, 16)
+    ep = torch.export.export(model, (x,)).run_decompositions()
+    fx = [n.name for n in ep.graph.nodes
+          if n.op == "call_function" and n.target is not operator.getitem]
+    g = traceir.from_torch(model, (x,), decompose=True).graphs[0]
+    calls = [n for n in g.nodes if n.op == "pyop"]
+    # torch.fx's names, also where the registry's op differs.
+    assert [n.name for n in calls] == fx
+    assert (calls[0].target, calls[0].name) == ("conv2d", "convolution")
+    import os
+    package = os.path.dirname(traceir.__file__)
+    for method in ("export", "jit"):
+        m = traceir.from_torch(model, (x,), method=method)
+        g = m.graphs[0]
+        # No source position of their own: the model's.
+        model_loc = ("", "<Sequential>", 0, 0)
+        assert m._ir.module_location() == model_loc
+        assert all(a[4] == model_loc for a in m._ir.graph_args(g._id))
+        assert g.nodes[-1].location_parts == model_loc
+        # Calls: PyTorch's code for its library modules, never the importer's.
+        for n in g.nodes[:-1]:
+            name, file, line, _ = n.location_parts
+            assert file.startswith(os.path.dirname(torch.__file__)) and line > 0, n.location
+            assert not file.startswith(package)
+
+
 def test_scalars_of_a_conv_and_a_pool():
     model, x = small_cnn(), torch.randn(1, 3, 16, 16)
     g = traceir.from_torch(model, (x,)).graphs[0]

@@ -315,29 +315,49 @@ class Graph:
     def _position(self, node_id):
         return self._module._ir.graph_nodes(self._id).index(node_id)
 
-    def _names(self):
+    def _names(self, skip=None):
         """{node id: name}: fx-style names, given once per node in program
         order (the importer's where it gave some) and kept across edits;
-        a pass pipeline, which may rewrite anything, starts them afresh."""
+        a pass pipeline, which may rewrite anything, starts them afresh.
+        `skip`: a node about to be given its own name."""
         mod = self._module
         gen = mod._ir.generation
         if mod._names.get("generation") != gen:
-            mod._names = {"generation": gen, "nodes": {}, "used": {}}
+            mod._names = {"generation": gen, "nodes": {}, "used": {}, "complete": set()}
         names, used = mod._names["nodes"], mod._names["used"]
+        # Graphs all of whose nodes are named: building names each new node
+        # (or marks the graph incomplete), so naming one is not a walk.
+        complete = mod._names["complete"]
+        if self._id in complete:
+            return names
         graph_used = used.get(self._id)
         if graph_used is None:
             graph_used = used[self._id] = {a[0] for a in mod._ir.graph_args(self._id)}
-        ids = mod._ir.graph_nodes(self._id)
-        for n in ids:
-            if n not in names:
+        for n in mod._ir.graph_nodes(self._id):
+            if n not in names and n != skip:
                 kind, target = mod._ir.node(n)[:2]
                 names[n] = _fresh(target if kind == "pyop" else kind, graph_used)
+        complete.add(self._id)
         return names
 
     def _name_node(self, node_id, name):
-        self._names()  # the table is current
-        used = self._module._names["used"][self._id]
-        self._module._names["nodes"][node_id] = _fresh(name, used)
+        """Names a new node `name` (made unique), the nodes before it named
+        first, in program order."""
+        names = self._names(skip=node_id)
+        names[node_id] = _fresh(name, self._module._names["used"][self._id])
+
+    def _unnamed_node(self):
+        """A new node without a name: it gets one at the next walk."""
+        complete = self._module._names.get("complete")
+        if complete is not None:
+            complete.discard(self._id)
+
+    def _claim_name(self, name):
+        """A new argument's name, which no node may take."""
+        if self._module._names.get("generation") == self._module._ir.generation:
+            used = self._module._names["used"].get(self._id)
+            if used is not None:
+                used.add(name)
 
     # Building and rewriting -----------------------------------------------
 
@@ -367,11 +387,11 @@ class Graph:
         gaps). Result types are inferred by the registry, or given
         (`result_types`: TensorTypes, tensors or MLIR type text) for an op it
         does not know. Returns the new Node."""
-        from . import _schema
         if not isinstance(target, str) or not target:
             raise TypeError(f"pyop target must be an op name (str), got {target!r}")
         args = list(args)
         if kwargs:
+            from . import _schema
             params = _schema.parameters(target)
             if params is None:
                 raise TypeError(f"pyop '{target}': keywords ({', '.join(kwargs)}) need the "
@@ -404,13 +424,16 @@ class Graph:
                                 "pass one of its results (node.results[0])")
             else:
                 native.append((False, a))
-        types = [_type_text(t, f"result type #{i} of '{target}'")
+        # (Type text, what importers give, as it is.)
+        types = [t if type(t) is str else _type_text(t, f"result type #{i} of '{target}'")
                  for i, t in enumerate(result_types or ())]
         node_id = self._module._ir.create_pyop(self._point(), target, native, types,
                                                _location(location))
         self._inserted(node_id)
         if name is not None:
             self._name_node(node_id, name)
+        else:
+            self._unnamed_node()
         return Node(self._module, node_id)
 
     def constant(self, array, name=None, location=None):
@@ -422,6 +445,8 @@ class Graph:
         self._inserted(node_id)
         if name is not None:
             self._name_node(node_id, name)
+        else:
+            self._unnamed_node()
         return Node(self._module, node_id)
 
     def erase_node(self, node):
@@ -439,15 +464,19 @@ class Graph:
         """Appends a parameter named by its state_dict key; `type` is a
         TensorType, a tensor or array (its shape and dtype) or MLIR type
         text. Returns its Value."""
-        return Value(self._module, self._module._ir.add_argument(
+        value = Value(self._module, self._module._ir.add_argument(
             self._id, name, True, False, _type_text(type, f"parameter '{name}'"),
             _location(location)))
+        self._claim_name(name)
+        return value
 
     def add_input(self, name, type, donated=False, location=None):
         """Appends an input; `donated`: the graph may free it."""
-        return Value(self._module, self._module._ir.add_argument(
+        value = Value(self._module, self._module._ir.add_argument(
             self._id, name, False, bool(donated), _type_text(type, f"input '{name}'"),
             _location(location)))
+        self._claim_name(name)
+        return value
 
     def set_outputs(self, *values, location=None):
         """Makes the graph return `values` (its result types follow)."""
@@ -629,5 +658,7 @@ def _fresh(base, used):
 
 
 def _identifier(name):
+    if name.isascii() and name.isidentifier():  # the usual case, as it is
+        return name
     out = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
     return out if out and not out[0].isdigit() else "_" + out

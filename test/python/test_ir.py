@@ -68,6 +68,33 @@ def test_walk_matches_the_fx_graph():
     assert fc1.location.startswith('"fc1 (Linear)"(') and "test_ir.py\":22:" in fc1.location
 
 
+def test_imported_nodes_keep_fx_names_and_source_locations():
+    model, x = small_cnn(), torch.randn(1, 3, 16, 16)
+    ep = torch.export.export(model, (x,)).run_decompositions()
+    fx = [n.name for n in ep.graph.nodes
+          if n.op == "call_function" and n.target is not operator.getitem]
+    g = traceir.from_torch(model, (x,), decompose=True).graphs[0]
+    calls = [n for n in g.nodes if n.op == "pyop"]
+    # torch.fx's names, also where the registry's op differs.
+    assert [n.name for n in calls] == fx
+    assert (calls[0].target, calls[0].name) == ("conv2d", "convolution")
+    import os
+    package = os.path.dirname(traceir.__file__)
+    for method in ("export", "jit"):
+        m = traceir.from_torch(model, (x,), method=method)
+        g = m.graphs[0]
+        # No source position of their own: the model's.
+        model_loc = ("", "<Sequential>", 0, 0)
+        assert m._ir.module_location() == model_loc
+        assert all(a[4] == model_loc for a in m._ir.graph_args(g._id))
+        assert g.nodes[-1].location_parts == model_loc
+        # Calls: PyTorch's code for its library modules, never the importer's.
+        for n in g.nodes[:-1]:
+            name, file, line, _ = n.location_parts
+            assert file.startswith(os.path.dirname(torch.__file__)) and line > 0, n.location
+            assert not file.startswith(package)
+
+
 def test_scalars_of_a_conv_and_a_pool():
     model, x = small_cnn(), torch.randn(1, 3, 16, 16)
     g = traceir.from_torch(model, (x,)).graphs[0]
@@ -183,6 +210,24 @@ def test_a_graph_from_scratch_runs():
     out_s, out_r = traceir.compile(m.run_passes("free-dead-tensors"))(X)
     torch.testing.assert_close(out_r, torch.relu(F.linear(X, W, B)))
     torch.testing.assert_close(out_s, out_r.sum(1, keepdim=True))
+
+
+def test_given_names_are_kept():
+    """A node built with name= is called that (made unique), not the
+    suffixed form of a name its op took first; unnamed ones get theirs in
+    program order, and no node takes an argument's name."""
+    g = traceir.Graph("n")
+    x = g.add_input("x", torch.empty(3))
+    a = g.pyop("relu", x, name="relu")
+    b = g.pyop("relu", a.results[0])
+    c = g.pyop("relu", b.results[0], name="relu_1")
+    relu = g.add_input("neg", torch.empty(3))
+    d = g.pyop("neg", relu)
+    g.set_outputs(c.results[0], d.results[0])
+    assert [n.name for n in g.nodes] == ["relu", "relu_1", "relu_1_1", "neg_1", "ret"]
+    with g.inserting_before(a):
+        e = g.pyop("exp", x, name="x")  # an input's name
+    assert e.name == "x_1" and g.nodes[0] == e
 
 
 def test_constants_and_insertion_points():

@@ -507,13 +507,20 @@ Error IRModule::Impl::checkEditable(GraphOp graph) {
 }
 
 namespace {
-/// The op the insertion goes before, or an error.
-Expected<mlir::Operation *>
-insertionPoint(IRModule::Impl &impl, const InsertPoint &at, GraphOp &graph) {
+/// The op the insertion goes before, or an error; sets `graph` and the
+/// location `loc` names.
+Expected<mlir::Operation *> insertionPoint(IRModule::Impl &impl,
+                                           const InsertPoint &at,
+                                           const Location &loc, GraphOp &graph,
+                                           mlir::Location &where) {
   auto g = impl.resolveGraph(at.graph);
   if (!g)
     return g.takeError();
   graph = *g;
+  auto located = impl.location(loc);
+  if (!located)
+    return located.takeError();
+  where = *located;
   if (Error err = impl.checkEditable(graph))
     return err;
   mlir::Block &body = graph.getBody().front();
@@ -563,12 +570,10 @@ Result<int64_t> IRModule::createPyOp(const InsertPoint &at,
                                      const std::vector<std::string> &types,
                                      const Location &loc) {
   GraphOp graph;
-  auto before = insertionPoint(*impl, at, graph);
+  mlir::Location where = mlir::UnknownLoc::get(&impl->session->context);
+  auto before = insertionPoint(*impl, at, loc, graph, where);
   if (!before)
     return {-1, toString(before.takeError())};
-  auto where = impl->location(loc);
-  if (!where)
-    return {-1, toString(where.takeError())};
   if (target.empty())
     return {-1, "a pyop needs an op name"};
   mlir::MLIRContext *ctx = &impl->session->context;
@@ -616,7 +621,7 @@ Result<int64_t> IRModule::createPyOp(const InsertPoint &at,
       return {-1, "'" + target + "': " + err.message};
   }
   mlir::OpBuilder b(*before);
-  auto op = mlir::trace::PyOp::create(b, *where, resultTypes, target, tensors,
+  auto op = mlir::trace::PyOp::create(b, where, resultTypes, target, tensors,
                                       scalars, cconv);
   impl->session->diagnostics.clear();
   if (mlir::failed(mlir::verify(op))) {
@@ -633,12 +638,10 @@ Result<int64_t> IRModule::createConstant(const InsertPoint &at,
                                          const std::string &bytes,
                                          const Location &loc) {
   GraphOp graph;
-  auto before = insertionPoint(*impl, at, graph);
+  mlir::Location where = mlir::UnknownLoc::get(&impl->session->context);
+  auto before = insertionPoint(*impl, at, loc, graph, where);
   if (!before)
     return {-1, toString(before.takeError())};
-  auto where = impl->location(loc);
-  if (!where)
-    return {-1, toString(where.takeError())};
   std::optional<DType> dtype = dtypeFromSafetensors(dtypeName);
   if (!dtype)
     return {-1,
@@ -667,7 +670,7 @@ Result<int64_t> IRModule::createConstant(const InsertPoint &at,
         type, llvm::ArrayRef<char>(bytes.data(), bytes.size()));
   }
   mlir::OpBuilder ob(*before);
-  auto op = mlir::trace::ConstantOp::create(ob, *where, type, value);
+  auto op = mlir::trace::ConstantOp::create(ob, where, type, value);
   return {impl->idOf(op), {}};
 }
 
@@ -838,13 +841,13 @@ Result<int64_t> IRModule::addGraph(const std::string &name,
   mlir::SymbolTable symbols(*impl->module);
   if (symbols.lookup(name))
     return {-1, "the module already has a @" + name};
-  auto where = impl->location(loc);
-  if (!where)
-    return {-1, toString(where.takeError())};
+  auto located = impl->location(loc);
+  if (!located)
+    return {-1, toString(located.takeError())};
   mlir::MLIRContext *ctx = &impl->session->context;
   mlir::OpBuilder b(ctx);
   b.setInsertionPointToEnd(impl->module->getBody());
-  auto graph = GraphOp::create(b, *where, name, b.getFunctionType({}, {}));
+  auto graph = GraphOp::create(b, *located, name, b.getFunctionType({}, {}));
   b.setInsertionPointToEnd(&graph.getBody().front());
   mlir::trace::RetOp::create(b, graph.getLoc());
   return {impl->idOf(graph), {}};
@@ -863,9 +866,9 @@ Result<ValueRef> IRModule::addArgument(int64_t graphId, const std::string &name,
                 " needs a name"};
   if (isParam && donated)
     return {{}, "parameter '" + name + "': only inputs can be donated"};
-  auto where = impl->location(loc);
-  if (!where)
-    return {{}, toString(where.takeError())};
+  auto located = impl->location(loc);
+  if (!located)
+    return {{}, toString(located.takeError())};
   mlir::MLIRContext *ctx = &impl->session->context;
   auto parsed =
       parseTensorType(*impl->session, typeText, "argument '" + name + "'");
@@ -889,7 +892,7 @@ Result<ValueRef> IRModule::addArgument(int64_t graphId, const std::string &name,
                                    b.getUnitAttr()));
   unsigned index = body.getNumArguments();
   if (mlir::failed(graph->insertArgument(index, type,
-                                         b.getDictionaryAttr(attrs), *where)))
+                                         b.getDictionaryAttr(attrs), *located)))
     return {{},
             "cannot add argument '" + name + "' to @" +
                 graph->getSymName().str()};
@@ -922,12 +925,12 @@ std::string IRModule::setOutputs(int64_t graphId,
   }
   if (Error err = impl->checkEditable(*graph))
     return toString(std::move(err));
-  auto where = impl->location(loc);
-  if (!where)
-    return toString(where.takeError());
+  auto located = impl->location(loc);
+  if (!located)
+    return toString(located.takeError());
   ret->setOperands(outs);
-  if (!mlir::isa<mlir::UnknownLoc>(*where))
-    ret->setLoc(*where);
+  if (!mlir::isa<mlir::UnknownLoc>(*located))
+    ret->setLoc(*located);
   graph->setFunctionType(mlir::FunctionType::get(
       &impl->session->context, graph->getFunctionType().getInputs(),
       ret->getOperandTypes()));

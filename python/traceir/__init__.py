@@ -86,9 +86,11 @@ class Module:
         self.name = name
         # How a from_torch module's flat outputs nest (a torch pytree spec).
         self.out_spec = out_spec
-        # traceir.ir's node names and insertion points, per graph.
+        # traceir.ir's node names and insertion points, per graph, and what
+        # walking read (ir._Cache; dropped by every edit).
         self._names = {}
         self._insert = {}
+        self._walk = None
 
     @staticmethod
     def parse(text, params=None, name="<string>"):
@@ -116,6 +118,7 @@ class Module:
     def strip_frees(self):
         """Erases every trace.free (editing a graph needs that;
         free-dead-tensors puts them back); returns how many."""
+        self._walk = None
         return self._ir.strip_frees()
 
     @property
@@ -153,6 +156,7 @@ class Module:
         first with clone() to keep the module as it was."""
         if not isinstance(pipeline, str):
             raise TypeError(f"pipeline must be a str, got {type(pipeline).__name__}")
+        self._walk = None
         self._ir.run_passes(pipeline)
         return self
 

@@ -14,6 +14,12 @@ Graph, Node and Value are handles into the module the native side holds
 that predates a pass pipeline which rewrote the module, raises TraceIRError
 ("node erased", "module changed by a pass") instead of reading freed IR. A
 handle keeps its Module alive.
+
+What walking reads from the native side (a node's kind, target, arguments,
+types and location; a graph's node list; a value's users) is kept per
+module until the next edit (every edit made here, strip_frees or a pass
+pipeline drops it), so reading several properties of a node, or walking a
+graph again, asks the native side once.
 """
 from ._traceir import TraceIRError
 
@@ -73,6 +79,11 @@ class Value:
 
     @property
     def type(self):
+        node, index, is_arg = self._ref
+        if not is_arg:
+            results = Node(self._module, node)._info()[5]
+            if 0 <= index < len(results):
+                return TensorType(results[index])
         return TensorType(self._module._ir.value_type(self._ref))
 
     @property
@@ -98,7 +109,12 @@ class Value:
     @property
     def users(self):
         """The nodes that use it, in program order, each once."""
-        return [Node(self._module, n) for n in self._module._ir.users(self._ref)]
+        mod = self._module
+        cache = _cache(mod)
+        users = cache.users.get(self._ref)
+        if users is None:
+            users = cache.users[self._ref] = mod._ir.users(self._ref)
+        return [Node(mod, n) for n in users]
 
     @property
     def name(self):
@@ -117,6 +133,7 @@ class Value:
         checks, nothing changes and TraceIRError says where."""
         if not isinstance(other, Value) or other._module is not self._module:
             raise TypeError(f"replace_all_uses_with takes a Value of the same module, got {other!r}")
+        _edited(self._module)
         self._module._ir.replace_all_uses_with(self._ref, other._ref)
 
     def __eq__(self, other):
@@ -145,7 +162,20 @@ class Node:
         self._id = node_id
 
     def _info(self):
-        return self._module._ir.node(self._id)
+        mod = self._module
+        cache = mod._walk
+        if cache is not None and cache.generation == mod._ir.generation:
+            info = cache.info.get(self._id)
+            if info is not None:
+                return info
+        else:
+            cache = _cache(mod)
+        # Tuples, not the native lists: a cache of 100k nodes holding lists
+        # costs the garbage collector more than reading them did.
+        kind, target, args, cconv, scalars, results, loc, graph, parts = mod._ir.node(self._id)
+        info = cache.info[self._id] = (kind, target, tuple(args), cconv, scalars,
+                                       tuple(results), loc, graph, parts)
+        return info
 
     @property
     def op(self):
@@ -162,8 +192,8 @@ class Node:
         """The argument list as the custom form prints it: tensor Values and
         Python scalars (None, bool, int, float, str, tuples and lists), in
         call order."""
-        return tuple(Value(self._module, a) if is_tensor else a
-                     for is_tensor, a in self._info()[2])
+        mod = self._module
+        return tuple([Value(mod, a) if is_tensor else a for is_tensor, a in self._info()[2]])
 
     @property
     def kwargs(self):
@@ -196,19 +226,25 @@ class Node:
 
     @property
     def results(self):
-        return tuple(Value(self._module, (self._id, i, False))
-                     for i in range(len(self._info()[5])))
+        mod, node = self._module, self._id
+        return tuple([Value(mod, (node, i, False)) for i in range(len(self._info()[5]))])
 
     @property
     def users(self):
         """The nodes that use any of its results, in program order."""
+        results = self.results
+        if len(results) == 1:
+            return results[0].users  # in program order, each once already
         seen, out = set(), []
-        for r in self.results:
+        for r in results:
             for u in r.users:
                 if u._id not in seen:
                     seen.add(u._id)
                     out.append(u)
-        return sorted(out, key=lambda n: self.graph._position(n._id))
+        if len(results) > 1:
+            positions = self.graph._positions()
+            out.sort(key=lambda n: positions[n._id])
+        return out
 
     @property
     def location(self):
@@ -282,7 +318,16 @@ class Graph:
 
     @property
     def nodes(self):
-        return [Node(self._module, n) for n in self._module._ir.graph_nodes(self._id)]
+        mod = self._module
+        return [Node(mod, n) for n in self._node_ids()]
+
+    def _node_ids(self):
+        """The node ids in program order (the cached list: do not change it)."""
+        cache = _cache(self._module)
+        ids = cache.nodes.get(self._id)
+        if ids is None:
+            ids = cache.nodes[self._id] = self._module._ir.graph_nodes(self._id)
+        return ids
 
     def _args(self, want_param):
         return [Value(self._module, (self._id, i, True))
@@ -309,11 +354,23 @@ class Graph:
     @property
     def outputs(self):
         """What `ret` returns, in order."""
-        ret = self.nodes[-1]
+        ids = self._node_ids()
+        if not ids:
+            return ()
+        ret = Node(self._module, ids[-1])
         return ret.args if ret.op == "ret" else ()
 
+    def _positions(self):
+        """{node id: position in program order}."""
+        cache = _cache(self._module)
+        positions = cache.positions.get(self._id)
+        if positions is None:
+            positions = cache.positions[self._id] = \
+                {n: i for i, n in enumerate(self._node_ids())}
+        return positions
+
     def _position(self, node_id):
-        return self._module._ir.graph_nodes(self._id).index(node_id)
+        return self._positions()[node_id]
 
     def _names(self, skip=None):
         """{node id: name}: fx-style names, given once per node in program
@@ -326,16 +383,16 @@ class Graph:
             mod._names = {"generation": gen, "nodes": {}, "used": {}, "complete": set()}
         names, used = mod._names["nodes"], mod._names["used"]
         # Graphs all of whose nodes are named: building names each new node
-        # (or marks the graph incomplete), so naming one is not a walk.
+        # as it is made, so naming one is not a walk.
         complete = mod._names["complete"]
         if self._id in complete:
             return names
         graph_used = used.get(self._id)
         if graph_used is None:
-            graph_used = used[self._id] = {a[0] for a in mod._ir.graph_args(self._id)}
-        for n in mod._ir.graph_nodes(self._id):
+            graph_used = used[self._id] = _Namespace(a[0] for a in mod._ir.graph_args(self._id))
+        for n in self._node_ids():
             if n not in names and n != skip:
-                kind, target = mod._ir.node(n)[:2]
+                kind, target = Node(mod, n)._info()[:2]
                 names[n] = _fresh(target if kind == "pyop" else kind, graph_used)
         complete.add(self._id)
         return names
@@ -346,18 +403,12 @@ class Graph:
         names = self._names(skip=node_id)
         names[node_id] = _fresh(name, self._module._names["used"][self._id])
 
-    def _unnamed_node(self):
-        """A new node without a name: it gets one at the next walk."""
-        complete = self._module._names.get("complete")
-        if complete is not None:
-            complete.discard(self._id)
-
     def _claim_name(self, name):
         """A new argument's name, which no node may take."""
         if self._module._names.get("generation") == self._module._ir.generation:
             used = self._module._names["used"].get(self._id)
             if used is not None:
-                used.add(name)
+                used.names.add(name)
 
     # Building and rewriting -----------------------------------------------
 
@@ -427,43 +478,44 @@ class Graph:
         # (Type text, what importers give, as it is.)
         types = [t if type(t) is str else _type_text(t, f"result type #{i} of '{target}'")
                  for i, t in enumerate(result_types or ())]
+        _edited(self._module, added=True)
         node_id = self._module._ir.create_pyop(self._point(), target, native, types,
                                                _location(location))
         self._inserted(node_id)
-        if name is not None:
-            self._name_node(node_id, name)
-        else:
-            self._unnamed_node()
+        # Named as it is made (fx's naming from the op when no name is
+        # given), so building never walks the graph for names.
+        self._name_node(node_id, target if name is None else name)
         return Node(self._module, node_id)
 
     def constant(self, array, name=None, location=None):
         """A tensor constant holding `array` (a torch tensor or numpy
         array); returns the new Node (its value: node.results[0])."""
         dtype, shape, data = _tensor_bytes(array, "constant")
+        _edited(self._module, added=True)
         node_id = self._module._ir.create_constant(self._point(), dtype, list(shape), data,
                                                    _location(location))
         self._inserted(node_id)
-        if name is not None:
-            self._name_node(node_id, name)
-        else:
-            self._unnamed_node()
+        self._name_node(node_id, "constant" if name is None else name)
         return Node(self._module, node_id)
 
     def erase_node(self, node):
         """Erases `node`, whose results must be unused (replace their uses
         first); its handles then raise "node erased"."""
+        _edited(self._module)
         self._module._ir.erase_node(node._id)
 
     def eliminate_dead_code(self):
         """Erases every node whose results are unused and that has no effect
         (not in-place, not random, an op the registry knows); returns how
         many went."""
+        _edited(self._module)
         return self._module._ir.eliminate_dead_code(self._id)
 
     def add_param(self, name, type, location=None):
         """Appends a parameter named by its state_dict key; `type` is a
         TensorType, a tensor or array (its shape and dtype) or MLIR type
         text. Returns its Value."""
+        _edited(self._module)
         value = Value(self._module, self._module._ir.add_argument(
             self._id, name, True, False, _type_text(type, f"parameter '{name}'"),
             _location(location)))
@@ -472,6 +524,7 @@ class Graph:
 
     def add_input(self, name, type, donated=False, location=None):
         """Appends an input; `donated`: the graph may free it."""
+        _edited(self._module)
         value = Value(self._module, self._module._ir.add_argument(
             self._id, name, False, bool(donated), _type_text(type, f"input '{name}'"),
             _location(location)))
@@ -483,6 +536,7 @@ class Graph:
         for i, v in enumerate(values):
             if not isinstance(v, Value) or v._module is not self._module:
                 raise TypeError(f"output #{i} must be a Value of this module, got {v!r}")
+        _edited(self._module)
         self._module._ir.set_outputs(self._id, [v._ref for v in values], _location(location))
 
     def print_tabular(self, file=None):
@@ -545,6 +599,42 @@ class Graphs:
 
     def __repr__(self):
         return repr(self._all())
+
+
+class _Cache:
+    """What walking read of a module, valid until the next edit: node infos
+    ({node id: what IRModule.node returns}), node lists and positions per
+    graph, users per value ref. Plain data only: no handle, so no reference back to the Module."""
+
+    __slots__ = ("generation", "info", "nodes", "positions", "users")
+
+    def __init__(self, generation):
+        self.generation = generation
+        self.info, self.nodes, self.positions, self.users = {}, {}, {}, {}
+
+
+def _cache(module):
+    """The module's walking cache (a new one after a pass pipeline)."""
+    cache = module._walk
+    generation = module._ir.generation
+    if cache is None or cache.generation != generation:
+        cache = module._walk = _Cache(generation)
+    return cache
+
+
+def _edited(module, added=False):
+    """Drops what walking read, before an edit. Adding a node changes no
+    other node's kind, target, arguments, types or location, so `added`
+    keeps the node infos (and drops the rest: node lists, positions, users,
+    names)."""
+    cache = module._walk
+    if cache is None:
+        return
+    if added:
+        for table in (cache.nodes, cache.positions, cache.users):
+            table.clear()
+    else:
+        module._walk = None
 
 
 class _InsertPoint:
@@ -647,13 +737,34 @@ def _location(loc):
     return (name or "", file or "", int(line or 0), int(column or 0))
 
 
+class _Namespace:
+    """The names given in a graph, and per base name the last suffix given:
+    names are never taken back, so base_1 .. base_k stay used and the next
+    search starts after k (as fx's _Namespace does), instead of from 1 for
+    every node of an op that occurs 25,000 times."""
+
+    __slots__ = ("names", "last")
+
+    def __init__(self, names=()):
+        self.names, self.last = set(names), {}
+
+
 def _fresh(base, used):
+    """`base` (made an identifier), or with the smallest suffix _1, _2, ...
+    that no name of `used` (a _Namespace) has."""
     base = _identifier(base)
-    name, k = base, 0
-    while name in used:
+    names = used.names
+    if base not in names:
+        names.add(base)
+        return base
+    k = used.last.get(base, 0)
+    while True:
         k += 1
         name = f"{base}_{k}"
-    used.add(name)
+        if name not in names:
+            break
+    used.last[base] = k
+    names.add(name)
     return name
 
 

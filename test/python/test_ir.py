@@ -321,6 +321,65 @@ def test_dead_code_and_erasing():
         g.erase_node(g.nodes[-1])
 
 
+def test_what_walking_read_follows_every_edit():
+    # traceir.ir keeps what it read until an edit: read everything first,
+    # then check each edit shows.
+    def read_all(g):
+        return [(n.op, n.target, n.args, n.results, [r.type for r in n.results], n.users,
+                 n.name) for n in g.nodes]
+
+    def read_all_nodes(m):
+        read_all(m.graphs[0])
+        return m.graphs[0].nodes
+
+    g = traceir.Graph("f")
+    x = g.add_input("x", torch.empty(2, 3))
+    wide = g.add_input("wide", torch.empty(5, 3))
+    a = g.pyop("relu", x)
+    b = g.pyop("neg", a.results[0])
+    g.set_outputs(b.results[0])
+    read_all(g)
+    c = g.pyop("exp", a.results[0])  # a node added: a's users, the node list
+    assert a.users == [b, c] and g.nodes == [a, b, c, g.nodes[-1]]
+    assert c.name == "exp" and read_all(g)[2][1] == "exp"
+    x.replace_all_uses_with(wide)  # arguments and types downstream
+    assert a.args == (wide,) and a.results[0].shape == (5, 3) and b.results[0].shape == (5, 3)
+    assert x.users == [] and wide.users == [a]
+    read_all(g)
+    g.erase_node(c)
+    with pytest.raises(TraceIRError, match="node erased"):
+        c.op
+    assert a.users == [b] and len(g.nodes) == 3
+    read_all(g)
+    g.set_outputs(a.results[0], b.results[0])
+    assert g.outputs == (a.results[0], b.results[0])
+    read_all(g)
+    assert g.eliminate_dead_code() == 0
+    g.set_outputs(a.results[0])
+    assert g.eliminate_dead_code() == 1
+    with pytest.raises(TraceIRError, match="node erased"):
+        b.target
+    # A pass and strip_frees drop it too.
+    m = g.module
+    read_all(g)
+    m.run_passes("free-dead-tensors")
+    with pytest.raises(TraceIRError, match="module changed by a pass"):
+        a.op
+    g = m.graphs[0]
+    assert [n.op for n in g.nodes] == ["pyop", "ret"]  # nothing to free
+    m = traceir.from_torch(MLP().eval(), (torch.randn(2, 8),)).run_passes("free-dead-tensors")
+    assert "free" in [n.op for n in read_all_nodes(m)]
+    m.strip_frees()
+    assert "free" not in [n.op for n in read_all_nodes(m)]
+    # Names: a thousand nodes of one op take the suffixes in order, skipping
+    # a name already taken (an input's).
+    g2 = traceir.Graph("names")
+    v = g2.add_input("relu_2", torch.empty(3))
+    nodes = [g2.pyop("relu", v) for _ in range(1000)]
+    assert [n.name for n in nodes[:4]] == ["relu", "relu_1", "relu_3", "relu_4"]
+    assert nodes[-1].name == "relu_1000"
+
+
 def test_frees_must_be_stripped_before_editing():
     m = traceir.from_torch(MLP().eval(), (torch.randn(2, 8),)).run_passes("free-dead-tensors")
     g = m.graphs[0]

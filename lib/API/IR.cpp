@@ -126,6 +126,18 @@ struct IRModule::Impl {
     ids.erase(it);
   }
 
+  /// Types and locations are uniqued in the context: printing each once
+  /// keeps walking a large graph cheap (node() prints both).
+  llvm::DenseMap<mlir::Type, TypeInfo> types;
+  struct LocationInfo {
+    std::string text;
+    Location parts;
+    bool hasParts = false;
+  };
+  llvm::DenseMap<const void *, LocationInfo> locations;
+  const TypeInfo &typeOf(mlir::Type t);
+  const LocationInfo &locationOf(mlir::Location loc);
+
   /// Whether each graph seen holds a trace.free (see checkEditable).
   llvm::DenseMap<mlir::Operation *, bool> holdsFrees;
   /// Fails for a graph that holds a trace.free.
@@ -195,6 +207,26 @@ std::string locationText(mlir::Location loc) {
   return s;
 }
 } // namespace
+
+const TypeInfo &IRModule::Impl::typeOf(mlir::Type t) {
+  auto it = types.find(t);
+  if (it == types.end())
+    it = types.try_emplace(t, typeInfo(t)).first;
+  return it->second;
+}
+
+const IRModule::Impl::LocationInfo &
+IRModule::Impl::locationOf(mlir::Location loc) {
+  const void *key = loc.getAsOpaquePointer();
+  auto it = locations.find(key);
+  if (it == locations.end()) {
+    LocationInfo info;
+    info.text = locationText(loc);
+    info.hasParts = locationParts(loc, info.parts);
+    it = locations.try_emplace(key, std::move(info)).first;
+  }
+  return it->second;
+}
 
 Result<std::unique_ptr<IRModule>> IRModule::parse(const std::string &text,
                                                   const std::string &name) {
@@ -276,9 +308,11 @@ Result<std::vector<GraphArg>> IRModule::graphArgs(int64_t graph) {
     a.isParam = g->isParam(i);
     a.name = (a.isParam ? g->getParamName(i) : g->getInputName(i)).str();
     a.donated = g->isDonated(i);
-    a.type = typeInfo(body.getArgument(i).getType());
-    a.hasLocationParts =
-        locationParts(body.getArgument(i).getLoc(), a.locationParts);
+    a.type = impl->typeOf(body.getArgument(i).getType());
+    const Impl::LocationInfo &where =
+        impl->locationOf(body.getArgument(i).getLoc());
+    a.hasLocationParts = where.hasParts;
+    a.locationParts = where.parts;
     out.push_back(std::move(a));
   }
   return {std::move(out), {}};
@@ -303,10 +337,12 @@ Result<NodeInfo> IRModule::node(int64_t id) {
   if (mlir::Operation *parent = op->getParentOp();
       parent && mlir::isa<GraphOp>(parent))
     n.graph = impl->idOf(parent);
-  n.location = locationText(op->getLoc());
-  n.hasLocationParts = locationParts(op->getLoc(), n.locationParts);
+  const Impl::LocationInfo &where = impl->locationOf(op->getLoc());
+  n.location = where.text;
+  n.hasLocationParts = where.hasParts;
+  n.locationParts = where.parts;
   for (mlir::Type t : op->getResultTypes())
-    n.results.push_back(typeInfo(t));
+    n.results.push_back(impl->typeOf(t));
   auto tensorArg = [&](mlir::Value v) {
     CallArg a;
     a.isTensor = true;
@@ -351,7 +387,7 @@ Result<TypeInfo> IRModule::valueType(const ValueRef &value) {
   auto v = impl->resolveValue(value);
   if (!v)
     return {{}, toString(v.takeError())};
-  return {typeInfo(v->getType()), {}};
+  return {impl->typeOf(v->getType()), {}};
 }
 
 Result<std::vector<int64_t>> IRModule::users(const ValueRef &value) {

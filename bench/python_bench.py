@@ -8,7 +8,8 @@
 2. Import time (`traceir.from_torch`, torch.export) of the word language
    model (2-layer LSTM), nn.TransformerEncoderLayer (when the runtime has its
    ops: else the import alone) and a 1,000-op chain, split into torch.export's
-   own time and TraceIR's (writing the text, parsing and verifying it).
+   own time and TraceIR's (building the graph node by node through
+   traceir.ir and verifying it).
 
 Usage: bench/python_bench.py [--build build] [--calls 20000] [--repeat 5]
 """
@@ -45,8 +46,8 @@ def best_us(fn, calls, repeat):
 def import_time(traceir, torch, model, args, repeat=3):
     """(from_torch s, torch.export s, TraceIR's part s, from_torch(method=
     "jit") s), best of `repeat` each. TraceIR's part is from_torch with
-    torch.export answering from a cache: writing the text, parsing and
-    verifying it."""
+    torch.export answering from a cache: building the graph through
+    traceir.ir and verifying it."""
     total = export = ours = jit = float("inf")
     real_export = torch.export.export
     for _ in range(repeat):

@@ -3,8 +3,18 @@
 # (from bookworm-security), CMake, Ninja, a C++ compiler, GoogleTest,
 # nlohmann-json (the safetensors reader), FlatBuffers (saved executables;
 # flatc only checks the committed header) and Python 3 for lit. Safe to run
-# again; it only installs what is missing.
+# again; it only installs what is missing. `--bench` also installs
+# bench/requirements.txt (transformers, for bench/ir_bench.py's GPT-2) into
+# the Python environment; the tests do not need it.
 set -euo pipefail
+
+BENCH=0
+for arg in "$@"; do
+  case "$arg" in
+    --bench) BENCH=1 ;;
+    *) echo "setup: unknown argument '$arg' (expected --bench)" >&2; exit 2 ;;
+  esac
+done
 
 PACKAGES=(
   cmake ninja-build g++ python3 python3-venv python3-dev libopenblas-dev
@@ -36,5 +46,14 @@ if [[ ! -x "$VENV/bin/python" || "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]]; th
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q --disable-pip-version-check -r "$ROOT/requirements-test.txt"
   echo "$WANT" >"$STAMP"
+fi
+if ((BENCH)); then
+  BENCH_STAMP="$VENV/.bench-requirements.sha256"
+  BENCH_WANT="$(sha256sum "$ROOT/bench/requirements.txt" | cut -d' ' -f1)"
+  if [[ "$(cat "$BENCH_STAMP" 2>/dev/null)" != "$BENCH_WANT" ]]; then
+    echo "setup: installing the benchmarks' Python requirements into $VENV"
+    "$VENV/bin/pip" install -q --disable-pip-version-check -r "$ROOT/bench/requirements.txt"
+    echo "$BENCH_WANT" >"$BENCH_STAMP"
+  fi
 fi
 echo "setup: $("$VENV/bin/python" -c 'import torch; print("torch", torch.__version__)')"

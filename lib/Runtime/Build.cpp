@@ -9,6 +9,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -40,7 +41,7 @@ static std::string debugString(Type t) {
   return s;
 }
 
-static std::optional<DType> toDType(Type t) {
+std::optional<DType> traceir::dtypeOf(Type t) {
   if (t.isF32())
     return DType::F32;
   if (t.isF64())
@@ -64,6 +65,33 @@ static std::optional<DType> toDType(Type t) {
   return std::nullopt;
 }
 
+Type traceir::elementTypeOf(MLIRContext *ctx, DType dtype) {
+  Builder b(ctx);
+  switch (dtype) {
+  case DType::F32:
+    return b.getF32Type();
+  case DType::F64:
+    return b.getF64Type();
+  case DType::F16:
+    return b.getF16Type();
+  case DType::BF16:
+    return b.getBF16Type();
+  case DType::I64:
+    return b.getI64Type();
+  case DType::I32:
+    return b.getI32Type();
+  case DType::I16:
+    return b.getI16Type();
+  case DType::I8:
+    return b.getI8Type();
+  case DType::U8:
+    return b.getIntegerType(8, /*isSigned=*/false);
+  case DType::Bool:
+    return b.getI1Type();
+  }
+  return {};
+}
+
 /// The runtime type of a value: static shapes only (for now).
 static llvm::Error staticType(Type type, const llvm::Twine &what, DType &dtype,
                               traceir::Shape &shape) {
@@ -71,7 +99,7 @@ static llvm::Error staticType(Type type, const llvm::Twine &what, DType &dtype,
   if (!ranked || !ranked.hasStaticShape())
     return buildError(what + " has type " + llvm::Twine(debugString(type)) +
                       "; the runtime needs static shapes");
-  std::optional<DType> dt = toDType(ranked.getElementType());
+  std::optional<DType> dt = traceir::dtypeOf(ranked.getElementType());
   if (!dt)
     return buildError(what + " has element type " +
                       debugString(ranked.getElementType()) +
@@ -81,9 +109,7 @@ static llvm::Error staticType(Type type, const llvm::Twine &what, DType &dtype,
   return llvm::Error::success();
 }
 
-/// The scalar `attr` as the runtime holds it (the verifier checked that
-/// it is one, see isScalarAttr).
-static traceir::ScalarValue toScalarValue(Attribute attr) {
+traceir::ScalarValue traceir::toScalarValue(Attribute attr) {
   using K = traceir::ScalarValue::Kind;
   traceir::ScalarValue v;
   if (isNone(attr)) {

@@ -27,8 +27,9 @@ import tempfile
 
 from . import _traceir
 from ._traceir import TraceIRError
+from .ir import Graph, Node, Value, TensorType
 
-__all__ = ["Module", "CompiledGraph", "Profile", "TraceIRError", "compile", "from_torch",
+__all__ = ["Module", "Graph", "Node", "Value", "TensorType", "CompiledGraph", "Profile", "TraceIRError", "compile", "from_torch",
            "import_anf", "load_executable", "profile", "set_num_threads", "num_threads"]
 
 HAS_COMPILER = _traceir.HAS_COMPILER
@@ -70,17 +71,26 @@ def _atomic_write(path, write):
 
 
 class Module:
-    """A verified TraceIR module (its text) and the tensors of its
-    `trace.param` arguments by name (`params`)."""
+    """A TraceIR module held natively: parsed and verified once, then walked
+    (`graphs`), rewritten by passes and compiled in place, printed on demand
+    (`str(m)`, `text`); and the tensors of its `trace.param` arguments by name
+    (`params`)."""
 
-    def __init__(self, text, params=None, name="<string>", out_spec=None):
-        if not isinstance(text, str):
-            raise TypeError(f"Module text must be a str, got {type(text).__name__}")
-        self.text = _compiler("parsing a Module").parse(text, name)
+    def __init__(self, text, params=None, name="<string>", out_spec=None, _ir=None):
+        if _ir is None:
+            if not isinstance(text, str):
+                raise TypeError(f"Module text must be a str, got {type(text).__name__}")
+            _ir = _compiler("parsing a Module").IRModule.parse(text, name)
+        self._ir = _ir
         self.params = dict(params or {})
         self.name = name
         # How a from_torch module's flat outputs nest (a torch pytree spec).
         self.out_spec = out_spec
+        # traceir.ir's node names and insertion points, per graph, and what
+        # walking read (ir._Cache; dropped by every edit).
+        self._names = {}
+        self._insert = {}
+        self._walk = None
 
     @staticmethod
     def parse(text, params=None, name="<string>"):
@@ -98,23 +108,61 @@ class Module:
         with open(path) as f:
             return Module(f.read(), params, name=path)
 
+    @staticmethod
+    def empty(name="<new>", location=None):
+        """A module with no graph (traceir.Graph adds one)."""
+        from .ir import _location
+        return Module(None, None, name,
+                      _ir=_compiler("Module.empty").IRModule.create(name, _location(location)))
+
+    def strip_frees(self):
+        """Erases every trace.free (editing a graph needs that;
+        free-dead-tensors puts them back); returns how many."""
+        self._walk = None
+        return self._ir.strip_frees()
+
+    @property
+    def text(self):
+        """The module as MLIR text, with locations (what trace-opt prints)."""
+        return self._ir.print()
+
+    @property
+    def graphs(self):
+        """The module's graphs (traceir.ir.Graph), by position or by name."""
+        from .ir import Graphs
+        return Graphs(self)
+
+    def verify(self):
+        """Runs the verifier; raises TraceIRError with its message and
+        location."""
+        self._ir.verify()
+
+    def clone(self):
+        """An independent copy (same params dict contents, its own IR)."""
+        return Module(None, self.params, self.name, self.out_spec, _ir=self._ir.clone())
+
     def __str__(self):
         return self.text
 
     def __repr__(self):
-        return f"<traceir.Module {self.name}: {len(self.text.splitlines())} lines, {len(self.params)} params>"
+        graphs = ", ".join(f"@{g.name}" for g in self.graphs)
+        return f"<traceir.Module {self.name}: {graphs}, {len(self.params)} params>"
 
     def run_passes(self, pipeline):
-        """A new module: this one after a pass pipeline, written as for
-        trace-opt's --pass-pipeline without the anchor, e.g.
-        "canonicalize,cse,free-dead-tensors"."""
+        """Runs a pass pipeline on this module in place and returns it,
+        written as for trace-opt's --pass-pipeline without the anchor, e.g.
+        "canonicalize,cse,free-dead-tensors". Graph, Node and Value handles
+        taken before are stale afterwards (they raise TraceIRError); copy
+        first with clone() to keep the module as it was."""
         if not isinstance(pipeline, str):
             raise TypeError(f"pipeline must be a str, got {type(pipeline).__name__}")
-        return Module(_compiler("run_passes").run_passes(self.text, pipeline, self.name),
-                      self.params, self.name, self.out_spec)
+        self._walk = None
+        self._ir.run_passes(pipeline)
+        return self
 
     def save(self, path):
-        _atomic_write(path, lambda f: f.write(self.text.encode()))
+        text = self.text
+        _atomic_write(path, lambda f: f.write(text.encode()))
 
     def save_executable(self, path, device="cpu", graph="", gpu_kernels=None, chip="sm_90"):
         """Builds the graph for `device` without using it (a CPU machine
@@ -125,7 +173,7 @@ class Module:
         if gpu_kernels not in (None, "compile"):
             raise TypeError(f"gpu_kernels must be None or \"compile\", got {gpu_kernels!r}")
         data = _compiler("save_executable").emit_executable(
-            self.text, graph, device, self.name, gpu_kernels == "compile", chip)
+            self._ir, graph, device, gpu_kernels == "compile", chip)
         _atomic_write(path, lambda f: f.write(data))
 
     def save_params(self, path):
@@ -139,7 +187,7 @@ class Module:
 def import_anf(text, name="<string>", params=None):
     """Imports a 2017 PyTorch text trace (ANF), as trace-translate
     --import-anf does."""
-    return Module(_compiler("import_anf").import_anf(text, name), params, name)
+    return Module(None, params, name, _ir=_compiler("import_anf").IRModule.import_anf(text, name))
 
 
 def _to_numpy(name, value):
@@ -340,7 +388,7 @@ class CompiledGraph:
             compile_kernels = gpu_kernels == "compile"
             binary = "" if gpu_kernels is None or compile_kernels else os.fspath(gpu_kernels)
             self._exe = _compiler("compile").create_executable(
-                module.text, graph, device, module.name, compile_kernels, binary)
+                module._ir, graph, device, compile_kernels, binary)
             params = module.params
         missing = [n for n in self._exe.param_names if n not in params]
         if missing:

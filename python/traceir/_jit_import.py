@@ -1,4 +1,6 @@
-"""torch.jit.trace graphs to TraceIR text (from_torch(method="jit")).
+"""torch.jit.trace graphs to TraceIR (from_torch(method="jit")), built
+through traceir.ir's builder as _torch_import builds torch.export's
+(_import_common.GraphBuilder: locations, scalars and types alike).
 
 The traced graph is walked once and each ATen call is also run on the
 example inputs, which gives every result's exact type (TorchScript's traced
@@ -7,12 +9,12 @@ their prim::GetAttr paths (state_dict names), scalars come from
 prim::Constant and list/tuple construction, and size arithmetic (aten::size,
 prim::NumToTensor, aten::Int) folds to constants: shapes are static.
 """
-import re
-
 import torch
-from torch.utils._pytree import tree_flatten
+from torch.utils._pytree import tree_flatten, tree_unflatten
 
-from ._torch_import import TORCH_DIR, _fail, _flat_call_args, _quiet_export, _Writer, input_names
+from ._import_common import GraphBuilder, fail, flat_call_args, input_names, jit_location, \
+    quiet_export
+from .ir import Value
 
 # TorchScript records convolutions as aten::_convolution; TraceIR's registry
 # has conv2d: (input, weight, bias, stride, padding, dilation, transposed,
@@ -28,10 +30,11 @@ REWRITES = {"_convolution": _convolution_as_conv2d}
 FOLDED = {"aten::size", "aten::Int", "prim::NumToTensor", "aten::ScalarImplicit"}
 
 
-def _is_ssa(v):
+def _is_tensor(v):
+    """Whether `v` (an argument as built) is or holds a graph Value."""
     if isinstance(v, (list, tuple)):
-        return any(_is_ssa(x) for x in v)
-    return isinstance(v, str) and v.startswith("%")
+        return any(_is_tensor(x) for x in v)
+    return isinstance(v, Value)
 
 
 def _run(node, values, fold):
@@ -52,15 +55,6 @@ def _run(node, values, fold):
     return fn(*args, **kwargs)
 
 
-def _location(node):
-    frames = re.findall(r"^(.*)\((\d+)\): \w+$", node.sourceRange(), re.M)
-    user = [f for f in frames if not f[0].startswith(TORCH_DIR)]
-    if not frames:
-        return ""
-    f, line = (user or frames)[0]
-    return f'loc("{f}":{line}:0)'
-
-
 def import_traced(model, args, kwargs):
     if kwargs:
         raise TypeError("method='jit' takes positional example inputs only")
@@ -70,24 +64,23 @@ def import_traced(model, args, kwargs):
     # statistics): import the state from before, and give it back after.
     state = {k: v.detach().clone() for k, v in live.items()}
     try:
-        traced = _quiet_export(lambda: torch.jit.trace(model, tuple(args), check_trace=False))
+        traced = quiet_export(lambda: torch.jit.trace(model, tuple(args), check_trace=False))
     finally:
         with torch.no_grad():
             for k, v in live.items():
                 v.copy_(state[k])
     graph = traced.inlined_graph
-    w = _Writer()
+    b = GraphBuilder(model, type(model).__name__)
     params = {}
-    # Each TorchScript value -> (ssa-or-python value, example value).
+    # Each TorchScript value -> (Value or Python value, example value).
     env = {}
     inputs = list(graph.inputs())
     env[inputs[0].unique()] = ("module", "")
     names = iter(input_names(model.forward, args, None))
     for value, arg in zip(inputs[1:], args):
         leaves, spec = tree_flatten(arg)
-        ssas = [w.argument("input", next(names), leaf) for leaf in leaves]
-        from torch.utils._pytree import tree_unflatten
-        env[value.unique()] = (tree_unflatten(ssas, spec), arg)
+        built = [b.argument("input", next(names), leaf) for leaf in leaves]
+        env[value.unique()] = (tree_unflatten(built, spec), arg)
 
     def get(v):
         return env[v.unique()]
@@ -101,7 +94,7 @@ def import_traced(model, args, kwargs):
             if path in state:
                 if path not in params:
                     params[path] = state[path]
-                    env[("param", path)] = w.argument("param", path, state[path])
+                    env[("param", path)] = b.argument("param", path, state[path])
                 # Re-running the calls may mutate their example: a copy.
                 env[outs[0].unique()] = (env[("param", path)], state[path].clone())
             else:
@@ -109,7 +102,8 @@ def import_traced(model, args, kwargs):
         elif kind == "prim::Constant":
             val = outs[0].toIValue()
             if isinstance(val, torch.Tensor):
-                env[outs[0].unique()] = (w.constant("const", val), val)
+                env[outs[0].unique()] = (b.constant(val, location=jit_location(node, b.here)),
+                                         val)
             else:
                 env[outs[0].unique()] = (val, val)
         elif kind in ("prim::ListConstruct", "prim::TupleConstruct"):
@@ -117,8 +111,8 @@ def import_traced(model, args, kwargs):
             make = list if kind == "prim::ListConstruct" else tuple
             env[outs[0].unique()] = (make(i[0] for i in items), make(i[1] for i in items))
         elif kind in ("prim::ListUnpack", "prim::TupleUnpack"):
-            ssas, vals = get(node.input())
-            for o, s, v in zip(outs, ssas, vals):
+            built, vals = get(node.input())
+            for o, s, v in zip(outs, built, vals):
                 env[o.unique()] = (s, v)
         elif kind in FOLDED:
             vals = [get(i)[1] for i in node.inputs()]
@@ -129,14 +123,15 @@ def import_traced(model, args, kwargs):
             else:
                 res = int(vals[0])
             env[outs[0].unique()] = (res, res)
-        elif kind.startswith("aten::") and not any(_is_ssa(get(i)[0]) for i in node.inputs()):
+        elif kind.startswith("aten::") and not any(_is_tensor(get(i)[0]) for i in node.inputs()):
             # Size arithmetic (head_dim = embed_dim // num_heads): static
             # shapes make it a constant.
             res = _run(node, [get(i)[1] for i in node.inputs()], fold=True)
             if isinstance(res, torch.Tensor) and res.dim() == 0:
                 res = res.item()
             if isinstance(res, torch.Tensor):
-                env[outs[0].unique()] = (w.constant("const", res), res)
+                env[outs[0].unique()] = (b.constant(res, location=jit_location(node, b.here)),
+                                         res)
             else:
                 env[outs[0].unique()] = (res, res)
         elif kind.startswith("aten::"):
@@ -150,15 +145,16 @@ def import_traced(model, args, kwargs):
             if rewrite and (r := rewrite(call_args, results)):
                 op, call_args = r
             what = f"op '{op}'"
-            names_out = w.call(op, _flat_call_args(call_args, what), results, _location(node),
-                               outs[0].debugName())
-            for o, s, v in zip(outs, names_out, results):
+            # Nodes keep fx-style names (the op's); errors name TorchScript's value.
+            built = b.call(op, flat_call_args(call_args, what), results,
+                           jit_location(node, b.here), label=outs[0].debugName())
+            for o, s, v in zip(outs, built, results):
                 env[o.unique()] = (s, v)
         else:
-            _fail(f"cannot import the TorchScript node {kind} (method='jit')")
+            fail(f"cannot import the TorchScript node {kind} (method='jit')")
     ret = list(graph.return_node().inputs())[0]
-    ssas, vals = get(ret)
-    flat, out_spec = tree_flatten(ssas)
-    if not all(isinstance(s, str) and s.startswith("%") for s in flat):
-        _fail("the traced model returns something other than tensors")
-    return w.finish(type(model).__name__, flat), params, out_spec
+    built, vals = get(ret)
+    flat, out_spec = tree_flatten(built)
+    if not all(isinstance(v, Value) for v in flat):
+        fail("the traced model returns something other than tensors")
+    return b.finish(flat, params, out_spec)

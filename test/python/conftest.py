@@ -8,6 +8,23 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.environ.get(
     "TRACEIR_BUILD", os.path.join(HERE, "..", "..", "build")), "python"))
 
+# Text -> objects -> text, for every module a test compiles: rebuilt node by
+# node from what walking it reads (traceir.ir), it prints the same (see
+# ir_roundtrip.py; traceir_testing checks the graphs it runs the same way).
+import traceir as _traceir  # noqa: E402
+
+if _traceir.HAS_COMPILER:
+    import ir_roundtrip
+
+    _compiled_init = _traceir.CompiledGraph.__init__
+
+    def _checked_init(self, module, *args, **kwargs):
+        if module is not None:
+            ir_roundtrip.check_round_trip(module)
+        _compiled_init(self, module, *args, **kwargs)
+
+    _traceir.CompiledGraph.__init__ = _checked_init
+
 # TRACEIR_ROUNDTRIP=1: every graph a test compiles is saved as a .trx file
 # and loaded back before it runs, so the whole suite checks that saved
 # executables run as the ones built here do (scripts/test.sh runs the tier

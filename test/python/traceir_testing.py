@@ -125,10 +125,26 @@ class RunError(Exception):
     pass
 
 
+def _check_round_trip(text):
+    """Text -> objects -> text for a graph a test runs (see
+    ir_roundtrip.py); text the parser refuses is a test of the tools'
+    errors, which trace-run reports."""
+    import traceir
+    if not traceir.HAS_COMPILER:
+        return
+    try:
+        module = traceir.Module.parse(text)
+    except traceir.TraceIRError:
+        return
+    import ir_roundtrip
+    ir_roundtrip.check_round_trip(module)
+
+
 def run_graph(text, inputs=None, params=None, free=True, check_frees=True,
               device=None, seed=0, extra=(), profile=True):
     """Runs a graph; returns (outputs, memory report dict). With `profile`,
     also checks the run's trace (see check_trace)."""
+    _check_round_trip(text)
     seeds = os.environ.get("TRACEIR_FUZZ_SEED_DIR")
     if seeds:  # fuzz/seed_corpora.py: every graph the tests run seeds the fuzzers
         os.makedirs(seeds, exist_ok=True)

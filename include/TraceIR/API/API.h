@@ -29,18 +29,6 @@ template <typename T> struct Result {
   bool ok() const { return error.empty(); }
 };
 
-/// Parses and verifies a module; returns its text as trace-opt prints it.
-Result<std::string> parse(const std::string &text,
-                          const std::string &sourceName = "<string>");
-/// Runs a textual pass pipeline (e.g. "canonicalize,free-dead-tensors") on
-/// the module; returns the result's text.
-Result<std::string> runPasses(const std::string &text,
-                              const std::string &pipeline,
-                              const std::string &sourceName = "<string>");
-/// Imports a 2017 ANF trace (as trace-translate --import-anf).
-Result<std::string> importANF(const std::string &text,
-                              const std::string &sourceName = "<string>");
-
 /// A tensor crossing the boundary: dtype by its safetensors name ("F32",
 /// "I64", ...), a contiguous row-major copy of the data.
 struct Tensor {
@@ -74,14 +62,16 @@ struct OutputTensor {
 
 class Profiler;
 
-/// The .trx bytes of the graph named `graph` (or the only one) built for
-/// `device` without using the device (trace-translate --emit-executable);
-/// with `generatedKernels`, the ops the GPU lowering covers run its kernels,
-/// compiled for `chip`. The compiler half only.
-Result<std::string>
-emitExecutable(const std::string &text, const std::string &graph,
-               const std::string &device, const std::string &sourceName,
-               bool generatedKernels, const std::string &chip);
+class IRModule;
+
+/// The .trx bytes of the graph named `graph` (or the only one) of `module`
+/// built for `device` without using the device (trace-translate
+/// --emit-executable); with `generatedKernels`, the ops the GPU lowering
+/// covers run its kernels, compiled for `chip`. The compiler half only.
+Result<std::string> emitExecutable(IRModule &module, const std::string &graph,
+                                   const std::string &device,
+                                   bool generatedKernels,
+                                   const std::string &chip);
 
 /// Threads of the CPU matrix products (the BLAS's; the portable GEMM runs
 /// on one).
@@ -93,14 +83,14 @@ std::string gemmBackend();
 /// A trace.graph built for one device, with its parameters loaded.
 class Executable {
 public:
-  /// Builds the graph named `graph` (or the only one) of the module text
-  /// for `device` ("cpu", "cuda", "cuda:N"). With `compileGpuKernels` or a
+  /// Builds the graph named `graph` (or the only one) of `module` for
+  /// `device` ("cpu", "cuda", "cuda:N"). With `compileGpuKernels` or a
   /// `gpuBinary` (a fatbin of trace-translate --emit-gpu-binary), the ops
   /// the lowering covers launch the compiler's kernels instead of the
-  /// runtime's (CUDA only; see trace-run --gpu-binary).
+  /// runtime's (CUDA only; see trace-run --gpu-binary). The compiler half
+  /// only.
   static Result<std::unique_ptr<Executable>>
-  create(const std::string &text, const std::string &graph,
-         const std::string &device, const std::string &sourceName,
+  create(IRModule &module, const std::string &graph, const std::string &device,
          bool compileGpuKernels = false, const std::string &gpuBinary = "");
   ~Executable();
   /// Loads a saved executable (.trx) to run on `device`, or on the device it

@@ -606,26 +606,25 @@ Executable::runViews(const InputViews &inputs, const RunOptions &options,
                      bool outputsOnDevice) {
   std::vector<OutputBuffer> outputs(outputSlots.size());
   Device host;
-  bool onDevice = outputsOnDevice && alloc && !(dev == host);
-  Allocator *hostAlloc = nullptr;
-  std::unique_ptr<Allocator> cpuAlloc;
-  if (!onDevice && alloc && !(dev == host)) {
-    cpuAlloc = createCPUAllocator();
-    hostAlloc = cpuAlloc.get();
-  }
+  // A device's outputs come to the host unless asked to stay; the CPU's
+  // are on the host already.
+  bool toHost = !outputsOnDevice && !(dev == host);
   Error err = execute(inputs, options, [&](size_t i, const Tensor &t) -> Error {
     OutputBuffer &out = outputs[i];
     out.dtype = t.dtype;
     out.shape = t.shape;
-    out.device = onDevice ? dev : host;
+    out.device = toHost ? host : dev;
     int64_t nbytes = t.nbytes();
     std::string what = "output #" + strCat(i);
-    out.data = (hostAlloc ? hostAlloc : alloc.get())
+    // Exported memory is outside any allocator's counts: one CPU allocator
+    // serves every executable's host outputs.
+    static const std::unique_ptr<Allocator> hostMemory = createCPUAllocator();
+    out.data = (toHost ? hostMemory : alloc)
                    ->allocateExported(static_cast<size_t>(nbytes));
     if (!out.data)
       return makeError("cannot allocate " + strCat(nbytes) + " bytes on " +
                        out.device.str() + " for " + what);
-    if (!onDevice && hostAlloc)
+    if (toHost)
       return copyOutToHost(t, out.data.get(), what);
     // On the executable's own device (the CPU's is the host): one copy,
     // which also gathers a strided output.
@@ -642,7 +641,7 @@ Executable::runViews(const InputViews &inputs, const RunOptions &options,
     return err;
   // Kernels and copies may still be queued: the caller reads the outputs on
   // a stream of its own.
-  if (onDevice)
+  if (outputsOnDevice && !(dev == host))
     if (Error err = alloc->synchronize())
       return err;
   return outputs;

@@ -109,6 +109,8 @@ ScalarValue toScalar(nb::handle o, const std::string &what) {
 }
 
 api::InsertPoint toInsertPoint(const nb::tuple &t) {
+  if (t.size() != 3)
+    raise("an insertion point is (graph, anchor, after)");
   api::InsertPoint at;
   at.graph = nb::cast<int64_t>(t[0]);
   at.anchor = nb::cast<int64_t>(t[1]);
@@ -123,11 +125,21 @@ api::Location toLocation(const nb::tuple &t) {
     loc.copyFrom = nb::cast<int64_t>(t[0]);
     return loc;
   }
+  if (t.size() != 4)
+    raise("a location is (name, file, line, column) or (node,)");
   loc.name = nb::cast<std::string>(t[0]);
   loc.file = nb::cast<std::string>(t[1]);
   loc.line = nb::cast<int>(t[2]);
   loc.column = nb::cast<int>(t[3]);
   return loc;
+}
+
+/// (name, file, line, column) where `has` (a location of the importers'
+/// form), else None.
+nb::object toPython(const api::Location &l, bool has) {
+  if (!has)
+    return nb::none();
+  return nb::make_tuple(l.name, l.file, l.line, l.column);
 }
 
 } // namespace
@@ -169,13 +181,9 @@ void traceir::bindings::bindCompiler(nb::module_ &m) {
            [](api::IRModule &m, int64_t g) {
              nb::list out;
              for (const api::GraphArg &a : unwrap(m.graphArgs(g))) {
-               nb::object parts = nb::none();
-               if (a.hasLocationParts)
-                 parts = nb::make_tuple(
-                     a.locationParts.name, a.locationParts.file,
-                     a.locationParts.line, a.locationParts.column);
-               out.append(nb::make_tuple(a.name, a.isParam, a.donated,
-                                         toPython(a.type), parts));
+               out.append(nb::make_tuple(
+                   a.name, a.isParam, a.donated, toPython(a.type),
+                   toPython(a.locationParts, a.hasLocationParts)));
              }
              return out;
            })
@@ -194,14 +202,10 @@ void traceir::bindings::bindCompiler(nb::module_ &m) {
               scalars.append(toPython(s));
             for (const api::TypeInfo &t : n.results)
               results.append(toPython(t));
-            nb::object parts = nb::none();
-            if (n.hasLocationParts)
-              parts =
-                  nb::make_tuple(n.locationParts.name, n.locationParts.file,
-                                 n.locationParts.line, n.locationParts.column);
-            return nb::make_tuple(n.kind, n.target, args, n.cconv,
-                                  nb::tuple(scalars), results, n.location,
-                                  n.graph, parts);
+            return nb::make_tuple(
+                n.kind, n.target, args, n.cconv, nb::tuple(scalars), results,
+                n.location, n.graph,
+                toPython(n.locationParts, n.hasLocationParts));
           },
           "(kind, target, args, cconv, scalars, result types, location, "
           "graph, location parts or None); each arg is (True, value handle) "
@@ -231,9 +235,8 @@ void traceir::bindings::bindCompiler(nb::module_ &m) {
       .def("module_location",
            [](const api::IRModule &m) -> nb::object {
              api::Location l;
-             if (!m.moduleLocation(l))
-               return nb::none();
-             return nb::make_tuple(l.name, l.file, l.line, l.column);
+             bool has = m.moduleLocation(l);
+             return toPython(l, has);
            })
       .def(
           "create_pyop",
@@ -245,6 +248,9 @@ void traceir::bindings::bindCompiler(nb::module_ &m) {
             for (nb::handle a : args) {
               api::CallArg c;
               nb::tuple pair = nb::cast<nb::tuple>(a);
+              if (pair.size() != 2)
+                raise("an argument is (True, value handle) or (False, "
+                      "scalar)");
               c.isTensor = nb::cast<bool>(pair[0]);
               if (c.isTensor)
                 c.value = toValueRef(nb::cast<nb::tuple>(pair[1]));

@@ -168,6 +168,15 @@ def test_verify_and_bad_handles():
         traceir.ir.Value(m, (m.graphs[0].nodes[0]._id, 3, False)).type
     with pytest.raises(KeyError, match="no graph @nope"):
         m.graphs["nope"]
+    # The native layer checks the shape of what it is handed, too.
+    ir, g = m._ir, m.graphs[0]
+    x = g.inputs[0]._ref
+    with pytest.raises(TraceIRError, match="an insertion point is"):
+        ir.create_pyop((g._id,), "relu", [(True, x)], [], ("", "", 0, 0))
+    with pytest.raises(TraceIRError, match="a location is"):
+        ir.create_pyop((g._id, -1, False), "relu", [(True, x)], [], ("a", "b"))
+    with pytest.raises(TraceIRError, match="an argument is"):
+        ir.create_pyop((g._id, -1, False), "relu", [(True,)], [], ("", "", 0, 0))
 
 
 def test_text_objects_text():

@@ -67,11 +67,31 @@ def _torch_dtype(element_type):
     return getattr(torch, name)
 
 
-class Value:
+class _Handle:
+    """What Value, Node and Graph share: a module and a key into it, equal
+    when both are, and a repr that says so when the handle is stale."""
+
+    __slots__ = ("_module",)
+
+    def __eq__(self, other):
+        return isinstance(other, type(self)) and other._module is self._module and \
+            other._key() == self._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        try:
+            return self._describe()
+        except TraceIRError as e:
+            return f"<stale traceir.{type(self).__name__}: {e}>"
+
+
+class Value(_Handle):
     """A tensor of a graph: a node's result, or a graph argument (a
     parameter or an input)."""
 
-    __slots__ = ("_module", "_ref")
+    __slots__ = ("_ref",)
 
     def __init__(self, module, ref):
         self._module = module
@@ -136,26 +156,19 @@ class Value:
         _edited(self._module)
         self._module._ir.replace_all_uses_with(self._ref, other._ref)
 
-    def __eq__(self, other):
-        return isinstance(other, Value) and other._module is self._module and \
-            other._ref == self._ref
+    def _key(self):
+        return self._ref
 
-    def __hash__(self):
-        return hash(self._ref)
-
-    def __repr__(self):
-        try:
-            return f"%{self.name}"
-        except TraceIRError as e:
-            return f"<stale traceir.Value: {e}>"
+    def _describe(self):
+        return f"%{self.name}"
 
 
-class Node:
+class Node(_Handle):
     """One instruction of a graph. `op` is its kind as torch.fx names them
     where they match: "pyop" (a call; fx's "call_function"), "constant",
     "free", "ret" (fx's "output"); `target` is the pyop's op name."""
 
-    __slots__ = ("_module", "_id")
+    __slots__ = ("_id",)
 
     def __init__(self, module, node_id):
         self._module = module
@@ -269,28 +282,21 @@ class Node:
         suffixes, in program order (kind names for the other nodes)."""
         return self.graph._names()[self._id]
 
-    def __eq__(self, other):
-        return isinstance(other, Node) and other._module is self._module and \
-            other._id == self._id
+    def _key(self):
+        return self._id
 
-    def __hash__(self):
-        return hash(self._id)
-
-    def __repr__(self):
-        try:
-            return self.name
-        except TraceIRError as e:
-            return f"<stale traceir.Node: {e}>"
+    def _describe(self):
+        return self.name
 
 
-class Graph:
+class Graph(_Handle):
     """A trace.graph: parameters and inputs, then nodes in program order.
 
     `traceir.Graph(name)` makes a new, empty graph in a new Module
     (`graph.module`), or in `module`: add_param / add_input, nodes,
     set_outputs. Walking a module gives its graphs (`module.graphs`)."""
 
-    __slots__ = ("_module", "_id")
+    __slots__ = ("_id",)
 
     def __init__(self, name, module=None, location=None):
         from . import Module
@@ -559,18 +565,11 @@ class Graph:
             text = "\n".join(lines)
         print(text, file=file)
 
-    def __eq__(self, other):
-        return isinstance(other, Graph) and other._module is self._module and \
-            other._id == self._id
+    def _key(self):
+        return self._id
 
-    def __hash__(self):
-        return hash(self._id)
-
-    def __repr__(self):
-        try:
-            return f"<traceir.Graph @{self.name}: {len(self.nodes)} nodes>"
-        except TraceIRError as e:
-            return f"<stale traceir.Graph: {e}>"
+    def _describe(self):
+        return f"<traceir.Graph @{self.name}: {len(self.nodes)} nodes>"
 
 
 class Graphs:

@@ -94,9 +94,11 @@ def best(fn, repeat, setup=None):
     return t, out
 
 
-# TraceIR ------------------------------------------------------------------
+# Both sides ----------------------------------------------------------------
+# The same reads on a traceir.Graph and a torch.fx.Graph: both have `nodes`,
+# and nodes with `op`, `target`, `args` and `users`.
 
-def tr_walk(g):
+def walk(g):
     tensors = 0
     for n in g.nodes:
         n.op, n.target
@@ -104,7 +106,7 @@ def tr_walk(g):
     return tensors
 
 
-def tr_walk_users(g):
+def walk_users(g):
     tensors = users = 0
     for n in g.nodes:
         n.op, n.target
@@ -112,6 +114,8 @@ def tr_walk_users(g):
         users += len(n.users)
     return tensors, users
 
+
+# TraceIR ------------------------------------------------------------------
 
 def tr_rebuild(g):
     import traceir
@@ -144,23 +148,6 @@ def tr_rewrite(m):
 
 
 # torch.fx -----------------------------------------------------------------
-
-def fx_walk(g):
-    tensors = 0
-    for n in g.nodes:
-        n.op, n.target
-        tensors += len(n.args)
-    return tensors
-
-
-def fx_walk_users(g):
-    tensors = users = 0
-    for n in g.nodes:
-        n.op, n.target
-        tensors += len(n.args)
-        users += len(n.users)
-    return tensors, users
-
 
 def fx_rebuild(g):
     import torch.fx as fx
@@ -206,16 +193,15 @@ def graph_bench(traceir, n, repeat, edit_repeat):
     # "first": the first walk of a freshly parsed copy (nothing cached);
     # "again": walking the same graph once more.
     fresh = lambda: m.clone().graphs[0]  # noqa: E731
-    for label, tr_fn, fx_fn in (("walk (op, target, args)", tr_walk, fx_walk),
-                                ("walk + users", tr_walk_users, fx_walk_users)):
-        t_first, a = best(tr_fn, repeat, setup=fresh)
-        tr_fn(g)  # untimed: "again" walks a graph walked before
-        t_again, a2 = best(lambda: tr_fn(g), repeat)
-        t_fx, b = best(lambda: fx_fn(fg), repeat)
+    for label, fn in (("walk (op, target, args)", walk), ("walk + users", walk_users)):
+        t_first, a = best(fn, repeat, setup=fresh)
+        fn(g)  # untimed: "again" walks a graph walked before
+        t_again, a2 = best(lambda: fn(g), repeat)
+        t_fx, b = best(lambda: fn(fg), repeat)
         # fx's g.nodes also holds the placeholder (TraceIR's inputs are
         # g.inputs): its users are the only difference.
         x_users = len(next(iter(fg.nodes)).users)
-        want = b if tr_fn is tr_walk else (b[0], b[1] - x_users)
+        want = b if fn is walk else (b[0], b[1] - x_users)
         assert a == a2 == want, (a, a2, b)
         rows.append((label + ", first", t_first, t_fx))
         rows.append((label + ", again", t_again, t_fx))

@@ -23,15 +23,10 @@ CUDA_LIBS='libcudart|libcublas|libcuda\.|libcudnn|libnvrtc|libnvJitLink'
 fail() { echo "check-runtime-nocuda: $*"; exit 1; }
 [[ -x $FULL/trace-translate ]] || fail "$FULL/trace-translate is missing (the full build makes the saved executables)"
 
-rm -rf "$BUILD"
+source "$ROOT/scripts/lib/runtime-only-build.sh"
 start=$SECONDS
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRACEIR_RUNTIME_ONLY=ON \
-  -DTRACEIR_ENABLE_CUDA=OFF -DCMAKE_IGNORE_PREFIX_PATH="$LLVM_PREFIX;$CUDA_PREFIX" \
-  -DCMAKE_IGNORE_PATH="$LLVM_PREFIX/lib/cmake/llvm;$LLVM_PREFIX/lib/cmake/mlir" \
-  -DPython_EXECUTABLE="$PY" "${@:2}" >"$BUILD.cmake.log" 2>&1 ||
-  { cat "$BUILD.cmake.log"; exit 1; }
-ninja -C "$BUILD" >"$BUILD.ninja.log" 2>&1 || { grep -v '^\[' "$BUILD.ninja.log" | tail -40; exit 1; }
-echo "runtime-only build without CUDA: $((SECONDS - start)) s ($(nproc) cores)"
+build_runtime_only "$BUILD" "runtime-only build without CUDA" "$LLVM_PREFIX;$CUDA_PREFIX" "$PY" \
+  -DTRACEIR_ENABLE_CUDA=OFF "${@:2}"
 
 # One configure line, saying why.
 [[ $(grep -c "without CUDA" "$BUILD.cmake.log") == 1 ]] ||

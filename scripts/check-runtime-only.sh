@@ -11,17 +11,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:?usage: scripts/check-runtime-only.sh BUILD_DIR}"
 VENV="${TRACEIR_VENV:-$HOME/.cache/traceir/venv}"
 LLVM_PREFIX=/usr/lib/llvm-22
-rm -rf "$BUILD"
-start=$SECONDS
-# No MLIR_DIR or LLVM_DIR, and CMake told to ignore the LLVM prefix: any
-# find_* for it would fail.
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRACEIR_RUNTIME_ONLY=ON \
-  -DTRACEIR_USE_BLAS=OFF -DCMAKE_IGNORE_PREFIX_PATH="$LLVM_PREFIX" \
-  -DCMAKE_IGNORE_PATH="$LLVM_PREFIX/lib/cmake/llvm;$LLVM_PREFIX/lib/cmake/mlir" \
-  -DPython_EXECUTABLE="$VENV/bin/python" "${@:2}" >"$BUILD.cmake.log" 2>&1 ||
-  { cat "$BUILD.cmake.log"; exit 1; }
-ninja -C "$BUILD" >"$BUILD.ninja.log" 2>&1 || { grep -v '^\[' "$BUILD.ninja.log" | tail -40; exit 1; }
-echo "runtime-only build: $((SECONDS - start)) s ($(nproc) cores)"
+source "$ROOT/scripts/lib/runtime-only-build.sh"
+build_runtime_only "$BUILD" "runtime-only build" "$LLVM_PREFIX" "$VENV/bin/python" \
+  -DTRACEIR_USE_BLAS=OFF "${@:2}"
 if grep -q "$LLVM_PREFIX" "$BUILD/compile_commands.json"; then
   echo "check-runtime-only: a compile command names $LLVM_PREFIX:"
   grep -o "[^ ]*$LLVM_PREFIX[^ ]*" "$BUILD/compile_commands.json" | sort -u | head

@@ -28,7 +28,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/MemoryBuffer.h"
 
-#include <unordered_map>
+#include <utility>
 
 using namespace traceir;
 using namespace traceir::api;
@@ -45,12 +45,13 @@ struct IRModule::Impl {
   int64_t firstLiveId = 0;
   int64_t nextId = 0;
   llvm::DenseMap<mlir::Operation *, int64_t> ids;
-  std::unordered_map<int64_t, mlir::Operation *> ops;
+  /// The op of id firstLiveId + i; null once erased.
+  std::vector<mlir::Operation *> ops;
 
   int64_t idOf(mlir::Operation *op) {
     auto [it, inserted] = ids.try_emplace(op, nextId);
     if (inserted) {
-      ops.emplace(nextId, op);
+      ops.push_back(op);
       ++nextId;
     }
     return it->second;
@@ -59,9 +60,8 @@ struct IRModule::Impl {
   /// The op of `id`, or an error naming why there is none.
   Expected<mlir::Operation *> resolve(int64_t id) {
     if (id >= firstLiveId && id < nextId) {
-      auto it = ops.find(id);
-      if (it != ops.end())
-        return it->second;
+      if (mlir::Operation *op = ops[size_t(id - firstLiveId)])
+        return op;
       return makeError("node erased");
     }
     if (id >= 0 && id < firstLiveId)
@@ -117,14 +117,42 @@ struct IRModule::Impl {
   /// The MLIR location `loc` names (copyFrom resolved), or an error.
   Expected<mlir::Location> location(const Location &loc);
 
+  /// What edits changed since takeChanges (see there).
+  Changes changes;
+  /// Logs `op` as changed, if a handle to it is out (one without an id has
+  /// nothing cached of it).
+  void touched(mlir::Operation *op) {
+    if (!op)
+      return;
+    auto it = ids.find(op);
+    if (it != ids.end())
+      changes.changed.push_back(it->second);
+  }
+  /// Logs the definers of `op`'s operands as changed: their users change
+  /// when `op` comes or goes (a graph argument's definer is the graph).
+  void touchDefiners(mlir::Operation *op) {
+    for (mlir::Value v : op->getOperands())
+      touched(definerOf(v));
+  }
+  static mlir::Operation *definerOf(mlir::Value v) {
+    if (auto arg = mlir::dyn_cast<mlir::BlockArgument>(v))
+      return arg.getOwner()->getParentOp();
+    return v.getDefiningOp();
+  }
+
   /// Forgets an op about to be erased (its id stays used: "node erased").
   void forget(mlir::Operation *op) {
+    touchDefiners(op);
     auto it = ids.find(op);
     if (it == ids.end())
       return;
-    ops.erase(it->second);
+    changes.erased.push_back(it->second);
+    ops[size_t(it->second - firstLiveId)] = nullptr;
     ids.erase(it);
   }
+
+  /// What node() and nodes() read of `op`, into `n` (reusing its storage).
+  void info(mlir::Operation *op, bool full, NodeInfo &n);
 
   /// Types and locations are uniqued in the context: printing each once
   /// keeps walking a large graph cheap (node() prints both).
@@ -148,6 +176,7 @@ struct IRModule::Impl {
     ids.clear();
     ops.clear();
     holdsFrees.clear();
+    changes = {};
     firstLiveId = nextId;
     ++generation;
   }
@@ -328,45 +357,59 @@ Result<std::vector<int64_t>> IRModule::graphNodes(int64_t graph) {
   return {std::move(out), {}};
 }
 
-Result<NodeInfo> IRModule::node(int64_t id) {
-  auto resolved = impl->resolve(id);
-  if (!resolved)
-    return {{}, toString(resolved.takeError())};
-  mlir::Operation *op = *resolved;
-  NodeInfo n;
+void IRModule::Impl::info(mlir::Operation *op, bool full, NodeInfo &n) {
+  n.target.clear();
+  n.args.clear();
+  n.cconv.clear();
+  n.scalars.clear();
+  n.results.clear();
+  n.location.clear();
+  n.locationParts = {};
+  n.hasLocationParts = false;
+  n.graph = -1;
   if (mlir::Operation *parent = op->getParentOp();
       parent && mlir::isa<GraphOp>(parent))
-    n.graph = impl->idOf(parent);
-  const Impl::LocationInfo &where = impl->locationOf(op->getLoc());
-  n.location = where.text;
-  n.hasLocationParts = where.hasParts;
-  n.locationParts = where.parts;
-  for (mlir::Type t : op->getResultTypes())
-    n.results.push_back(impl->typeOf(t));
+    n.graph = idOf(parent);
+  n.numResults = int32_t(op->getNumResults());
+  if (full) {
+    const LocationInfo &where = locationOf(op->getLoc());
+    n.location = where.text;
+    n.hasLocationParts = where.hasParts;
+    n.locationParts = where.parts;
+    for (mlir::Type t : op->getResultTypes())
+      n.results.push_back(typeOf(t));
+  }
   auto tensorArg = [&](mlir::Value v) {
     CallArg a;
     a.isTensor = true;
-    a.value = impl->refOf(v);
+    a.value = refOf(v);
     return a;
   };
   if (auto py = mlir::dyn_cast<mlir::trace::PyOp>(op)) {
     n.kind = "pyop";
-    n.target = py.getOpName().str();
-    n.cconv = py.getCconv().str();
-    for (mlir::Attribute s : py.getScalars())
-      n.scalars.push_back(toScalarValue(s));
+    llvm::StringRef name = py.getOpName();
+    n.target.assign(name.data(), name.size());
+    llvm::StringRef cconv = py.getCconv();
+    mlir::ArrayAttr scalars = py.getScalars();
     auto tensors = py.getTensors();
+    n.args.reserve(cconv.size());
     size_t t = 0, s = 0;
-    for (char c : n.cconv) {
+    for (char c : cconv) {
       if (c == 't' && t < tensors.size()) {
         n.args.push_back(tensorArg(tensors[t++]));
-      } else if (c == 's' && s < n.scalars.size()) {
+      } else if (c == 's' && s < scalars.size()) {
         CallArg a;
-        a.scalar = n.scalars[s++];
+        a.scalar = toScalarValue(scalars[s++]);
         n.args.push_back(std::move(a));
       }
     }
-    return {std::move(n), {}};
+    if (full) {
+      n.cconv = cconv.str();
+      for (const CallArg &a : n.args)
+        if (!a.isTensor)
+          n.scalars.push_back(a.scalar);
+    }
+    return;
   }
   if (mlir::isa<mlir::trace::ConstantOp>(op))
     n.kind = "constant";
@@ -377,10 +420,81 @@ Result<NodeInfo> IRModule::node(int64_t id) {
   else if (mlir::isa<GraphOp>(op))
     n.kind = "graph";
   else
-    n.kind = op->getName().getStringRef().str();
+    n.kind.assign(op->getName().getStringRef().str());
+  n.args.reserve(op->getNumOperands());
   for (mlir::Value v : op->getOperands())
     n.args.push_back(tensorArg(v));
+}
+
+Result<NodeInfo> IRModule::node(int64_t id) {
+  auto resolved = impl->resolve(id);
+  if (!resolved)
+    return {{}, toString(resolved.takeError())};
+  NodeInfo n;
+  impl->info(*resolved, /*full=*/true, n);
   return {std::move(n), {}};
+}
+
+Result<std::vector<NodeInfo>> IRModule::nodes(const std::vector<int64_t> &ids,
+                                              bool full) {
+  std::vector<NodeInfo> out;
+  out.reserve(ids.size());
+  for (int64_t id : ids) {
+    auto resolved = impl->resolve(id);
+    if (!resolved)
+      return {{}, toString(resolved.takeError())};
+    impl->info(*resolved, full, out.emplace_back());
+  }
+  return {std::move(out), {}};
+}
+
+std::string IRModule::walkGraph(
+    int64_t graph, bool full, const std::function<bool(int64_t)> &want,
+    const std::function<bool(int64_t, const NodeInfo *)> &visit) {
+  auto g = impl->resolveGraph(graph);
+  if (!g)
+    return toString(g.takeError());
+  mlir::Block &body = g->getBody().front();
+  impl->ids.reserve(impl->ids.size() + body.getOperations().size());
+  NodeInfo n;
+  for (mlir::Operation &op : body) {
+    int64_t id = impl->idOf(&op);
+    const NodeInfo *info = nullptr;
+    if (want(id)) {
+      impl->info(&op, full, n);
+      info = &n;
+    }
+    if (!visit(id, info))
+      break;
+  }
+  return {};
+}
+
+Result<std::vector<std::vector<int64_t>>> IRModule::graphUsers(int64_t graph) {
+  auto g = impl->resolveGraph(graph);
+  if (!g)
+    return {{}, toString(g.takeError())};
+  std::vector<std::vector<int64_t>> out;
+  llvm::SmallVector<mlir::Operation *> users;
+  for (mlir::Operation &op : g->getBody().front()) {
+    users.clear();
+    for (mlir::Value r : op.getResults())
+      users.append(r.getUsers().begin(), r.getUsers().end());
+    // Program order, each user once (an op may use a value twice).
+    llvm::sort(users, [](mlir::Operation *a, mlir::Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    users.erase(std::unique(users.begin(), users.end()), users.end());
+    std::vector<int64_t> &ids = out.emplace_back();
+    ids.reserve(users.size());
+    for (mlir::Operation *u : users)
+      ids.push_back(impl->idOf(u));
+  }
+  return {std::move(out), {}};
+}
+
+IRModule::Changes IRModule::takeChanges() {
+  return std::exchange(impl->changes, {});
 }
 
 Result<TypeInfo> IRModule::valueType(const ValueRef &value) {
@@ -665,6 +779,7 @@ Result<int64_t> IRModule::createPyOp(const InsertPoint &at,
     op->erase();
     return {-1, msg};
   }
+  impl->touchDefiners(op);
   return {impl->idOf(op), {}};
 }
 
@@ -746,8 +861,11 @@ std::string IRModule::replaceAllUsesWith(const ValueRef &fromRef,
     if (!replaced(use))
       continue;
     operands.push_back({&use, *from});
+    impl->touched(use.getOwner());
     use.set(*to);
   }
+  impl->touched(Impl::definerOf(*from));
+  impl->touched(Impl::definerOf(*to));
   auto undo = [&] {
     for (auto &[v, t] : llvm::reverse(types))
       v.setType(t);
@@ -794,6 +912,7 @@ std::string IRModule::replaceAllUsesWith(const ValueRef &fromRef,
       if (r.getType() == t)
         continue;
       types.push_back({r, r.getType()});
+      impl->touched(py);
       r.setType(t);
       for (mlir::Operation *user : r.getUsers())
         work.push_back(user);
@@ -964,7 +1083,10 @@ std::string IRModule::setOutputs(int64_t graphId,
   auto located = impl->location(loc);
   if (!located)
     return toString(located.takeError());
+  impl->touchDefiners(ret);
   ret->setOperands(outs);
+  impl->touchDefiners(ret);
+  impl->touched(ret);
   if (!mlir::isa<mlir::UnknownLoc>(*located))
     ret->setLoc(*located);
   graph->setFunctionType(mlir::FunctionType::get(

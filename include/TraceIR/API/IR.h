@@ -20,6 +20,7 @@
 #include "TraceIR/Runtime/Scalar.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,6 +77,8 @@ struct NodeInfo {
   std::string cconv;
   std::vector<ScalarValue> scalars;
   std::vector<TypeInfo> results;
+  /// How many results it has (set by nodes() without `full` too).
+  int32_t numResults = 0;
   /// The location as MLIR prints it, without `loc(...)`.
   std::string location;
   /// The same in parts, where it has the importers' form (a name, a file
@@ -148,6 +151,22 @@ public:
   /// The graph's nodes in program order (`ret` last).
   Result<std::vector<int64_t>> graphNodes(int64_t graph);
   Result<NodeInfo> node(int64_t node);
+  /// node() of many nodes in one call. Without `full`, each has its kind,
+  /// target, args, numResults and graph only (what walking a graph reads
+  /// first), not its cconv, scalars, result types or location.
+  Result<std::vector<NodeInfo>> nodes(const std::vector<int64_t> &ids,
+                                      bool full);
+  /// Visits the graph's nodes in program order, in one pass: `visit(id,
+  /// info)` gets what nodes() reads (with `full`, what node() reads) where
+  /// `want(id)`, else null; a visit returning false stops the walk. `info`
+  /// is valid during the call only.
+  std::string
+  walkGraph(int64_t graph, bool full, const std::function<bool(int64_t)> &want,
+            const std::function<bool(int64_t, const NodeInfo *)> &visit);
+  /// For each node of the graph, in program order, the nodes that use any
+  /// of its results (in program order, each once): users() of a whole graph
+  /// in one pass.
+  Result<std::vector<std::vector<int64_t>>> graphUsers(int64_t graph);
   Result<TypeInfo> valueType(const ValueRef &value);
   /// The nodes that use `value`, in program order, each once.
   Result<std::vector<int64_t>> users(const ValueRef &value);
@@ -197,6 +216,16 @@ public:
   /// gets `loc` unless it is unknown.
   std::string setOutputs(int64_t graph, const std::vector<ValueRef> &values,
                          const Location &loc);
+
+  /// What the edits since the last call changed, for a binding that keeps
+  /// what it read of nodes: `changed` nodes may have other arguments,
+  /// result types or users (each has a handle out; in no order, possibly
+  /// twice); `erased` were erased. A pipeline run empties both (every
+  /// handle is stale then).
+  struct Changes {
+    std::vector<int64_t> changed, erased;
+  };
+  Changes takeChanges();
 
   struct Impl;
   std::unique_ptr<Impl> impl;

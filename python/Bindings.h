@@ -10,6 +10,7 @@
 #define TRACEIR_PYTHON_BINDINGS_H
 
 #include "TraceIR/API/API.h"
+#include "TraceIR/Runtime/Scalar.h"
 
 #include <nanobind/nanobind.h>
 
@@ -24,8 +25,16 @@ template <typename T> T unwrap(api::Result<T> r) {
   return std::move(r.value);
 }
 
+/// The traceir.TraceIRError class (a borrowed reference).
+PyObject *traceirErrorType();
+
 void bindRuntime(nanobind::module_ &m);
+
+// The full build's (CompilerBindings.cpp, IRHandles.cpp).
 void bindCompiler(nanobind::module_ &m);
+void bindHandles(nanobind::module_ &m);
+/// A pyop's Python scalar as Python holds it.
+nanobind::object scalarToPython(const ScalarValue &v);
 
 } // namespace traceir::bindings
 

@@ -18,10 +18,7 @@ namespace nb = nanobind;
 using namespace traceir;
 using namespace traceir::bindings;
 
-namespace {
-
-/// A Python scalar of a pyop as Python holds it.
-nb::object toPython(const ScalarValue &v) {
+nb::object traceir::bindings::scalarToPython(const ScalarValue &v) {
   using K = ScalarValue::Kind;
   switch (v.kind) {
   case K::None:
@@ -37,18 +34,22 @@ nb::object toPython(const ScalarValue &v) {
   case K::List: {
     nb::list l;
     for (const ScalarValue &e : v.elements)
-      l.append(toPython(e));
+      l.append(scalarToPython(e));
     return l;
   }
   case K::Tuple: {
     nb::list l;
     for (const ScalarValue &e : v.elements)
-      l.append(toPython(e));
+      l.append(scalarToPython(e));
     return nb::tuple(l);
   }
   }
   return nb::none();
 }
+
+namespace {
+
+nb::object toPython(const ScalarValue &v) { return scalarToPython(v); }
 
 nb::tuple toPython(const api::ValueRef &v) {
   return nb::make_tuple(v.node, v.index, v.isArg);

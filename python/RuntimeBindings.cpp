@@ -25,6 +25,8 @@ using namespace traceir;
 /// The error type of every TraceIR failure the bindings report.
 static nb::object traceirError;
 
+PyObject *traceir::bindings::traceirErrorType() { return traceirError.ptr(); }
+
 void traceir::bindings::raise(const std::string &msg) {
   PyErr_SetString(traceirError.ptr(), msg.c_str());
   throw nb::python_error();
@@ -263,8 +265,8 @@ void traceir::bindings::bindRuntime(nb::module_ &m) {
             return result;
           },
           nb::arg("inputs"), nb::arg("outputs_on_device") = false,
-          nb::arg("check_frees") = false,
-          nb::arg("seed") = 0, nb::arg("profiler") = nb::none(),
+          nb::arg("check_frees") = false, nb::arg("seed") = 0,
+          nb::arg("profiler") = nb::none(),
           "Runs on (name, array) inputs read where they lie (host memory or "
           "this executable's CUDA device, any strides); returns the outputs "
           "(on the device with outputs_on_device=True) as numpy arrays, or "

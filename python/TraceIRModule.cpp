@@ -5,5 +5,6 @@
 NB_MODULE(_traceir, m) {
   traceir::bindings::bindRuntime(m);
   traceir::bindings::bindCompiler(m);
+  traceir::bindings::bindHandles(m);
   m.attr("HAS_COMPILER") = true;
 }

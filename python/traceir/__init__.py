@@ -86,11 +86,9 @@ class Module:
         self.name = name
         # How a from_torch module's flat outputs nest (a torch pytree spec).
         self.out_spec = out_spec
-        # traceir.ir's node names and insertion points, per graph, and what
-        # walking read (ir._Cache; dropped by every edit).
-        self._names = {}
-        self._insert = {}
-        self._walk = None
+        # What traceir.ir keeps of the held module (ir._init_state).
+        from .ir import _init_state
+        _init_state(self)
 
     @staticmethod
     def parse(text, params=None, name="<string>"):
@@ -118,8 +116,11 @@ class Module:
     def strip_frees(self):
         """Erases every trace.free (editing a graph needs that;
         free-dead-tensors puts them back); returns how many."""
-        self._walk = None
-        return self._ir.strip_frees()
+        from .ir import _edited
+        try:
+            return self._ir.strip_frees()
+        finally:
+            _edited(self, structural=True)
 
     @property
     def text(self):
@@ -156,8 +157,11 @@ class Module:
         first with clone() to keep the module as it was."""
         if not isinstance(pipeline, str):
             raise TypeError(f"pipeline must be a str, got {type(pipeline).__name__}")
-        self._walk = None
-        self._ir.run_passes(pipeline)
+        from .ir import _rewritten
+        try:
+            self._ir.run_passes(pipeline)
+        finally:
+            _rewritten(self)
         return self
 
     def save(self, path):

@@ -15,12 +15,15 @@ that predates a pass pipeline which rewrote the module, raises TraceIRError
 ("node erased", "module changed by a pass") instead of reading freed IR. A
 handle keeps its Module alive.
 
-What walking reads from the native side (a node's kind, target, arguments,
-types and location; a graph's node list; a value's users) is kept per
-module until the next edit (every edit made here, strip_frees or a pass
-pipeline drops it), so reading several properties of a node, or walking a
-graph again, asks the native side once.
+A module has one Node object per node. What walking reads of a node (its
+kind, target, arguments and results; then its users, types and location)
+is kept in it: a graph's nodes are read in one native call the first time
+the graph is walked, and walking again reads Python fields only. Every edit
+made here brings the nodes it changed up to date (the native side names
+them: IRModule::takeChanges); a pass pipeline, which may rewrite anything,
+makes them all stale.
 """
+from . import _traceir
 from ._traceir import TraceIRError
 
 __all__ = ["Graph", "Node", "Value", "TensorType"]
@@ -71,7 +74,7 @@ class _Handle:
     """What Value, Node and Graph share: a module and a key into it, equal
     when both are, and a repr that says so when the handle is stale."""
 
-    __slots__ = ("_module",)
+    __slots__ = ()
 
     def __eq__(self, other):
         return isinstance(other, type(self)) and other._module is self._module and \
@@ -87,21 +90,29 @@ class _Handle:
             return f"<stale traceir.{type(self).__name__}: {e}>"
 
 
-class Value(_Handle):
+# The native bases (IRHandles.cpp) hold the fields walking reads. A
+# runtime-only build has neither, nor any module to hold nodes of.
+if _traceir.HAS_COMPILER:
+    _NodeBase, _ValueBase = _traceir._NodeBase, _traceir._ValueBase
+else:
+    class _NodeBase:
+        __slots__ = ()
+
+    class _ValueBase:
+        __slots__ = ()
+
+
+class Value(_ValueBase, _Handle):
     """A tensor of a graph: a node's result, or a graph argument (a
-    parameter or an input)."""
+    parameter or an input). `Value(module, (node, index, is_arg))`."""
 
-    __slots__ = ("_ref",)
-
-    def __init__(self, module, ref):
-        self._module = module
-        self._ref = tuple(ref)
+    __slots__ = ()
 
     @property
     def type(self):
         node, index, is_arg = self._ref
         if not is_arg:
-            results = Node(self._module, node)._info()[5]
+            results = _node_of(self._module, node)._info()[5]
             if 0 <= index < len(results):
                 return TensorType(results[index])
         return TensorType(self._module._ir.value_type(self._ref))
@@ -118,8 +129,12 @@ class Value(_Handle):
     def node(self):
         """The node that defines it; None for a parameter or an input."""
         node, index, is_arg = self._ref
-        self._module._ir.value_type(self._ref)  # raises for a stale handle
-        return None if is_arg else Node(self._module, node)
+        if is_arg:
+            self._module._ir.value_type(self._ref)  # raises for a stale handle
+            return None
+        n = _node_of(self._module, node)
+        n.op  # raises for a stale handle
+        return n
 
     @property
     def index(self):
@@ -130,11 +145,15 @@ class Value(_Handle):
     def users(self):
         """The nodes that use it, in program order, each once."""
         mod = self._module
-        cache = _cache(mod)
-        users = cache.users.get(self._ref)
+        node, index, is_arg = self._ref
+        if not is_arg:
+            n = _node_of(mod, node)
+            if len(n.results) == 1:
+                return n.users
+        users = mod._value_users.get(self._ref)
         if users is None:
-            users = cache.users[self._ref] = mod._ir.users(self._ref)
-        return [Node(mod, n) for n in users]
+            users = mod._value_users[self._ref] = mod._ir.users(self._ref)
+        return [_node_of(mod, n) for n in users]
 
     @property
     def name(self):
@@ -143,7 +162,7 @@ class Value(_Handle):
         node, index, is_arg = self._ref
         if is_arg:
             return self._module._ir.graph_args(node)[index][0]
-        n = Node(self._module, node)
+        n = _node_of(self._module, node)
         return n.name if index == 0 else f"{n.name}.{index}"
 
     def replace_all_uses_with(self, other):
@@ -153,8 +172,11 @@ class Value(_Handle):
         checks, nothing changes and TraceIRError says where."""
         if not isinstance(other, Value) or other._module is not self._module:
             raise TypeError(f"replace_all_uses_with takes a Value of the same module, got {other!r}")
-        _edited(self._module)
-        self._module._ir.replace_all_uses_with(self._ref, other._ref)
+        mod = self._module
+        try:
+            mod._ir.replace_all_uses_with(self._ref, other._ref)
+        finally:
+            _edited(mod)
 
     def _key(self):
         return self._ref
@@ -163,60 +185,38 @@ class Value(_Handle):
         return f"%{self.name}"
 
 
-class Node(_Handle):
+class Node(_NodeBase, _Handle):
     """One instruction of a graph. `op` is its kind as torch.fx names them
     where they match: "pyop" (a call; fx's "call_function"), "constant",
-    "free", "ret" (fx's "output"); `target` is the pyop's op name."""
+    "free", "ret" (fx's "output"); `target` is the pyop's op name.
 
-    __slots__ = ("_id",)
+    `op`, `target`, `args` and `results` are fields of the native base (see
+    IRHandles.cpp), read as cheaply as torch.fx's; a graph's nodes get them
+    in one call when the graph is walked."""
 
-    def __init__(self, module, node_id):
-        self._module = module
-        self._id = node_id
+    __slots__ = ()
 
     def _info(self):
-        mod = self._module
-        cache = mod._walk
-        if cache is not None and cache.generation == mod._ir.generation:
-            info = cache.info.get(self._id)
-            if info is not None:
-                return info
-        else:
-            cache = _cache(mod)
-        # Tuples, not the native lists: a cache of 100k nodes holding lists
-        # costs the garbage collector more than reading them did.
-        kind, target, args, cconv, scalars, results, loc, graph, parts = mod._ir.node(self._id)
-        info = cache.info[self._id] = (kind, target, tuple(args), cconv, scalars,
-                                       tuple(results), loc, graph, parts)
+        """The rest of what the native side has of the node (result types,
+        location, cconv, scalars), read once."""
+        info = self._data
+        if info is None:
+            if self._stale is not None:
+                raise TraceIRError(self._stale)
+            kind, target, _, cconv, scalars, results, loc, graph, parts = \
+                self._module._ir.node(self._id)
+            info = self._data = (kind, target, None, cconv, scalars, tuple(results), loc,
+                                 graph, parts)
         return info
-
-    @property
-    def op(self):
-        return self._info()[0]
-
-    @property
-    def target(self):
-        """The op name of a pyop ("linear"); None for the other kinds."""
-        info = self._info()
-        return info[1] if info[0] == "pyop" else None
-
-    @property
-    def args(self):
-        """The argument list as the custom form prints it: tensor Values and
-        Python scalars (None, bool, int, float, str, tuples and lists), in
-        call order."""
-        mod = self._module
-        return tuple([Value(mod, a) if is_tensor else a for is_tensor, a in self._info()[2]])
 
     @property
     def kwargs(self):
         """The arguments by the names of the registry's schema for the op
         (defaults filled in); {} for an op the registry does not know."""
         from . import _schema
-        info = self._info()
-        if info[0] != "pyop":
+        if self.op != "pyop":
             return {}
-        return _schema.bind(info[1], self.args)
+        return _schema.bind(self.target, self.args)
 
     @property
     def value(self):
@@ -238,26 +238,34 @@ class Node(_Handle):
         return self._info()[3]
 
     @property
-    def results(self):
-        mod, node = self._module, self._id
-        return tuple([Value(mod, (node, i, False)) for i in range(len(self._info()[5]))])
-
-    @property
     def users(self):
         """The nodes that use any of its results, in program order."""
+        users = self._users
+        if users is None:
+            users = self._read_users()
+        return list(users)
+
+    def _read_users(self):
+        mod = self._module
+        graph = self._graph  # raises for a stale handle
+        if graph not in mod._users_read:
+            # The first read in a graph reads every node's, in one call.
+            mod._users_read.add(graph)
+            _traceir._fill_users(mod, graph)
+            if self._users is not None:
+                return self._users
         results = self.results
-        if len(results) == 1:
-            return results[0].users  # in program order, each once already
-        seen, out = set(), []
+        seen, ids = set(), []
         for r in results:
-            for u in r.users:
-                if u._id not in seen:
-                    seen.add(u._id)
-                    out.append(u)
+            for u in mod._ir.users(r._ref):
+                if u not in seen:
+                    seen.add(u)
+                    ids.append(u)
         if len(results) > 1:
             positions = self.graph._positions()
-            out.sort(key=lambda n: positions[n._id])
-        return out
+            ids.sort(key=positions.__getitem__)
+        users = self._users = tuple([_node_of(mod, u) for u in ids])
+        return users
 
     @property
     def location(self):
@@ -274,7 +282,7 @@ class Node(_Handle):
 
     @property
     def graph(self):
-        return Graph._of(self._module, self._info()[7])
+        return Graph._of(self._module, self._graph)
 
     @property
     def name(self):
@@ -289,6 +297,11 @@ class Node(_Handle):
         return self.name
 
 
+if _traceir.HAS_COMPILER:
+    _traceir._register_handles(Node, Value)
+    _node_of = _traceir._node
+
+
 class Graph(_Handle):
     """A trace.graph: parameters and inputs, then nodes in program order.
 
@@ -296,7 +309,7 @@ class Graph(_Handle):
     (`graph.module`), or in `module`: add_param / add_input, nodes,
     set_outputs. Walking a module gives its graphs (`module.graphs`)."""
 
-    __slots__ = ("_id",)
+    __slots__ = ("_module", "_id")
 
     def __init__(self, name, module=None, location=None):
         from . import Module
@@ -324,16 +337,15 @@ class Graph(_Handle):
 
     @property
     def nodes(self):
-        mod = self._module
-        return [Node(mod, n) for n in self._node_ids()]
+        return list(self._node_list())
 
-    def _node_ids(self):
-        """The node ids in program order (the cached list: do not change it)."""
-        cache = _cache(self._module)
-        ids = cache.nodes.get(self._id)
-        if ids is None:
-            ids = cache.nodes[self._id] = self._module._ir.graph_nodes(self._id)
-        return ids
+    def _node_list(self):
+        """The nodes in program order (the module's list: do not change it)."""
+        mod = self._module
+        nodes = mod._lists.get(self._id)
+        if nodes is None:
+            nodes = mod._lists[self._id] = _traceir._walk(mod, self._id)
+        return nodes
 
     def _args(self, want_param):
         return [Value(self._module, (self._id, i, True))
@@ -360,19 +372,18 @@ class Graph(_Handle):
     @property
     def outputs(self):
         """What `ret` returns, in order."""
-        ids = self._node_ids()
-        if not ids:
+        nodes = self._node_list()
+        if not nodes or nodes[-1].op != "ret":
             return ()
-        ret = Node(self._module, ids[-1])
-        return ret.args if ret.op == "ret" else ()
+        return nodes[-1].args
 
     def _positions(self):
         """{node id: position in program order}."""
-        cache = _cache(self._module)
-        positions = cache.positions.get(self._id)
+        mod = self._module
+        positions = mod._positions.get(self._id)
         if positions is None:
-            positions = cache.positions[self._id] = \
-                {n: i for i, n in enumerate(self._node_ids())}
+            positions = mod._positions[self._id] = \
+                {n._id: i for i, n in enumerate(self._node_list())}
         return positions
 
     def _position(self, node_id):
@@ -396,10 +407,10 @@ class Graph(_Handle):
         graph_used = used.get(self._id)
         if graph_used is None:
             graph_used = used[self._id] = _Namespace(a[0] for a in mod._ir.graph_args(self._id))
-        for n in self._node_ids():
-            if n not in names and n != skip:
-                kind, target = Node(mod, n)._info()[:2]
-                names[n] = _fresh(target if kind == "pyop" else kind, graph_used)
+        for n in self._node_list():
+            if n._id not in names and n._id != skip:
+                kind = n.op
+                names[n._id] = _fresh(n.target if kind == "pyop" else kind, graph_used)
         complete.add(self._id)
         return names
 
@@ -484,56 +495,68 @@ class Graph(_Handle):
         # (Type text, what importers give, as it is.)
         types = [t if type(t) is str else _type_text(t, f"result type #{i} of '{target}'")
                  for i, t in enumerate(result_types or ())]
-        _edited(self._module, added=True)
-        node_id = self._module._ir.create_pyop(self._point(), target, native, types,
-                                               _location(location))
+        mod = self._module
+        try:
+            node_id = mod._ir.create_pyop(self._point(), target, native, types,
+                                          _location(location))
+        finally:
+            _edited(mod, structural=True)
         self._inserted(node_id)
         # Named as it is made (fx's naming from the op when no name is
         # given), so building never walks the graph for names.
         self._name_node(node_id, target if name is None else name)
-        return Node(self._module, node_id)
+        return _node_of(mod, node_id)
 
     def constant(self, array, name=None, location=None):
         """A tensor constant holding `array` (a torch tensor or numpy
         array); returns the new Node (its value: node.results[0])."""
         dtype, shape, data = _tensor_bytes(array, "constant")
-        _edited(self._module, added=True)
-        node_id = self._module._ir.create_constant(self._point(), dtype, list(shape), data,
-                                                   _location(location))
+        mod = self._module
+        try:
+            node_id = mod._ir.create_constant(self._point(), dtype, list(shape), data,
+                                              _location(location))
+        finally:
+            _edited(mod, structural=True)
         self._inserted(node_id)
         self._name_node(node_id, "constant" if name is None else name)
-        return Node(self._module, node_id)
+        return _node_of(mod, node_id)
 
     def erase_node(self, node):
         """Erases `node`, whose results must be unused (replace their uses
         first); its handles then raise "node erased"."""
-        _edited(self._module)
-        self._module._ir.erase_node(node._id)
+        if not isinstance(node, Node) or node._module is not self._module:
+            raise TypeError(f"erase_node takes a Node of this module, got {node!r}")
+        try:
+            self._module._ir.erase_node(node._id)
+        finally:
+            _edited(self._module, structural=True)
 
     def eliminate_dead_code(self):
         """Erases every node whose results are unused and that has no effect
         (not in-place, not random, an op the registry knows); returns how
         many went."""
-        _edited(self._module)
-        return self._module._ir.eliminate_dead_code(self._id)
+        try:
+            return self._module._ir.eliminate_dead_code(self._id)
+        finally:
+            _edited(self._module, structural=True)
 
     def add_param(self, name, type, location=None):
         """Appends a parameter named by its state_dict key; `type` is a
         TensorType, a tensor or array (its shape and dtype) or MLIR type
         text. Returns its Value."""
-        _edited(self._module)
         value = Value(self._module, self._module._ir.add_argument(
             self._id, name, True, False, _type_text(type, f"parameter '{name}'"),
             _location(location)))
+        _edited(self._module)
         self._claim_name(name)
         return value
 
     def add_input(self, name, type, donated=False, location=None):
         """Appends an input; `donated`: the graph may free it."""
-        _edited(self._module)
         value = Value(self._module, self._module._ir.add_argument(
             self._id, name, False, bool(donated), _type_text(type, f"input '{name}'"),
             _location(location)))
+        _edited(self._module)
         self._claim_name(name)
         return value
 
@@ -542,8 +565,11 @@ class Graph(_Handle):
         for i, v in enumerate(values):
             if not isinstance(v, Value) or v._module is not self._module:
                 raise TypeError(f"output #{i} must be a Value of this module, got {v!r}")
-        _edited(self._module)
-        self._module._ir.set_outputs(self._id, [v._ref for v in values], _location(location))
+        try:
+            self._module._ir.set_outputs(self._id, [v._ref for v in values],
+                                         _location(location))
+        finally:
+            _edited(self._module)
 
     def print_tabular(self, file=None):
         """Prints the nodes as torch.fx's Graph.print_tabular does: opcode,
@@ -600,40 +626,36 @@ class Graphs:
         return repr(self._all())
 
 
-class _Cache:
-    """What walking read of a module, valid until the next edit: node infos
-    ({node id: what IRModule.node returns}), node lists and positions per
-    graph, users per value ref. Plain data only: no handle, so no reference back to the Module."""
-
-    __slots__ = ("generation", "info", "nodes", "positions", "users")
-
-    def __init__(self, generation):
-        self.generation = generation
-        self.info, self.nodes, self.positions, self.users = {}, {}, {}, {}
-
-
-def _cache(module):
-    """The module's walking cache (a new one after a pass pipeline)."""
-    cache = module._walk
-    generation = module._ir.generation
-    if cache is None or cache.generation != generation:
-        cache = module._walk = _Cache(generation)
-    return cache
+def _init_state(module):
+    """What a Module keeps for walking and building: its canonical Nodes
+    (id -> Node: IRHandles.cpp's registry), each graph's node list and
+    positions, the graphs whose users were read, the users of values read
+    one by one, node names and insertion points."""
+    module._nodes = {}
+    module._lists, module._positions = {}, {}
+    module._users_read, module._value_users = set(), {}
+    module._names, module._insert = {}, {}
 
 
-def _edited(module, added=False):
-    """Drops what walking read, before an edit. Adding a node changes no
-    other node's kind, target, arguments, types or location, so `added`
-    keeps the node infos (and drops the rest: node lists, positions, users,
-    names)."""
-    cache = module._walk
-    if cache is None:
-        return
-    if added:
-        for table in (cache.nodes, cache.positions, cache.users):
-            table.clear()
-    else:
-        module._walk = None
+def _edited(module, structural=False):
+    """After an edit (done or refused): the nodes it changed are read again
+    (IRModule::takeChanges), erased ones raise "node erased"; `structural`
+    (a node added or erased) drops the node lists."""
+    _traceir._apply_changes(module)
+    module._value_users.clear()
+    if structural:
+        module._lists.clear()
+        module._positions.clear()
+
+
+def _rewritten(module):
+    """After a pass pipeline (done or failed): every handle is stale."""
+    _traceir._mark_all_stale(module, "module changed by a pass: this handle predates it; "
+                             "walk the module again")
+    module._lists.clear()
+    module._positions.clear()
+    module._users_read.clear()
+    module._value_users.clear()
 
 
 class _InsertPoint:

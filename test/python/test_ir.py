@@ -157,11 +157,32 @@ def test_handles_keep_their_module_alive():
     assert node.target == "linear" and node.graph.module.params
 
 
+def test_one_node_object_each_and_walked_modules_are_collected():
+    import gc
+    import weakref
+    m = traceir.from_torch(MLP().eval(), (torch.randn(2, 8),))
+    g = m.graphs[0]
+    nodes = g.nodes
+    assert nodes[0] is g.nodes[0] and nodes[0].users[0] is nodes[1]
+    assert nodes[1].args[0].node is nodes[0]
+    # Nodes and their module reference each other (the module keeps one
+    # Node per node, each Node keeps its module): the cycle collector frees
+    # them once nothing else holds either.
+    ref = weakref.ref(m)
+    del m, g, nodes
+    gc.collect()
+    assert ref() is None
+
+
 def test_verify_and_bad_handles():
     m = traceir.from_torch(MLP().eval(), (torch.randn(2, 8),))
     m.verify()
     with pytest.raises(TraceIRError, match="no node"):
-        traceir.ir.Node(m, 10**9).op
+        traceir.ir._node_of(m, 10**9).op
+    with pytest.raises(TypeError, match="come from a graph"):
+        traceir.ir.Node(m, 0)
+    with pytest.raises(TypeError, match="a value handle is"):
+        traceir.ir.Value(m, (0, 0))
     with pytest.raises(TraceIRError, match="is not a graph"):
         traceir.ir.Graph._of(m, m.graphs[0].nodes[0]._id).nodes
     with pytest.raises(TraceIRError, match="has no result #3"):

@@ -265,11 +265,10 @@ unsigned bitWidth(Type t) {
   return t.getIntOrFloatBitWidth();
 }
 
-/// torch.promote_types for two supported dtypes: the higher category wins;
-/// within a category the wider type; f16 with bf16 gives f32; a signed and
-/// an unsigned integer of one width give the next wider signed one; a
-/// complex with a wider float widens the complex.
-Type promote(Type a, Type b) {
+Type promote(Type a, Type b) { return mlir::trace::promoteTypes(a, b); }
+} // namespace
+
+Type mlir::trace::promoteTypes(Type a, Type b) {
   if (!a)
     return b;
   if (!b || a == b)
@@ -291,6 +290,46 @@ Type promote(Type a, Type b) {
     return IntegerType::get(ctx, std::min(2 * wa, 64u));
   return wa >= wb ? a : b;
 }
+
+Type mlir::trace::resultDtype(const PyArgs &args, unsigned n, MLIRContext *ctx,
+                              unsigned firstTyped) {
+  Type dimType, zeroType;
+  int scalarCategory = -1;
+  for (unsigned i = firstTyped; i < n; ++i) {
+    if (args.isTensor(i)) {
+      Type elt = cast<ShapedType>(args.type(i)).getElementType();
+      if (category(elt) < 0)
+        return {};
+      auto ranked = dyn_cast<RankedTensorType>(args.type(i));
+      if (ranked && ranked.getRank() == 0)
+        zeroType = promoteTypes(zeroType, elt);
+      else
+        dimType = promoteTypes(dimType, elt);
+      continue;
+    }
+    Attribute sc = args.scalar(i);
+    int cat = isa_and_nonnull<BoolAttr>(sc) ? 0
+              : getInt(sc)                  ? 1
+              : getNumber(sc)               ? 2
+                                            : -1;
+    if (cat < 0)
+      return {};
+    scalarCategory = std::max(scalarCategory, cat);
+  }
+  Type elt = dimType ? dimType : zeroType;
+  if (dimType && zeroType && category(zeroType) > category(dimType))
+    elt = promoteTypes(dimType, zeroType);
+  Builder b(ctx);
+  if (!elt) // only a condition was a tensor: the numbers decide
+    return scalarCategory >= 2   ? Type(b.getF32Type())
+           : scalarCategory == 1 ? Type(b.getI64Type())
+                                 : Type(b.getI1Type());
+  if (scalarCategory > category(elt))
+    return scalarCategory == 2 ? Type(b.getF32Type()) : b.getI64Type();
+  return elt;
+}
+
+namespace {
 
 /// Broadcasts `b` into `a` (NumPy rules); dynamic dims stay dynamic unless
 /// the other side pins them.
@@ -326,8 +365,6 @@ enum class EltRule { Promote, Float, Bool };
 /// take no part in the dtype (`where`'s condition).
 bool elementwise(Call &c, unsigned n, EltRule rule, unsigned firstTyped = 0) {
   Shape shape;
-  Type dimType, zeroType;
-  int scalarCategory = -1;
   bool ranked = true, anyTensor = false;
   for (unsigned i = 0; i < n; ++i) {
     if (c.a.isTensor(i)) {
@@ -337,12 +374,6 @@ bool elementwise(Call &c, unsigned n, EltRule rule, unsigned firstTyped = 0) {
       if (category(elt) < 0)
         return c.err("argument #", i, " has element type ", elt,
                      ", which has no PyTorch dtype");
-      if (i >= firstTyped) {
-        if (t.hasRank() && t.getRank() == 0)
-          zeroType = promote(zeroType, elt);
-        else
-          dimType = promote(dimType, elt);
-      }
       if (!t.hasRank()) {
         ranked = false;
         continue;
@@ -358,20 +389,10 @@ bool elementwise(Call &c, unsigned n, EltRule rule, unsigned firstTyped = 0) {
                                             : -1;
     if (cat < 0)
       return c.err("argument #", i, " must be a tensor or a number");
-    if (i >= firstTyped)
-      scalarCategory = std::max(scalarCategory, cat);
   }
   if (!anyTensor)
     return c.err("needs at least one tensor argument");
-  Type elt = dimType ? dimType : zeroType;
-  if (dimType && zeroType && category(zeroType) > category(dimType))
-    elt = promote(dimType, zeroType);
-  if (!elt) // only a condition was a tensor: the numbers decide
-    elt = scalarCategory >= 2   ? c.f32()
-          : scalarCategory == 1 ? c.i64()
-                                : c.i1();
-  if (scalarCategory > category(elt))
-    elt = scalarCategory == 2 ? c.f32() : c.i64();
+  Type elt = resultDtype(c.a, n, c.ctx, firstTyped);
   if (rule == EltRule::Float && !isFloatLike(elt) && category(elt) != 3)
     elt = c.f32();
   if (rule == EltRule::Bool)
@@ -1835,165 +1856,76 @@ bool rnnRandom(const PyArgs &a) {
   return train && *train && (!p || *p > 0) && (!layers || *layers > 1);
 }
 
-#define PURE(NAME, SIG, INFER)                                                 \
-  OpInfo { NAME, SIG, INFER, aliasNone, never, never, "fresh", "reads" }
-#define VIEW(NAME, SIG, INFER)                                                 \
-  OpInfo { NAME, SIG, INFER, aliasFirst, never, never, "view of self", "none" }
-#define VIEW_OR_COPY(NAME, SIG, INFER)                                         \
-  OpInfo {                                                                     \
-    NAME, SIG, INFER, aliasFirst, never, never,                                \
-        "view of self (or a copy tied to it)", "none"                          \
-  }
-#define INPLACE(NAME, SIG, INFER)                                              \
-  OpInfo {                                                                     \
-    NAME, SIG, INFER, aliasFirst, always, never, "is self", "mutates self"     \
-  }
+// Ops.def's EFFECTS: the alias function, whether it mutates, whether it
+// draws random numbers, and the docs' lines on both.
+#define TRACEIR_EFFECTS_PURE aliasNone, never, never, "fresh", "reads"
+#define TRACEIR_EFFECTS_VIEW(KIND)                                             \
+  aliasFirst, never, never, "view of self", "none"
+#define TRACEIR_EFFECTS_VIEW_OR_COPY(KIND)                                     \
+  aliasFirst, never, never, "view of self (or a copy tied to it)", "none"
+#define TRACEIR_EFFECTS_INPLACE                                                \
+  aliasFirst, always, never, "is self", "mutates self"
+#define TRACEIR_EFFECTS_BATCH_NORM                                             \
+  aliasNone, batchNormMutates, never, "fresh",                                 \
+      "training: updates running_mean/var"
+#define TRACEIR_EFFECTS_NATIVE_BATCH_NORM                                      \
+  aliasNone, batchNormMutates, never, "fresh (out, save_mean, save_invstd)",   \
+      "training: updates running_mean/var"
+#define TRACEIR_EFFECTS_DROPOUT                                                \
+  aliasDropout, never, dropoutRandom, "train and p > 0: fresh; else is input", \
+      "train and p > 0: random"
+#define TRACEIR_EFFECTS_DROPOUT_INPLACE                                        \
+  aliasFirst, always, dropoutRandom, "is input", "mutates input; train: random"
+#define TRACEIR_EFFECTS_RNN                                                    \
+  aliasNone, never, rnnRandom, "fresh",                                        \
+      "train, dropout > 0 and num_layers > 1: random"
+#define TRACEIR_EFFECTS_ATTENTION                                              \
+  aliasNone, never, attentionRandom, "fresh", "dropout_p > 0: random"
 
-// Sorted by name (checked once at first lookup).
+// Ops.def's CPU and CUDA columns, for the docs.
+#define TRACEIR_KERNEL_DOC_KERNEL "kernel"
+#define TRACEIR_KERNEL_DOC_ELEMENTWISE "elementwise"
+#define TRACEIR_KERNEL_DOC_HOST "view (CPU's)"
+#define TRACEIR_KERNEL_DOC_NONE ""
+
+// Ops.def's LOWERING: the family, or why not.
+enum class LoweringReason {
+#define TRACEIR_LOWERING_REASON(REASON, TEXT) REASON,
+#include "TraceIR/Ops.def"
+};
+constexpr StringLiteral kLoweringReasons[] = {
+#define TRACEIR_LOWERING_REASON(REASON, TEXT) TEXT,
+#include "TraceIR/Ops.def"
+};
+#define TRACEIR_LOWERING_DOC_LOWERED(FAMILY) #FAMILY, ""
+#define TRACEIR_LOWERING_DOC_KERNEL_ONLY(REASON)                               \
+  "", kLoweringReasons[int(LoweringReason::REASON)]
+
+// The rows of Ops.def, sorted by name (checked once at first lookup).
 const OpInfo kOps[] = {
-    PURE("_log_softmax", "self, dim, half_to_float", inferLogSoftmaxInternal),
-    PURE("_log_softmax_backward_data", "grad_output, output, dim, input_dtype",
-         inferLogSoftmaxBackward),
-    PURE("abs", "self", inferSameAsFirst),
-    PURE("adaptive_avg_pool2d", "input, output_size", inferAdaptiveAvgPool2d),
-    PURE("add", "self, other, alpha=1", inferElementwise<2>),
-    INPLACE("add_", "self, other, alpha=1", inferSameAsFirst),
-    PURE("addmm", "self, mat1, mat2, beta=1, alpha=1", inferAddmm),
-    VIEW("alias", "self", inferSameAsFirst),
-    PURE("amax", "self, dim=(), keepdim=False", inferReduce<ReduceDtype::Same>),
-    OpInfo{"batch_norm",
-           "input, weight, bias, running_mean, running_var, training, "
-           "momentum, eps, cudnn_enabled",
-           inferBatchNorm<false>, aliasNone, batchNormMutates, never, "fresh",
-           "training: updates running_mean/var"},
-    PURE("batch_norm_double_backward",
-         "input, gamma, ggI, ggG, ggB, gO, running_mean, running_var, "
-         "training, eps, save_mean, save_invstd, output_mask",
-         inferBatchNormDoubleBackward),
-    PURE("bmm", "self, mat2", inferMatmulOfRank<3>),
-    PURE("cat", "tensors..., dim=0", inferCat),
-    PURE("clone", "self", inferSameAsFirst),
-    VIEW_OR_COPY("contiguous", "self", inferSameAsFirst),
-    PURE("conv2d",
-         "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
-         inferConv2d),
-    INPLACE("copy_", "self, src", inferSameAsFirst),
-    PURE("cross_entropy",
-         "self, target, weight=None, reduction=1, ignore_index=-100, "
-         "label_smoothing=0.0",
-         inferLoss<true>),
-    PURE("div", "self, other, rounding_mode=None", inferDiv),
-    INPLACE("div_", "self, other", inferSameAsFirst),
-    OpInfo{"dropout", "input, p, train", inferSameAsFirst, aliasDropout, never,
-           dropoutRandom, "train and p > 0: fresh; else is input",
-           "train and p > 0: random"},
-    OpInfo{"dropout_", "input, p, train", inferSameAsFirst, aliasFirst, always,
-           dropoutRandom, "is input", "mutates input; train: random"},
-    PURE("embedding",
-         "weight, indices, padding_idx=-1, scale_grad_by_freq=False, "
-         "sparse=False",
-         inferEmbedding),
-    PURE("eq", "self, other", (inferElementwise<2, EltRule::Bool>)),
-    PURE("exp", "self", (inferElementwise<1, EltRule::Float>)),
-    VIEW("expand", "self, size, implicit=False", inferExpand),
-    INPLACE("fill_", "self, value", inferSameAsFirst),
-    VIEW_OR_COPY("flatten", "self, start_dim=0, end_dim=-1", inferFlatten),
-    PURE("ge", "self, other", (inferElementwise<2, EltRule::Bool>)),
-    PURE("gelu", "self, approximate='none'",
-         (inferElementwise<1, EltRule::Float>)),
-    OpInfo{"gru",
-           "input, h0, weights..., has_biases, num_layers, dropout, train, "
-           "bidirectional, batch_first",
-           inferRnn<false>, aliasNone, never, rnnRandom, "fresh",
-           "train, dropout > 0 and num_layers > 1: random"},
-    PURE("gt", "self, other", (inferElementwise<2, EltRule::Bool>)),
-    PURE("layer_norm",
-         "input, normalized_shape, weight=None, bias=None, eps=1e-05, "
-         "cudnn_enable=True",
-         inferLayerNorm<false>),
-    PURE("le", "self, other", (inferElementwise<2, EltRule::Bool>)),
-    PURE("linear", "input, weight, bias=None", inferLinear),
-    PURE("log", "self", (inferElementwise<1, EltRule::Float>)),
-    PURE("log_softmax", "self, dim, dtype=None", inferSoftmax),
-    OpInfo{"lstm",
-           "input, h0, c0, weights..., has_biases, num_layers, dropout, "
-           "train, bidirectional, batch_first",
-           inferRnn<true>, aliasNone, never, rnnRandom, "fresh",
-           "train, dropout > 0 and num_layers > 1: random"},
-    PURE("lt", "self, other", (inferElementwise<2, EltRule::Bool>)),
-    PURE("matmul", "self, other", inferMatmul),
-    PURE("max_pool2d",
-         "input, kernel_size, stride=kernel_size, padding=0, dilation=1, "
-         "ceil_mode=False",
-         inferMaxPool2d),
-    PURE("mean", "self, dim=None, keepdim=False, dtype=None",
-         inferReduce<ReduceDtype::Float>),
-    PURE("mm", "self, mat2", inferMatmulOfRank<2>),
-    PURE("mul", "self, other", inferElementwise<2>),
-    INPLACE("mul_", "self, other", inferSameAsFirst),
-    VIEW("narrow", "self, dim, start, length", inferNarrow),
-    OpInfo{"native_batch_norm",
-           "input, weight, bias, running_mean, running_var, training, "
-           "momentum, eps",
-           inferBatchNorm<true>, aliasNone, batchNormMutates, never,
-           "fresh (out, save_mean, save_invstd)",
-           "training: updates running_mean/var"},
-    PURE("native_batch_norm_backward",
-         "grad_out, input, weight, running_mean, running_var, save_mean, "
-         "save_invstd, train, eps, output_mask",
-         inferBatchNormBackward),
-    PURE("native_layer_norm", "input, normalized_shape, weight, bias, eps",
-         inferLayerNorm<true>),
-    PURE("ne", "self, other", (inferElementwise<2, EltRule::Bool>)),
-    PURE("neg", "self", inferSameAsFirst),
-    PURE("nll_loss",
-         "self, target, weight=None, reduction=1, ignore_index=-100",
-         inferLoss<false>),
-    PURE("nll_loss_backward",
-         "grad_output, self, target, weight, reduction, ignore_index, "
-         "total_weight",
-         inferNllLossBackward),
-    PURE("nll_loss_forward", "self, target, weight, reduction, ignore_index",
-         inferNllLossForward),
-    PURE("ones_like",
-         "self, dtype=None, layout=None, device=None, pin_memory=None, "
-         "memory_format=None",
-         inferOnesLike),
-    VIEW("permute", "self, dims", inferPermute),
-    PURE("pow", "self, exponent", inferElementwise<2>),
-    PURE("relu", "self", inferSameAsFirst),
-    INPLACE("relu_", "self", inferSameAsFirst),
-    VIEW_OR_COPY("reshape", "self, shape", inferView),
-    PURE("rsqrt", "self", (inferElementwise<1, EltRule::Float>)),
-    OpInfo{"scaled_dot_product_attention",
-           "query, key, value, attn_mask=None, dropout_p=0.0, "
-           "is_causal=False, scale=None, enable_gqa=False",
-           inferAttention, aliasNone, never, attentionRandom, "fresh",
-           "dropout_p > 0: random"},
-    VIEW("select", "self, dim, index", inferSelect),
-    PURE("sigmoid", "self", (inferElementwise<1, EltRule::Float>)),
-    VIEW("slice", "self, dim=0, start=None, end=None, step=1", inferSlice),
-    PURE("softmax", "self, dim, dtype=None", inferSoftmax),
-    PURE("sqrt", "self", (inferElementwise<1, EltRule::Float>)),
-    VIEW("squeeze", "self, dim=None", inferSqueeze),
-    PURE("sub", "self, other, alpha=1", inferElementwise<2>),
-    INPLACE("sub_", "self, other, alpha=1", inferSameAsFirst),
-    PURE("sum", "self, dim=None, keepdim=False, dtype=None",
-         inferReduce<ReduceDtype::Sum>),
-    VIEW("t", "self", inferT),
-    PURE("tanh", "self", (inferElementwise<1, EltRule::Float>)),
-    PURE("threshold_backward", "grad_output, self, threshold",
-         inferThresholdBackward),
-    VIEW("transpose", "self, dim0, dim1", inferTranspose),
-    VIEW("unflatten", "self, dim, sizes", inferUnflatten),
-    VIEW("unsqueeze", "self, dim", inferUnsqueeze),
-    VIEW("view", "self, shape", inferView),
-    PURE("where", "condition, self, other", inferWhere),
-    INPLACE("zero_", "self", inferSameAsFirst),
+#define TRACEIR_OP(NAME, EFFECTS, SIGNATURE, INFER, CPU, CUDA, FAST, LOWERING) \
+  OpInfo{#NAME,                                                                \
+         SIGNATURE,                                                            \
+         INFER,                                                                \
+         TRACEIR_EFFECTS_##EFFECTS,                                            \
+         TRACEIR_KERNEL_DOC_##CPU,                                             \
+         TRACEIR_KERNEL_DOC_##CUDA,                                            \
+         TRACEIR_LOWERING_DOC_##LOWERING},
+#include "TraceIR/Ops.def"
 };
 } // namespace
 
 ArrayRef<OpInfo> mlir::trace::getAllOps() { return kOps; }
+
+unsigned mlir::trace::countRequiredArgs(StringRef signature) {
+  SmallVector<StringRef> args;
+  signature.split(args, ',', -1, /*KeepEmpty=*/false);
+  unsigned n = 0;
+  for (StringRef a : args)
+    if (!a.contains('='))
+      ++n;
+  return n;
+}
 
 const OpInfo *mlir::trace::lookupOp(StringRef name) {
   // The table is sorted, so a binary search needs no allocation and no
@@ -2091,10 +2023,24 @@ void mlir::trace::printOpRegistryMarkdown(llvm::raw_ostream &os) {
         "treated as reading, writing and drawing random numbers.\n"
      << "- Tuples are not values in TraceIR: the importers resolve a tuple "
         "`Index` statically to the element, which is the element itself (no "
-        "op, so no new storage).\n\n"
-     << "| name | arguments | aliasing | effects |\n"
-     << "| --- | --- | --- | --- |\n";
-  for (const OpInfo &info : kOps)
+        "op, so no new storage).\n"
+     << "- **CPU**, **CUDA**: the runtime's kernel on each device: its own "
+        "(`kernel`), made from the elementwise code both devices share "
+        "(`elementwise`), or, for a view on CUDA, the CPU's view kernel, which "
+        "changes metadata only.\n"
+     << "- **lowering**: the TraceToLinalg family that lowers the op for GPU "
+        "binaries (`trace-opt --trace-lower-to-gpu`), or why the runtime's "
+        "kernel runs it instead.\n\n"
+     << "| name | arguments | aliasing | effects | CPU | CUDA | lowering |\n"
+     << "| --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const OpInfo &info : kOps) {
     os << "| `" << info.name << "` | " << info.signature << " | "
-       << info.aliasDoc << " | " << info.effectsDoc << " |\n";
+       << info.aliasDoc << " | " << info.effectsDoc << " | " << info.cpuKernel
+       << " | " << info.cudaKernel << " | ";
+    if (!info.lowering.empty())
+      os << info.lowering;
+    else
+      os << "no: " << info.notLowered;
+    os << " |\n";
+  }
 }

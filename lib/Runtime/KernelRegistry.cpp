@@ -25,9 +25,13 @@ struct KernelEntry {
 std::span<const KernelEntry> kernels() {
   static const std::vector<KernelEntry> table = [] {
     std::map<std::string, KernelEntry> byName;
-#define TRACEIR_CPU_ENTRY(NAME) byName[#NAME].cpu = cpu::NAME;
-    TRACEIR_CPU_KERNELS(TRACEIR_CPU_ENTRY)
-#undef TRACEIR_CPU_ENTRY
+    // Ops.def's CPU column.
+#define TRACEIR_CPU_ENTRY_KERNEL(NAME) byName[#NAME].cpu = cpu::NAME;
+#define TRACEIR_CPU_ENTRY_ELEMENTWISE(NAME) byName[#NAME].cpu = cpu::NAME;
+#define TRACEIR_CPU_ENTRY_NONE(NAME)
+#define TRACEIR_OP(NAME, EFFECTS, SIGNATURE, INFER, CPU, CUDA, FAST, LOWERING) \
+  TRACEIR_CPU_ENTRY_##CPU(NAME)
+#include "TraceIR/Ops.def"
     // The CUDA backend's column (CUDA/Backend.cpp; empty in a runtime
     // built without CUDA).
     for (const cuda::NamedKernel &k : cuda::kernelTable())

@@ -116,28 +116,43 @@ enum class ViewKind {
   Narrow,
 };
 
+// Ops.def's EFFECTS: a view's kind; whether the op is a view that may copy,
+// or writes its first operand.
+#define TRACEIR_VIEW_KIND(EFFECTS) TRACEIR_VIEW_KIND_##EFFECTS
+#define TRACEIR_VIEW_KIND_VIEW(KIND) ViewKind::KIND, false, false
+#define TRACEIR_VIEW_KIND_VIEW_OR_COPY(KIND) ViewKind::KIND, true, false
+#define TRACEIR_VIEW_KIND_INPLACE ViewKind::None, false, true
+#define TRACEIR_VIEW_KIND_DROPOUT_INPLACE ViewKind::None, false, true
+#define TRACEIR_VIEW_KIND_PURE ViewKind::None, false, false
+#define TRACEIR_VIEW_KIND_BATCH_NORM ViewKind::None, false, false
+#define TRACEIR_VIEW_KIND_NATIVE_BATCH_NORM ViewKind::None, false, false
+#define TRACEIR_VIEW_KIND_DROPOUT ViewKind::None, false, false
+#define TRACEIR_VIEW_KIND_RNN ViewKind::None, false, false
+#define TRACEIR_VIEW_KIND_ATTENTION ViewKind::None, false, false
+
+struct OpViewInfo {
+  std::string_view name;
+  ViewKind kind;
+  bool mayCopy, inPlace;
+};
+
+constexpr OpViewInfo kOpViews[] = {
+#define TRACEIR_OP(NAME, EFFECTS, SIGNATURE, INFER, CPU, CUDA, FAST, LOWERING) \
+  {#NAME, TRACEIR_VIEW_KIND(EFFECTS)},
+#include "TraceIR/Ops.def"
+};
+
+/// The row of `op` (Ops.def is sorted by name), or null.
+const OpViewInfo *viewInfoOf(std::string_view op) {
+  auto it = std::lower_bound(
+      std::begin(kOpViews), std::end(kOpViews), op,
+      [](const OpViewInfo &v, std::string_view n) { return v.name < n; });
+  return it != std::end(kOpViews) && it->name == op ? it : nullptr;
+}
+
 ViewKind kindOf(std::string_view op) {
-  static constexpr std::pair<std::string_view, ViewKind> kinds[] = {
-      {"view", ViewKind::View},
-      {"reshape", ViewKind::View},
-      {"flatten", ViewKind::View},
-      {"unflatten", ViewKind::View},
-      {"contiguous", ViewKind::Contiguous},
-      {"transpose", ViewKind::Transpose},
-      {"t", ViewKind::T},
-      {"permute", ViewKind::Permute},
-      {"unsqueeze", ViewKind::Unsqueeze},
-      {"squeeze", ViewKind::Squeeze},
-      {"expand", ViewKind::Expand},
-      {"select", ViewKind::Select},
-      {"slice", ViewKind::Slice},
-      {"narrow", ViewKind::Narrow},
-      {"alias", ViewKind::Identity},
-  };
-  for (const auto &[name, kind] : kinds)
-    if (name == op)
-      return kind;
-  return ViewKind::None;
+  const OpViewInfo *v = viewInfoOf(op);
+  return v ? v->kind : ViewKind::None;
 }
 } // namespace
 
@@ -146,20 +161,13 @@ bool traceir::views::isViewOp(std::string_view op) {
 }
 
 bool traceir::views::isViewOrCopyOp(std::string_view op) {
-  return op == "reshape" || op == "flatten" || op == "contiguous";
+  const OpViewInfo *v = viewInfoOf(op);
+  return v && v->mayCopy;
 }
 
 bool traceir::views::isInPlaceOp(std::string_view op) {
-  // The registry's INPLACE entries and dropout_ (OpRegistryTest checks that
-  // the two lists agree).
-  static constexpr std::string_view ops[] = {
-      "add_", "copy_", "div_", "dropout_", "fill_",
-      "mul_", "relu_", "sub_", "zero_",
-  };
-  for (std::string_view name : ops)
-    if (name == op)
-      return true;
-  return false;
+  const OpViewInfo *v = viewInfoOf(op);
+  return v && v->inPlace;
 }
 
 std::optional<std::string>

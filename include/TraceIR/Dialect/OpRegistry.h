@@ -1,7 +1,8 @@
 //===- OpRegistry.h - What TraceIR knows about PyOp names -------*- C++ -*-===//
 //
-// One table, keyed by the canonical (ATen) name of a trace.pyop, says what the
-// compiler and runtime know of it: shape and dtype inference, which result
+// One table, keyed by the canonical (ATen) name of a trace.pyop and expanded
+// from TraceIR/Ops.def (the one list of ops), says what the compiler and
+// runtime know of it: shape and dtype inference, which result
 // aliases which operand (views, in-place ops), whether it mutates an operand
 // and whether it draws random numbers. Names missing from the table stay
 // legal; analyses treat them conservatively (see `OpInfo` users).
@@ -97,7 +98,32 @@ struct OpInfo {
   /// One line for the docs on aliasing and effects.
   llvm::StringLiteral aliasDoc;
   llvm::StringLiteral effectsDoc;
+  /// Its reference kernel on the CPU and on CUDA, as Ops.def says
+  /// ("kernel", "elementwise", "view (CPU's)"; empty for none).
+  llvm::StringLiteral cpuKernel, cudaKernel;
+  /// The TraceToLinalg family that lowers it ("Conv"), or empty and why
+  /// the runtime's kernel runs it instead.
+  llvm::StringLiteral lowering, notLowered;
 };
+
+/// torch.promote_types for two element types of PyTorch dtypes: the higher
+/// category (bool < integer < floating < complex) wins; within a category
+/// the wider type; f16 with bf16 gives f32; a signed and an unsigned
+/// integer of one width give the next wider signed one; a complex with a
+/// wider float widens the complex. A null type is no constraint.
+Type promoteTypes(Type a, Type b);
+/// torch.result_type of arguments [firstTyped, n) of a call, tensors and
+/// Python numbers: dimensioned tensors decide; a 0-d tensor or a number only
+/// lifts the dtype into a higher category (an int tensor times 0.5 is f32,
+/// an f32 tensor times a 0-d f64 tensor stays f32). Null for an argument
+/// that is neither, or of an element type PyTorch has no dtype for. The
+/// registry's inference and the lowering both compute with it.
+Type resultDtype(const PyArgs &args, unsigned n, MLIRContext *ctx,
+                 unsigned firstTyped = 0);
+
+/// How many arguments of `signature` (an OpInfo's) have no default: the
+/// operands of an elementwise op ("self, other, alpha=1": 2).
+unsigned countRequiredArgs(llvm::StringRef signature);
 
 /// The entry for `name`, or null for an op the registry does not know.
 const OpInfo *lookupOp(llvm::StringRef name);

@@ -1,5 +1,4 @@
-//===- ElementwiseKernels.h - Elementwise kernels for any device -*- C++
-//-*-===//
+//===- ElementwiseKernels.h - Elementwise kernels, any device ---*- C++ -*-===//
 //
 // The host half of every elementwise kernel: reading the call's arguments,
 // broadcasting, choosing the compute type, building an EwLaunch. A backend
@@ -15,44 +14,6 @@
 #include "TraceIR/Runtime/Executable.h"
 
 namespace traceir {
-
-/// The elementwise PyOps (names as in the registry).
-// clang-format off: one entry per line, kept by hand
-#define TRACEIR_ELEMENTWISE_KERNELS(X)                                         \
-  X(abs)                                                                       \
-  X(add)                                                                       \
-  X(add_)                                                                      \
-  X(clone)                                                                     \
-  X(copy_)                                                                     \
-  X(div)                                                                       \
-  X(div_)                                                                      \
-  X(eq)                                                                        \
-  X(exp)                                                                       \
-  X(fill_)                                                                     \
-  X(ge)                                                                        \
-  X(gelu)                                                                      \
-  X(gt)                                                                        \
-  X(le)                                                                        \
-  X(log)                                                                       \
-  X(lt)                                                                        \
-  X(mul)                                                                       \
-  X(mul_)                                                                      \
-  X(ne)                                                                        \
-  X(neg)                                                                       \
-  X(pow)                                                                       \
-  X(relu)                                                                      \
-  X(relu_)                                                                     \
-  X(rsqrt)                                                                     \
-  X(sigmoid)                                                                   \
-  X(sqrt)                                                                      \
-  X(sub)                                                                       \
-  X(sub_)                                                                      \
-  X(tanh)                                                                      \
-  X(where)                                                                     \
-  X(zero_)                                                                     \
-  X(ones_like)                                                                 \
-  X(threshold_backward)
-// clang-format on
 
 /// Fills `L` for `op` over arguments [0, n) into `out`. Fails the call (and
 /// returns false) when the rank is beyond what a launch holds.

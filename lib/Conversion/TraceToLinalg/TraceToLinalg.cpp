@@ -371,13 +371,11 @@ public:
     StringRef name = call.op.getOpName();
     Type elt = call.resultElt();
     bool isF = isa<FloatType>(elt);
-    // Which arguments are the operands (tensors or numbers) of the math.
-    unsigned numOperands = 1;
-    if (name == "add" || name == "sub" || name == "mul" || name == "div" ||
-        name == "pow")
-      numOperands = 2;
-    else if (name == "where")
-      numOperands = 3;
+    // The operands (tensors or numbers) of the math are the schema's
+    // arguments without a default ("self, other, alpha=1": two).
+    unsigned numOperands =
+        call.op.getOpInfo() ? countRequiredArgs(call.op.getOpInfo()->signature)
+                            : 1;
     double alpha = 1.0;
     if (name == "add" || name == "sub") {
       if (!call.args.isNoneOrAbsent(2)) {
@@ -396,8 +394,10 @@ public:
         return fail(why, "gelu approximate is not 'none' or 'tanh'");
       tanhGelu = s.getValue() == "tanh";
     }
-    if (!isF && name != "add" && name != "sub" && name != "mul" &&
-        name != "neg" && name != "relu" && name != "abs" && name != "where")
+    // The registry infers a float result for div and the transcendental
+    // ops, so of the ops below that build floating-point math only pow can
+    // have an integer one.
+    if (!isF && name == "pow")
       return fail(why, "'" + name + "' with a non-float result");
 
     // Tensors become generic inputs; numbers become constants in the body.
@@ -490,31 +490,15 @@ public:
   }
 };
 
-/// PyTorch's category of a bool/int/float element type (0, 1, 2).
-int category(Type t) { return t.isInteger(1) ? 0 : isa<FloatType>(t) ? 2 : 1; }
-
-/// The wider of two types of one category, else the higher category's.
-Type promote(Type a, Type b) {
-  if (!a || a == b)
-    return b;
-  if (!b)
-    return a;
-  if (category(a) != category(b))
-    return category(a) > category(b) ? a : b;
-  return a.getIntOrFloatBitWidth() >= b.getIntOrFloatBitWidth() ? a : b;
-}
-
 /// eq/ne/lt/le/gt/ge against a tensor or a number, with broadcasting. The
 /// result is i1, so the registry's result type does not say in which type
-/// to compare: that is torch.result_type of the two operands, worked out
-/// here the way the registry does it for arithmetic (dimensioned tensors
-/// decide; 0-d tensors and numbers only lift the category).
+/// to compare: that is torch.result_type of the two operands, as the
+/// registry computes it for arithmetic (trace::resultDtype).
 class ComparisonLowering : public PyOpLowering {
 public:
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override {
     StringRef name = call.op.getOpName();
-    Type dimType, zeroType, numberType;
     SmallVector<Value> inputs;
     SmallVector<int> slot(2, -1);
     for (unsigned i = 0; i < 2; ++i) {
@@ -523,30 +507,20 @@ public:
         Type elt = t.getElementType();
         if (elt.isUnsignedInteger() || !elt.isSignlessIntOrFloat())
           return fail(why, "an operand of unsupported element type");
-        (t.getRank() == 0 ? zeroType : dimType) =
-            promote(t.getRank() == 0 ? zeroType : dimType, elt);
         slot[i] = inputs.size();
         inputs.push_back(call.tensor(i));
         continue;
       }
       Attribute sc = call.args.scalar(i);
-      if (getBool(sc) && !getInt(sc))
-        numberType = promote(numberType, rewriter.getI1Type());
-      else if (getInt(sc))
-        numberType = promote(numberType, rewriter.getI64Type());
-      else if (getNumber(sc))
-        numberType = promote(numberType, rewriter.getF32Type());
-      else
+      if (!getBool(sc) && !getInt(sc) && !getNumber(sc))
         return fail(why, "argument #" + Twine(i) +
                              " is neither a tensor nor a number");
     }
     if (inputs.empty())
       return fail(why, "no tensor operand");
-    Type type = dimType ? dimType : zeroType;
-    if (dimType && zeroType && category(zeroType) > category(dimType))
-      type = promote(dimType, zeroType);
-    if (numberType && category(numberType) > category(type))
-      type = numberType;
+    Type type = trace::resultDtype(call.args, 2, rewriter.getContext());
+    if (!type)
+      return fail(why, "no PyTorch result dtype for the operands");
 
     Location loc = call.op.getLoc();
     Value result = buildElementwise(
@@ -2017,51 +1991,37 @@ public:
 
 namespace {
 
-/// The op-name -> lowering table, built once per pass instance.
+/// The op-name -> lowering table (Ops.def's LOWERING column), built once
+/// per pass instance.
 class LoweringTable {
 public:
   LoweringTable() {
-    add({"add", "sub", "mul", "div", "neg", "relu", "gelu", "tanh", "sigmoid",
-         "exp", "log", "sqrt", "rsqrt", "pow", "abs", "where"},
-        std::make_unique<ElementwiseLowering>());
-    add({"eq", "ne", "lt", "le", "gt", "ge"},
-        std::make_unique<ComparisonLowering>());
-    add({"mm", "bmm", "matmul", "linear", "addmm"},
-        std::make_unique<MatmulLowering>());
-    add({"sum", "mean", "amax"}, std::make_unique<ReductionLowering>());
-    add({"softmax", "log_softmax", "_log_softmax"},
-        std::make_unique<SoftmaxLowering>());
-    add({"layer_norm"}, std::make_unique<LayerNormLowering>());
-    add({"batch_norm"}, std::make_unique<BatchNormLowering>());
-    add({"conv2d"}, std::make_unique<ConvLowering>());
-    add({"max_pool2d", "adaptive_avg_pool2d"},
-        std::make_unique<PoolLowering>());
-    add({"embedding"}, std::make_unique<EmbeddingLowering>());
-    add({"scaled_dot_product_attention"},
-        std::make_unique<AttentionLowering>());
-    add({"lstm", "gru"}, std::make_unique<RnnLowering>());
-    add({"view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze"},
-        std::make_unique<ReshapeLowering>());
-    add({"transpose", "permute", "t"}, std::make_unique<TransposeLowering>());
-    add({"select", "slice", "narrow"}, std::make_unique<SliceLowering>());
-    add({"expand"}, std::make_unique<ExpandLowering>());
-    add({"cat"}, std::make_unique<CatLowering>());
-    add({"contiguous", "clone", "alias", "dropout"},
-        std::make_unique<IdentityLowering>());
+#define TRACEIR_LOWER_LOWERED(FAMILY) family<FAMILY##Lowering>()
+#define TRACEIR_LOWER_KERNEL_ONLY(REASON) nullptr
+#define TRACEIR_OP(NAME, EFFECTS, SIGNATURE, INFER, CPU, CUDA, FAST, LOWERING) \
+  set(#NAME, TRACEIR_LOWER_##LOWERING);
+#include "TraceIR/Ops.def"
+#undef TRACEIR_LOWER_LOWERED
+#undef TRACEIR_LOWER_KERNEL_ONLY
   }
   const PyOpLowering *lookup(StringRef name) const {
     return byName.lookup(name);
   }
 
 private:
-  /// Registers `lowering` for the PyOp names it lowers.
-  void add(ArrayRef<StringLiteral> names,
-           std::unique_ptr<PyOpLowering> lowering) {
-    for (StringRef name : names)
-      byName[name] = lowering.get();
-    owned.push_back(std::move(lowering));
+  /// The one instance of lowering family `L`.
+  template <typename L> const PyOpLowering *family() {
+    static const char key = 0; // one address per family
+    auto [it, inserted] = families.try_emplace(&key);
+    if (inserted)
+      it->second = std::make_unique<L>();
+    return it->second.get();
   }
-  SmallVector<std::unique_ptr<PyOpLowering>> owned;
+  void set(StringRef name, const PyOpLowering *lowering) {
+    if (lowering)
+      byName[name] = lowering;
+  }
+  llvm::DenseMap<const void *, std::unique_ptr<PyOpLowering>> families;
   llvm::StringMap<const PyOpLowering *> byName;
 };
 

@@ -58,7 +58,11 @@ bool runOnCPU(const EwLaunch &L, bool &divByZero) {
 using CPUElementwise = Elementwise<runOnCPU>;
 } // namespace
 
-#define TRACEIR_CPU_ELEMENTWISE(NAME)                                          \
+// Ops.def's ELEMENTWISE CPU kernels.
+#define TRACEIR_CPU_ELEMENTWISE_ELEMENTWISE(NAME)                              \
   void cpu::NAME(KernelContext &ctx) { CPUElementwise::NAME(ctx); }
-TRACEIR_ELEMENTWISE_KERNELS(TRACEIR_CPU_ELEMENTWISE)
-#undef TRACEIR_CPU_ELEMENTWISE
+#define TRACEIR_CPU_ELEMENTWISE_KERNEL(NAME)
+#define TRACEIR_CPU_ELEMENTWISE_NONE(NAME)
+#define TRACEIR_OP(NAME, EFFECTS, SIGNATURE, INFER, CPU, CUDA, FAST, LOWERING) \
+  TRACEIR_CPU_ELEMENTWISE_##CPU(NAME)
+#include "TraceIR/Ops.def"

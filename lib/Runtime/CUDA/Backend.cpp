@@ -17,18 +17,15 @@ Error cuda::checkBackend() { return Error::success(); }
 std::span<const cuda::NamedKernel> cuda::kernelTable() {
   static const std::vector<NamedKernel> table = [] {
     std::vector<NamedKernel> t;
-#define TRACEIR_CUDA_ENTRY(NAME) t.push_back({#NAME, cuda::NAME});
-    TRACEIR_ELEMENTWISE_KERNELS(TRACEIR_CUDA_ENTRY)
-    TRACEIR_CUDA_LINALG_KERNELS(TRACEIR_CUDA_ENTRY)
-    TRACEIR_CUDA_REDUCE_KERNELS(TRACEIR_CUDA_ENTRY)
-    TRACEIR_CUDA_NN_KERNELS(TRACEIR_CUDA_ENTRY)
-    TRACEIR_CUDA_RNN_KERNELS(TRACEIR_CUDA_ENTRY)
-    TRACEIR_CUDA_BACKWARD_KERNELS(TRACEIR_CUDA_ENTRY)
-#undef TRACEIR_CUDA_ENTRY
-    // Views are metadata: the CPU's kernels serve every device.
-#define TRACEIR_NEUTRAL_ENTRY(NAME) t.push_back({#NAME, cpu::NAME});
-    TRACEIR_DEVICE_NEUTRAL_KERNELS(TRACEIR_NEUTRAL_ENTRY)
-#undef TRACEIR_NEUTRAL_ENTRY
+    // Ops.def's CUDA column; views are metadata, so the CPU's kernels
+    // serve the device (HOST).
+#define TRACEIR_CUDA_ENTRY_KERNEL(NAME) t.push_back({#NAME, cuda::NAME});
+#define TRACEIR_CUDA_ENTRY_ELEMENTWISE(NAME) t.push_back({#NAME, cuda::NAME});
+#define TRACEIR_CUDA_ENTRY_HOST(NAME) t.push_back({#NAME, cpu::NAME});
+#define TRACEIR_CUDA_ENTRY_NONE(NAME)
+#define TRACEIR_OP(NAME, EFFECTS, SIGNATURE, INFER, CPU, CUDA, FAST, LOWERING) \
+  TRACEIR_CUDA_ENTRY_##CUDA(NAME)
+#include "TraceIR/Ops.def"
     return t;
   }();
   return table;

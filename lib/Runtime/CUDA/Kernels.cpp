@@ -8,10 +8,15 @@ namespace {
 using CUDAElementwise = Elementwise<launchElementwiseCUDA>;
 } // namespace
 
-#define TRACEIR_CUDA_ELEMENTWISE(NAME)                                         \
+// Ops.def's ELEMENTWISE CUDA kernels.
+#define TRACEIR_CUDA_ELEMENTWISE_ELEMENTWISE(NAME)                             \
   void cuda::NAME(KernelContext &ctx) { CUDAElementwise::NAME(ctx); }
-TRACEIR_ELEMENTWISE_KERNELS(TRACEIR_CUDA_ELEMENTWISE)
-#undef TRACEIR_CUDA_ELEMENTWISE
+#define TRACEIR_CUDA_ELEMENTWISE_KERNEL(NAME)
+#define TRACEIR_CUDA_ELEMENTWISE_HOST(NAME)
+#define TRACEIR_CUDA_ELEMENTWISE_NONE(NAME)
+#define TRACEIR_OP(NAME, EFFECTS, SIGNATURE, INFER, CPU, CUDA, FAST, LOWERING) \
+  TRACEIR_CUDA_ELEMENTWISE_##CUDA(NAME)
+#include "TraceIR/Ops.def"
 
 bool cuda::copyStrided(const Tensor &src, Tensor &dst) {
   if (dst.rank() > kEwMaxRank)

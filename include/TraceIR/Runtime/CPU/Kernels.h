@@ -46,142 +46,19 @@ int64_t wrapDim(int64_t dim, int64_t rank);
 
 //===--- Kernels ----------------------------------------------------------===//
 
-// One list per family of kernels (each in its own source file); the
-// registry merges and sorts them. A name is the PyOp name it implements.
-// clang-format off: one entry per line, kept by hand
-#define TRACEIR_CPU_KERNELS_CORE(X)                                            \
-  X(abs)                                                                       \
-  X(add)                                                                       \
-  X(add_)                                                                      \
-  X(addmm)                                                                     \
-  X(amax)                                                                      \
-  X(bmm)                                                                       \
-  X(cat)                                                                       \
-  X(clone)                                                                     \
-  X(contiguous)                                                                \
-  X(copy_)                                                                     \
-  X(div)                                                                       \
-  X(div_)                                                                      \
-  X(dropout)                                                                   \
-  X(dropout_)                                                                  \
-  X(embedding)                                                                 \
-  X(eq)                                                                        \
-  X(exp)                                                                       \
-  X(expand)                                                                    \
-  X(fill_)                                                                     \
-  X(flatten)                                                                   \
-  X(ge)                                                                        \
-  X(gelu)                                                                      \
-  X(gt)                                                                        \
-  X(layer_norm)                                                                \
-  X(le)                                                                        \
-  X(linear)                                                                    \
-  X(log)                                                                       \
-  X(log_softmax)                                                               \
-  X(lt)                                                                        \
-  X(matmul)                                                                    \
-  X(mean)                                                                      \
-  X(mm)                                                                        \
-  X(mul)                                                                       \
-  X(mul_)                                                                      \
-  X(narrow)                                                                    \
-  X(native_layer_norm)                                                         \
-  X(ne)                                                                        \
-  X(neg)                                                                       \
-  X(permute)                                                                   \
-  X(pow)                                                                       \
-  X(relu)                                                                      \
-  X(relu_)                                                                     \
-  X(reshape)                                                                   \
-  X(rsqrt)                                                                     \
-  X(select)                                                                    \
-  X(sigmoid)                                                                   \
-  X(slice)                                                                     \
-  X(softmax)                                                                   \
-  X(sqrt)                                                                      \
-  X(squeeze)                                                                   \
-  X(sub)                                                                       \
-  X(sub_)                                                                      \
-  X(sum)                                                                       \
-  X(t)                                                                         \
-  X(tanh)                                                                      \
-  X(transpose)                                                                 \
-  X(unflatten)                                                                 \
-  X(unsqueeze)                                                                 \
-  X(view)                                                                      \
-  X(where)                                                                     \
-  X(zero_)
-// clang-format on
-
-/// Convolution, pooling, batch norm (and its backward passes), losses,
-/// attention: lib/Runtime/CPU/Conv.cpp, Norm.cpp, Loss.cpp, Attention.cpp.
-// clang-format off: one entry per line, kept by hand
-#define TRACEIR_CPU_KERNELS_NN(X)                                              \
-  X(adaptive_avg_pool2d)                                                       \
-  X(batch_norm)                                                                \
-  X(batch_norm_double_backward)                                                \
-  X(conv2d)                                                                    \
-  X(cross_entropy)                                                             \
-  X(max_pool2d)                                                                \
-  X(native_batch_norm)                                                         \
-  X(native_batch_norm_backward)                                                \
-  X(nll_loss)                                                                  \
-  X(scaled_dot_product_attention)
-// clang-format on
-
-/// The ops a joint forward+backward graph (aot_autograd) adds: alias
-/// (Views.cpp), ones_like and threshold_backward (Elementwise.cpp), the
-/// log_softmax pair (Reductions.cpp) and the nll_loss pair (Loss.cpp).
-// clang-format off: one entry per line, kept by hand
-#define TRACEIR_CPU_KERNELS_BACKWARD(X)                                        \
-  X(_log_softmax)                                                              \
-  X(_log_softmax_backward_data)                                                \
-  X(alias)                                                                     \
-  X(nll_loss_backward)                                                         \
-  X(nll_loss_forward)                                                          \
-  X(ones_like)                                                                 \
-  X(threshold_backward)
-// clang-format on
-
-/// Recurrent layers: lib/Runtime/CPU/RNN.cpp.
-// clang-format off: one entry per line, kept by hand
-#define TRACEIR_CPU_KERNELS_RNN(X)                                             \
-  X(gru)                                                                       \
-  X(lstm)
-// clang-format on
-
-/// Views only compute shapes and strides (copies go through the device's
-/// allocator), so every device uses these same kernels.
-// clang-format off: one entry per line, kept by hand
-#define TRACEIR_DEVICE_NEUTRAL_KERNELS(X)                                      \
-  X(contiguous)                                                                \
-  X(expand)                                                                    \
-  X(alias)                                                                     \
-  X(flatten)                                                                   \
-  X(narrow)                                                                    \
-  X(permute)                                                                   \
-  X(reshape)                                                                   \
-  X(select)                                                                    \
-  X(slice)                                                                     \
-  X(squeeze)                                                                   \
-  X(t)                                                                         \
-  X(transpose)                                                                 \
-  X(unflatten)                                                                 \
-  X(unsqueeze)                                                                 \
-  X(view)
-// clang-format on
-
-// clang-format off: one entry per line, kept by hand
-#define TRACEIR_CPU_KERNELS(X)                                                 \
-  TRACEIR_CPU_KERNELS_CORE(X)                                                  \
-  TRACEIR_CPU_KERNELS_NN(X)                                                    \
-  TRACEIR_CPU_KERNELS_RNN(X)                                                   \
-  TRACEIR_CPU_KERNELS_BACKWARD(X)
-// clang-format on
-
-#define TRACEIR_DECLARE_KERNEL(NAME) void NAME(KernelContext &ctx);
-TRACEIR_CPU_KERNELS(TRACEIR_DECLARE_KERNEL)
-#undef TRACEIR_DECLARE_KERNEL
+// The kernels of Ops.def's CPU column (a KERNEL in the family's file:
+// Elementwise.cpp, Linalg.cpp, Reductions.cpp, Views.cpp, NN.cpp, Conv.cpp,
+// Norm.cpp, Loss.cpp, Attention.cpp, RNN.cpp; an ELEMENTWISE one made in
+// Elementwise.cpp). A name is the PyOp name it implements.
+#define TRACEIR_CPU_DECLARE_KERNEL(NAME) void NAME(KernelContext &ctx);
+#define TRACEIR_CPU_DECLARE_ELEMENTWISE(NAME) void NAME(KernelContext &ctx);
+#define TRACEIR_CPU_DECLARE_NONE(NAME)
+#define TRACEIR_OP(NAME, EFFECTS, SIGNATURE, INFER, CPU, CUDA, FAST, LOWERING) \
+  TRACEIR_CPU_DECLARE_##CPU(NAME)
+#include "TraceIR/Ops.def"
+#undef TRACEIR_CPU_DECLARE_KERNEL
+#undef TRACEIR_CPU_DECLARE_ELEMENTWISE
+#undef TRACEIR_CPU_DECLARE_NONE
 
 } // namespace traceir::cpu
 

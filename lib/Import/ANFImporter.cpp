@@ -914,6 +914,13 @@ OwningOpRef<ModuleOp> mlir::trace::importANFTrace(llvm::SourceMgr &sourceMgr,
   return Importer(sourceMgr, context).run();
 }
 
+llvm::SmallVector<llvm::StringRef> mlir::trace::getANFTargetOps() {
+  llvm::SmallVector<llvm::StringRef> out;
+  for (const NameMapping &m : kNameTable)
+    out.push_back(m.canonical);
+  return out;
+}
+
 void mlir::trace::printANFNameTable(llvm::raw_ostream &os) {
   os << "| 2017 name | 2017 arguments | TraceIR op | notes |\n"
      << "| --- | --- | --- | --- |\n";

@@ -18,6 +18,8 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 
 namespace llvm {
 class SourceMgr;
@@ -33,6 +35,8 @@ OwningOpRef<ModuleOp> importANFTrace(llvm::SourceMgr &sourceMgr,
 
 /// Writes the 2017-name mapping table of docs/OpRegistry.md.
 void printANFNameTable(llvm::raw_ostream &os);
+/// The op each 2017 name becomes, in the table's order.
+llvm::SmallVector<llvm::StringRef> getANFTargetOps();
 
 /// Registers `--import-anf` and `--print-op-registry` with mlir-translate.
 void registerTraceTranslations();

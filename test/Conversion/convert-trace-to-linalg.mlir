@@ -295,6 +295,19 @@ trace.graph @compare(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %i: tensor<3xi64>) 
 
 // -----
 
+// f16 against bf16 compares in f32, torch.result_type's promotion (in f16,
+// the first operand's type, bf16's 1e-30 would round to 0 and equal 0).
+// CHECK-LABEL: func.func @compare_halves(
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: arith.cmpf oeq, %{{.*}}, %{{.*}} : f32
+trace.graph @compare_halves(%a: tensor<3xf16>, %b: tensor<3xbf16>) -> tensor<3xi1> {
+  %0 = pyop "eq"(%a, %b) : (tensor<3xf16>, tensor<3xbf16>) -> tensor<3xi1>
+  ret %0 : tensor<3xi1>
+}
+
+// -----
+
 // conv2d: zero tensor.pad, the bias broadcast over the channel dim as the
 // accumulator, then conv_2d_nchw_fchw with the strides; groups split the
 // channels for conv_2d_ngchw_gfchw.

@@ -217,3 +217,19 @@ def test_cat():
     d, e = rnd(2, 3), rnd(2, 5)
     check_op("cat", [Transposed(d), e, 1], torch.cat([d, e], 1))
     check_op("cat", [Sliced(d), d, -2], torch.cat([d, d], -2))
+
+
+def test_hardtanh():
+    # The OpInfo samples (test_opinfo.py) cover the rest; here: NaN passes
+    # through, integer bounds, a strided input, bounds out of order.
+    x = torch.tensor([float("nan"), -3.0, -0.25, 0.5, 4.0])
+    want = torch.nn.functional.hardtanh(x, -1.0, 2.0)
+    outputs, _ = run_graph(*op_graph("hardtanh", [x, -1.0, 2.0], [want]))
+    torch.testing.assert_close(outputs[0], want, equal_nan=True)
+    i = torch.tensor([-5, -1, 0, 3, 9])
+    check_op("hardtanh", [i, -2, 4], torch.nn.functional.hardtanh(i, -2, 4))
+    y = rnd(4, 3)
+    check_op("hardtanh", [Transposed(y)], torch.nn.functional.hardtanh(y))
+    text, inputs = op_graph("hardtanh", [x, 2.0, 1.0], [x])
+    with pytest.raises(RunError, match="min_val cannot be greater than max_val"):
+        run_graph(text, inputs)

@@ -54,7 +54,8 @@ enum class EwOp : int32_t {
   Zero,
   /// threshold_backward: in[0] (the gradient) where in[1] > in[2], else 0
   ThresholdBackward,
-  One, ///< ones_like
+  One,      ///< ones_like
+  Hardtanh, ///< clamp to [alpha, beta] (NaN stays NaN)
 };
 
 constexpr int kEwMaxRank = 8;
@@ -82,7 +83,8 @@ struct EwLaunch {
   int64_t outStrides[kEwMaxRank] = {};
   int32_t numOperands = 0;
   EwOperand in[kEwMaxOperands];
-  double alpha = 1; ///< add/sub's alpha
+  double alpha = 1; ///< add/sub's alpha; hardtanh's min_val
+  double beta = 0;  ///< hardtanh's max_val
   /// Compute in double (some operand or the result is floating) or else in
   /// int64 (exact integer and bool arithmetic).
   bool floating = true;
@@ -335,6 +337,8 @@ TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
     return v[1] <= v[2] ? 0.0 : v[0]; // a NaN input passes the gradient
   case EwOp::One:
     return 1.0;
+  case EwOp::Hardtanh:
+    return v[0] < L.alpha ? L.alpha : v[0] > L.beta ? L.beta : v[0];
   }
   return 0.0;
 }

@@ -12,6 +12,7 @@
 
 #include "TraceIR/Runtime/Elementwise.h"
 #include "TraceIR/Runtime/Executable.h"
+#include "TraceIR/Runtime/KernelArgs.h"
 
 namespace traceir {
 
@@ -24,11 +25,12 @@ bool prepareElementwise(KernelContext &ctx, EwOp op, unsigned n,
 /// &divByZero)`.
 template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
   static void run(KernelContext &ctx, EwOp op, unsigned n, Tensor &out,
-                  double alpha = 1) {
+                  double alpha = 1, double beta = 0) {
     EwLaunch L;
     if (!prepareElementwise(ctx, op, n, out, L))
       return;
     L.alpha = alpha;
+    L.beta = beta;
     bool divByZero = false;
     if (!Exec(L, divByZero))
       return ctx.fail("the elementwise kernel failed to run on " +
@@ -106,6 +108,14 @@ template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
     if (mode != "none" && mode != "tanh")
       return c.fail("approximate must be 'none' or 'tanh', got '" + mode + "'");
     run(c, mode == "tanh" ? EwOp::GeluTanh : EwOp::Gelu, 1, c.result(0));
+  }
+  static void hardtanh(KernelContext &c) {
+    double lo = numberArg(c, 1, -1), hi = numberArg(c, 2, 1);
+    if (c.failed())
+      return;
+    if (lo > hi)
+      return c.fail("min_val cannot be greater than max_val");
+    run(c, EwOp::Hardtanh, 1, c.result(0), lo, hi);
   }
   static void clone(KernelContext &c) { run(c, EwOp::Copy, 1, c.result(0)); }
   // copy_(self, src) and fill_(self, value): out = argument 1.

@@ -1,0 +1,115 @@
+"""PyTorch's own operator samples (OpInfo, torch.testing._internal's op_db)
+through TraceIR: for each op of include/TraceIR/Ops.def that has an OpInfo
+(matched by ATen name), the OpInfo's sample inputs in float32 and int64
+(where the OpInfo takes them; at most SAMPLES of each), run as
+one-op graphs with trace-run (check_op: after --free-dead-tensors, the
+measured peak equals the predicted one) on TRACEIR_DEVICE (the CPU here;
+scripts/gpu-check.sh and the GPU bundle run them on CUDA) and compared with
+the OpInfo's own op. Tolerances, by the result's dtype: float32 rtol=1e-4,
+atol=1e-5 (the kernels compute in double and accumulate in another order
+than PyTorch's); integers and bools exactly.
+
+A sample becomes a call through the registry's schema: the input, the
+positional args, then each keyword at its schema position (defaults fill
+the gaps); non-tensor arguments go through the importers' scalar
+conversion. A sample whose arguments the schema cannot place (a keyword it
+does not name, a non-tensor input) is skipped, and one whose OpInfo `op`
+reorders ATen's arguments (`where`'s) is not taken.
+
+OPS are the ops whose samples all pass. The others that have an OpInfo are
+the Core ATen work still open (integer matrix products and convolutions,
+dtype= keywords, tensor-valued `narrow` starts, `where`'s argument order,
+the batch norm and pooling samples the schema cannot place):
+TRACEIR_OPINFO_ALL=1 runs every op that has one, to see what fails.
+"""
+import os
+import re
+
+import pytest
+import torch
+
+from traceir_testing import check_op
+
+try:
+    from torch.testing._internal.common_methods_invocations import op_db
+except ImportError as e:  # expecttest (requirements-test.txt) is missing
+    pytest.skip(f"OpInfo samples unavailable: {e}", allow_module_level=True)
+
+import traceir
+from traceir import _schema
+from traceir._import_common import scalar
+
+if not traceir.HAS_COMPILER:
+    pytest.skip("the OpInfo tier needs the compiler (the registry's schemas)",
+                allow_module_level=True)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LISTED = re.findall(r"^TRACEIR_OP\((\w+),",
+                    open(os.path.join(ROOT, "include", "TraceIR", "Ops.def")).read(), re.M)
+
+OPS = {
+    "abs", "add", "amax", "clone", "contiguous", "div", "eq", "exp", "expand", "flatten",
+    "ge", "gelu", "gt", "hardtanh", "layer_norm", "le", "log", "lt", "mean", "mul", "ne",
+    "neg", "permute", "pow", "relu", "reshape", "rsqrt", "select", "sigmoid", "slice",
+    "sqrt", "squeeze", "sub", "sum", "t", "tanh", "transpose", "unflatten", "unsqueeze",
+    "view", "zero_",
+}
+SAMPLES = 4
+DTYPES = (torch.float32, torch.int64)
+
+
+def opinfos():
+    """(op, OpInfo) for the ops to run, each variant once."""
+    wanted = set(LISTED) if os.environ.get("TRACEIR_OPINFO_ALL") == "1" else OPS
+    return [(o.aten_name, o) for o in op_db if o.aten_name in wanted]
+
+
+def call_args(op, sample):
+    """The sample as the op's call (tensors and scalars in schema order), or
+    None where the schema cannot place it."""
+    params = _schema.parameters(op)
+    if params is None or not isinstance(sample.input, torch.Tensor):
+        return None
+    args = [sample.input] + list(sample.args)
+    kwargs = dict(sample.kwargs)
+    names = [p[0] for p in params]
+    if any(k not in names[len(args):] for k in kwargs):
+        return None
+    for name, has_default, default in params[len(args):]:
+        if name in kwargs:
+            args.append(kwargs.pop(name))
+        elif has_default:
+            args.append(default)
+        else:
+            return None
+    try:
+        return [a if isinstance(a, torch.Tensor) else scalar(a, op) for a in args]
+    except traceir.TraceIRError:
+        return None
+
+
+def test_the_ops_are_listed_and_have_opinfos():
+    assert OPS <= set(LISTED), OPS - set(LISTED)
+    assert {name for name, _ in opinfos()} == OPS
+
+
+@pytest.mark.parametrize("op,info", opinfos(),
+                         ids=[f"{n}{'.' + o.variant_test_name if o.variant_test_name else ''}"
+                              for n, o in opinfos()])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: str(d).removeprefix("torch."))
+def test_opinfo_samples(op, info, dtype):
+    if dtype not in info.dtypes:
+        pytest.skip(f"the OpInfo of {op} takes no {dtype}")
+    ran = 0
+    for sample in info.sample_inputs("cpu", dtype):
+        if ran == SAMPLES:
+            break
+        args = call_args(op, sample)
+        if args is None:
+            continue
+        want = info.op(sample.input, *sample.args, **sample.kwargs)
+        if not isinstance(want, torch.Tensor):
+            continue
+        check_op(op, args, want, rtol=1e-4, atol=1e-5)  # floats only
+        ran += 1
+    assert ran, f"no sample of {op} in {dtype} could be placed by its schema"

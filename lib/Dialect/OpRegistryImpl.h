@@ -1,9 +1,10 @@
 //===- OpRegistryImpl.h - What the registry's rows name ---------*- C++ -*-===//
 //
 // The functions the rows of the op registry's table (OpRegistry.cpp) name:
-// Ops.def's EFFECTS column, defined in OpAliasing.cpp. Private to lib/Dialect;
-// the interface is TraceIR/Dialect/OpRegistry.h. Each function's comment is at
-// its definition.
+// Ops.def's INFER column, defined in OpInference.cpp, and its EFFECTS
+// column, defined in OpAliasing.cpp. Private to lib/Dialect; the interface
+// is TraceIR/Dialect/OpRegistry.h. Each function's comment is at its
+// definition.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,9 +17,51 @@
 
 namespace mlir::trace::registry {
 
-/// The types of the functions an AliasFn and FlagFn point to.
+/// The types of the functions an InferFn, AliasFn and FlagFn point to.
+using InferSig = std::remove_pointer_t<InferFn>;
 using AliasSig = std::remove_pointer_t<AliasFn>;
 using FlagSig = std::remove_pointer_t<FlagFn>;
+
+//===----------------------------------------------------------------------===//
+// Shape and dtype inference (OpInference.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The result dtype of an elementwise op: the operands' promoted one, a
+/// float one (integers give f32), or bool.
+enum class EltRule { Promote, Float, Bool };
+
+/// What a reduction does to the dtype: amax keeps it, mean needs a float,
+/// sum widens integers and bools to i64 (as PyTorch does).
+enum class ReduceDtype { Same, Float, Sum };
+
+// A template row needs its instantiation in OpInference.cpp's list.
+InferSig inferWhere, inferDiv, inferSameAsFirst;
+template <unsigned N, EltRule R = EltRule::Promote> InferSig inferElementwise;
+
+// Linear algebra
+InferSig inferMatmul, inferLinear, inferAddmm, inferAttention;
+template <unsigned Rank> InferSig inferMatmulOfRank;
+
+// Reductions and normalizations
+template <ReduceDtype R> InferSig inferReduce;
+InferSig inferSoftmax, inferBatchNormBackward, inferBatchNormDoubleBackward;
+template <bool Native> InferSig inferLayerNorm;
+template <bool Native> InferSig inferBatchNorm;
+
+// Views
+InferSig inferView, inferTranspose, inferT, inferPermute, inferUnsqueeze,
+    inferSqueeze, inferFlatten, inferUnflatten, inferExpand, inferSelect,
+    inferSlice, inferNarrow, inferCat;
+
+// Neural-network layers
+InferSig inferEmbedding, inferConv2d, inferMaxPool2d, inferAdaptiveAvgPool2d;
+template <bool Lstm> InferSig inferRnn;
+template <bool AllowProbabilities> InferSig inferLoss;
+
+// Backward ops of the joint training graph
+InferSig inferLogSoftmaxInternal, inferLogSoftmaxBackward,
+    inferThresholdBackward, inferOnesLike, inferNllLossForward,
+    inferNllLossBackward;
 
 //===----------------------------------------------------------------------===//
 // Aliasing and effect rules (OpAliasing.cpp)

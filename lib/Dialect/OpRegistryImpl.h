@@ -34,7 +34,9 @@ enum class EltRule { Promote, Float, Bool };
 /// sum widens integers and bools to i64 (as PyTorch does).
 enum class ReduceDtype { Same, Float, Sum };
 
-// A template row needs its instantiation in OpInference.cpp's list.
+// The table takes the addresses of the template ones without seeing their
+// definitions: each instantiation a row names is also in the list of
+// explicit instantiations at the end of OpInference.cpp.
 InferSig inferWhere, inferDiv, inferSameAsFirst;
 template <unsigned N, EltRule R = EltRule::Promote> InferSig inferElementwise;
 

@@ -43,4 +43,43 @@ def FreeDeadTensors : Pass<"free-dead-tensors", "::mlir::trace::GraphOp"> {
   ];
 }
 
+def TraceSplitOps : Pass<"trace-split-ops", "::mlir::ModuleOp"> {
+  let summary = "Replace each trace.graph by one graph per compute op";
+  let description = [{
+    Prepares a graph for the runtime's generated kernels: every `trace.pyop`
+    the op registry knows whose results are all fresh storages (no view, no
+    in-place op), that neither writes into an operand nor draws random
+    numbers, and whose types are static becomes a graph of its own,
+    `@<graph>__op<k>_<name>`, where `k` counts the original graph's pyops
+    in order. The new graph takes the op's tensor operands, in order, as
+    inputs `t0`, `t1`, ... and returns its results. Other ops are not
+    copied: the runtime keeps running them itself. The original graphs are
+    erased.
+
+    After `--convert-trace-to-linalg` and the GPU pipeline, each such graph
+    is one host function of kernel launches that reads exactly the op's
+    operands and writes its results; the runtime (`trace-run --gpu-binary`)
+    launches those kernels in place of its own for op `k`.
+
+    Example:
+
+    ```mlir
+    trace.graph @g(%x: tensor<2x3xf32> {trace.input = "x"}) -> tensor<6xf32> {
+      %0 = pyop "relu"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+      %1 = pyop "view"(%0, [6]) : (tensor<2x3xf32>) -> tensor<6xf32>
+      ret %1 : tensor<6xf32>
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    trace.graph @g__op0_relu(%t0: tensor<2x3xf32> {trace.input = "t0"}) -> tensor<2x3xf32> {
+      %0 = pyop "relu"(%t0) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+      ret %0 : tensor<2x3xf32>
+    }
+    ```
+  }];
+}
+
 #endif // TRACEIR_TRANSFORMS_PASSES_TD

@@ -1,9 +1,9 @@
 //===- KernelPlan.cpp - Reading per-op host code into GeneratedOps --------===//
 
 #include "TraceIR/Conversion/KernelPlan.h"
-#include "TraceIR/Conversion/Passes.h"
 #include "TraceIR/Dialect/OpRegistry.h"
 #include "TraceIR/Support/CheckedMath.h"
+#include "TraceIR/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

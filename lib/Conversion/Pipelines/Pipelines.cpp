@@ -2,13 +2,15 @@
 //
 // Only the pass sequences. The passes of TraceIR's own that they use are
 // declared in TraceIR/Conversion/Passes.td and live beside this file, one
-// per file, so each can also run alone under its flag.
+// per file, so each can also run alone under its flag; --trace-split-ops,
+// which rewrites trace to trace, is one of lib/Transforms'.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Conversion/Pipelines.h"
 #include "TraceIR/Conversion/Passes.h"
 #include "TraceIR/Dialect/ParseSource.h"
+#include "TraceIR/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"

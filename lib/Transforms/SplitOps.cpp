@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TraceIR/Conversion/Passes.h"
 #include "TraceIR/Dialect/OpRegistry.h"
+#include "TraceIR/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -19,7 +19,7 @@
 
 namespace mlir::trace {
 #define GEN_PASS_DEF_TRACESPLITOPS
-#include "TraceIR/Conversion/Passes.h.inc"
+#include "TraceIR/Transforms/Passes.h.inc"
 } // namespace mlir::trace
 
 using namespace mlir;

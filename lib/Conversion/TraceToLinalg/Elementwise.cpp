@@ -1,0 +1,224 @@
+//===- Elementwise.cpp - Elementwise and comparison lowerings -------------===//
+//
+// The arithmetic and activation ops and the comparisons, each one
+// linalg.generic with PyTorch's broadcasting (buildElementwise) whose body
+// converts every operand, tensor or Python number, to the type the math is
+// done in.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowerings.h"
+#include "Utils.h"
+
+#include "TraceIR/Dialect/Scalars.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cmath>
+
+namespace mlir::trace::trace_to_linalg {
+
+/// add/sub/mul/div/neg/relu/gelu/tanh/sigmoid/exp/log/sqrt/rsqrt/pow/where.
+/// Every argument, tensor or Python number, is converted to the result's
+/// element type before the arithmetic: that is PyTorch's type promotion as
+/// the registry inferred it (int / int divides as float, for instance).
+LogicalResult ElementwiseLowering::lower(const Call &call,
+                                         PatternRewriter &rewriter,
+                                         std::string &why) const {
+  StringRef name = call.op.getOpName();
+  Type elt = call.resultElt();
+  bool isF = isa<FloatType>(elt);
+  // The operands (tensors or numbers) of the math are the schema's
+  // arguments without a default ("self, other, alpha=1": two).
+  unsigned numOperands = call.op.getOpInfo()
+                             ? countRequiredArgs(call.op.getOpInfo()->signature)
+                             : 1;
+  double alpha = 1.0;
+  if (name == "add" || name == "sub") {
+    if (!call.args.isNoneOrAbsent(2)) {
+      auto a = getNumber(call.args.scalar(2));
+      if (!a)
+        return fail(why, "alpha is not a number");
+      alpha = *a;
+    }
+  }
+  if (name == "div" && !call.args.isNoneOrAbsent(2))
+    return fail(why, "div with a rounding_mode");
+  bool tanhGelu = false;
+  if (name == "gelu" && !call.args.isNoneOrAbsent(1)) {
+    auto s = dyn_cast_or_null<StringAttr>(call.args.scalar(1));
+    if (!s || (s.getValue() != "none" && s.getValue() != "tanh"))
+      return fail(why, "gelu approximate is not 'none' or 'tanh'");
+    tanhGelu = s.getValue() == "tanh";
+  }
+  // The registry infers a float result for div and the transcendental
+  // ops, so of the ops below that build floating-point math only pow can
+  // have an integer one.
+  if (!isF && name == "pow")
+    return fail(why, "'" + name + "' with a non-float result");
+
+  // Tensors become generic inputs; numbers become constants in the body.
+  SmallVector<Value> inputs;
+  SmallVector<int> slot(numOperands, -1);
+  SmallVector<Attribute> numbers(numOperands);
+  for (unsigned i = 0; i < numOperands; ++i) {
+    if (call.args.isTensor(i)) {
+      slot[i] = inputs.size();
+      inputs.push_back(call.tensor(i));
+    } else if (getNumber(call.args.scalar(i)) || getBool(call.args.scalar(i))) {
+      numbers[i] = call.args.scalar(i);
+    } else {
+      return fail(why, "argument #" + Twine(i) +
+                           " is neither a tensor "
+                           "nor a number");
+    }
+  }
+
+  Location loc = call.op.getLoc();
+  Value result = buildElementwise(
+      rewriter, loc, call.resultType, inputs,
+      [&](OpBuilder &b, Location l, ValueRange in) -> Value {
+        // The operand `i` in type `t` (where's condition stays i1).
+        auto operand = [&](unsigned i, Type t) -> Value {
+          if (slot[i] >= 0)
+            return castElement(b, l, in[slot[i]], t);
+          if (auto flag = getBool(numbers[i]))
+            return constantOf(b, l, t, *flag ? 1 : 0);
+          return constantOf(b, l, t, *getNumber(numbers[i]));
+        };
+        auto c = [&](double v) { return constantOf(b, l, elt, v); };
+        if (name == "where") {
+          Value cond = operand(0, b.getI1Type());
+          return arith::SelectOp::create(b, l, cond, operand(1, elt),
+                                         operand(2, elt));
+        }
+        Value x = operand(0, elt);
+        if (name == "add" || name == "sub") {
+          Value y = operand(1, elt);
+          if (alpha != 1.0)
+            y = mul(b, l, y, c(alpha));
+          return name == "add" ? add(b, l, x, y) : sub(b, l, x, y);
+        }
+        if (name == "mul")
+          return mul(b, l, x, operand(1, elt));
+        if (name == "div")
+          return arith::DivFOp::create(b, l, x, operand(1, elt));
+        if (name == "pow")
+          return math::PowFOp::create(b, l, x, operand(1, elt));
+        if (name == "neg")
+          return isF ? Value(arith::NegFOp::create(b, l, x))
+                     : sub(b, l, c(0), x);
+        if (name == "relu")
+          return max(b, l, x, c(0));
+        if (name == "abs")
+          return isF ? Value(math::AbsFOp::create(b, l, x))
+                     : Value(math::AbsIOp::create(b, l, x));
+        if (name == "tanh")
+          return math::TanhOp::create(b, l, x);
+        if (name == "exp")
+          return math::ExpOp::create(b, l, x);
+        if (name == "log")
+          return math::LogOp::create(b, l, x);
+        if (name == "sqrt")
+          return math::SqrtOp::create(b, l, x);
+        if (name == "rsqrt")
+          return math::RsqrtOp::create(b, l, x);
+        if (name == "sigmoid") {
+          // 1 / (1 + exp(-x))
+          Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));
+          return arith::DivFOp::create(b, l, c(1), add(b, l, c(1), e));
+        }
+        // gelu: 0.5 x (1 + erf(x / sqrt 2)), or with tanh:
+        // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+        Value inner;
+        if (tanhGelu) {
+          Value x3 = mul(b, l, mul(b, l, x, x), x);
+          Value poly = add(b, l, x, mul(b, l, c(0.044715), x3));
+          inner = math::TanhOp::create(
+              b, l, mul(b, l, c(std::sqrt(2.0 / M_PI)), poly));
+        } else {
+          inner = math::ErfOp::create(b, l, mul(b, l, x, c(M_SQRT1_2)));
+        }
+        return mul(b, l, mul(b, l, c(0.5), x), add(b, l, c(1), inner));
+      });
+  rewriter.replaceOp(call.op, result);
+  return success();
+}
+
+/// eq/ne/lt/le/gt/ge against a tensor or a number, with broadcasting. The
+/// result is i1, so the registry's result type does not say in which type
+/// to compare: that is torch.result_type of the two operands, as the
+/// registry computes it for arithmetic (trace::resultDtype).
+LogicalResult ComparisonLowering::lower(const Call &call,
+                                        PatternRewriter &rewriter,
+                                        std::string &why) const {
+  StringRef name = call.op.getOpName();
+  SmallVector<Value> inputs;
+  SmallVector<int> slot(2, -1);
+  for (unsigned i = 0; i < 2; ++i) {
+    if (call.args.isTensor(i)) {
+      RankedTensorType t = call.tensorType(i);
+      Type elt = t.getElementType();
+      if (elt.isUnsignedInteger() || !elt.isSignlessIntOrFloat())
+        return fail(why, "an operand of unsupported element type");
+      slot[i] = inputs.size();
+      inputs.push_back(call.tensor(i));
+      continue;
+    }
+    Attribute sc = call.args.scalar(i);
+    if (!getBool(sc) && !getInt(sc) && !getNumber(sc))
+      return fail(why, "argument #" + Twine(i) +
+                           " is neither a tensor nor a number");
+  }
+  if (inputs.empty())
+    return fail(why, "no tensor operand");
+  Type type = trace::resultDtype(call.args, 2, rewriter.getContext());
+  if (!type)
+    return fail(why, "no PyTorch result dtype for the operands");
+
+  Location loc = call.op.getLoc();
+  Value result = buildElementwise(
+      rewriter, loc, call.resultType, inputs,
+      [&](OpBuilder &b, Location l, ValueRange in) -> Value {
+        auto operand = [&](unsigned i) -> Value {
+          if (slot[i] >= 0)
+            return castElement(b, l, in[slot[i]], type);
+          Attribute sc = call.args.scalar(i);
+          if (auto flag = getBool(sc); flag && !getInt(sc))
+            return constantOf(b, l, type, *flag ? 1 : 0);
+          return constantOf(b, l, type, *getNumber(sc));
+        };
+        Value x = operand(0), y = operand(1);
+        if (isa<FloatType>(type)) {
+          // Ordered except ne, which is true for NaN as in PyTorch.
+          auto pred = llvm::StringSwitch<arith::CmpFPredicate>(name)
+                          .Case("eq", arith::CmpFPredicate::OEQ)
+                          .Case("ne", arith::CmpFPredicate::UNE)
+                          .Case("lt", arith::CmpFPredicate::OLT)
+                          .Case("le", arith::CmpFPredicate::OLE)
+                          .Case("gt", arith::CmpFPredicate::OGT)
+                          .Default(arith::CmpFPredicate::OGE);
+          return arith::CmpFOp::create(b, l, pred, x, y);
+        }
+        // Signless ints are signed; bools compare as 0 < 1, unsigned.
+        bool isBool = type.isInteger(1);
+        auto pred = llvm::StringSwitch<arith::CmpIPredicate>(name)
+                        .Case("eq", arith::CmpIPredicate::eq)
+                        .Case("ne", arith::CmpIPredicate::ne)
+                        .Case("lt", isBool ? arith::CmpIPredicate::ult
+                                           : arith::CmpIPredicate::slt)
+                        .Case("le", isBool ? arith::CmpIPredicate::ule
+                                           : arith::CmpIPredicate::sle)
+                        .Case("gt", isBool ? arith::CmpIPredicate::ugt
+                                           : arith::CmpIPredicate::sgt)
+                        .Default(isBool ? arith::CmpIPredicate::uge
+                                        : arith::CmpIPredicate::sge);
+        return arith::CmpIOp::create(b, l, pred, x, y);
+      });
+  rewriter.replaceOp(call.op, result);
+  return success();
+}
+
+} // namespace mlir::trace::trace_to_linalg

@@ -1,0 +1,119 @@
+//===- Reduction.cpp - Reductions and softmax -----------------------------===//
+//
+// sum, mean and amax over dims, and softmax / log_softmax along one dim;
+// the softmax itself (buildSoftmax) is in Utils.cpp, as attention uses it
+// too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowerings.h"
+#include "Utils.h"
+
+#include "TraceIR/Dialect/Scalars.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::trace::trace_to_linalg {
+
+/// The dims a reduction's `dim` argument names: all of them for None, absent
+/// or an empty list (PyTorch's sum(dim=()) reduces everything).
+static std::optional<SmallVector<bool>> reducedDims(const PyArgs &args,
+                                                    unsigned i, int64_t rank) {
+  SmallVector<bool> reduced(rank, false);
+  std::optional<SmallVector<int64_t>> dims;
+  if (!args.isNoneOrAbsent(i)) {
+    dims = getIntList(args.scalar(i));
+    if (!dims)
+      return std::nullopt;
+  }
+  if (!dims || dims->empty()) {
+    reduced.assign(rank, true);
+    return reduced;
+  }
+  for (int64_t d : *dims) {
+    auto n = normDim(d, rank);
+    if (!n)
+      return std::nullopt;
+    if (rank > 0)
+      reduced[*n] = true;
+  }
+  return reduced;
+}
+
+/// sum, mean and amax over dims, with keepdim as an expand_shape of the
+/// reduced tensor (the reduction itself always drops the dims).
+LogicalResult ReductionLowering::lower(const Call &call,
+                                       PatternRewriter &rewriter,
+                                       std::string &why) const {
+  StringRef name = call.op.getOpName();
+  Location loc = call.op.getLoc();
+  Type elt = call.resultElt();
+  RankedTensorType in = call.tensorType(0);
+  auto reduced = reducedDims(call.args, 1, in.getRank());
+  if (!reduced)
+    return fail(why, "dim is not an int or a list of ints in range");
+  if (name == "mean" && !isa<FloatType>(elt))
+    return fail(why, "mean with a non-float result");
+  bool isMax = name == "amax";
+  double init = 0;
+  if (isMax)
+    init = isa<FloatType>(elt)
+               ? -INFINITY
+               : static_cast<double>(std::numeric_limits<int64_t>::min());
+  if (isMax && !isa<FloatType>(elt) && elt.getIntOrFloatBitWidth() != 64)
+    return fail(why, "amax of a narrow integer type");
+  Value r = buildReduction(
+      rewriter, loc, in.getShape(), *reduced, elt, {call.tensor(0)},
+      {rewriter.getMultiDimIdentityMap(in.getRank())}, init,
+      [&](OpBuilder &b, Location l, ValueRange args, Value acc) {
+        Value x = castElement(b, l, args[0], elt);
+        return isMax ? max(b, l, acc, x) : add(b, l, acc, x);
+      });
+  if (name == "mean") {
+    SmallVector<int64_t> reducedDims;
+    for (auto [size, red] : llvm::zip(in.getShape(), *reduced))
+      if (red)
+        reducedDims.push_back(size);
+    int64_t count = productOf(reducedDims);
+    auto rt = cast<RankedTensorType>(r.getType());
+    r = buildElementwise(
+        rewriter, loc, rt, {r}, [&](OpBuilder &b, Location l, ValueRange args) {
+          return arith::DivFOp::create(b, l, args[0],
+                                       constantOf(b, l, elt, double(count)));
+        });
+  }
+  rewriter.replaceOp(call.op, reshapeTo(rewriter, loc, r, call.resultType));
+  return success();
+}
+
+/// softmax / log_softmax / _log_softmax along one dim (buildSoftmax),
+/// computed in the result's element type.
+LogicalResult SoftmaxLowering::lower(const Call &call,
+                                     PatternRewriter &rewriter,
+                                     std::string &why) const {
+  bool isLog = call.op.getOpName() != "softmax";
+  Location loc = call.op.getLoc();
+  Type elt = call.resultElt();
+  if (!isa<FloatType>(elt))
+    return fail(why, "softmax with a non-float result");
+  RankedTensorType in = call.tensorType(0);
+  int64_t rank = in.getRank();
+  auto dim = normDim(getInt(call.args.scalar(1)), rank);
+  if (!dim || rank == 0)
+    return fail(why, "dim is not an int in range (or a 0-d input)");
+  if (in.clone(elt) != call.resultType)
+    return fail(why, "the result's shape is not the input's");
+  Value x = call.tensor(0);
+  if (in.getElementType() != elt)
+    x = buildElementwise(rewriter, loc, in.clone(elt), {x},
+                         [&](OpBuilder &b, Location l, ValueRange a) {
+                           return castElement(b, l, a[0], elt);
+                         });
+  rewriter.replaceOp(call.op, buildSoftmax(rewriter, loc, x, *dim, isLog));
+  return success();
+}
+
+} // namespace mlir::trace::trace_to_linalg

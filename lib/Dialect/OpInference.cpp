@@ -1,0 +1,1822 @@
+//===- OpInference.cpp - Shape and dtype inference of the registry --------===//
+//
+// The inference functions the op registry's rows name (Ops.def's INFER
+// column, declared in OpRegistryImpl.h) and the helpers they share; the
+// dtype promotion they and the lowering compute with (promoteTypes,
+// resultDtype); and the tensor size limit every inferred type is checked
+// against (tensorSizeError), which the verifier uses too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpRegistryImpl.h"
+
+#include "TraceIR/Dialect/OpRegistry.h"
+#include "TraceIR/Dialect/Scalars.h"
+#include "TraceIR/Dialect/TraceDialect.h"
+#include "TraceIR/Support/CheckedMath.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/APInt.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::trace;
+using namespace mlir::trace::registry;
+
+static constexpr int64_t kDyn = ShapedType::kDynamic;
+
+//===----------------------------------------------------------------------===//
+// The tensor size limit
+//===----------------------------------------------------------------------===//
+
+int64_t mlir::trace::elementByteSize(Type t) {
+  if (auto c = dyn_cast<ComplexType>(t))
+    return 2 * elementByteSize(c.getElementType());
+  if (isa<IndexType>(t))
+    return 8;
+  if (t.isIntOrFloat())
+    return std::max<int64_t>((t.getIntOrFloatBitWidth() + 7) / 8, 1);
+  return 1;
+}
+
+/// An element count for a message: 2^k for large powers of two (the usual
+/// fuzzed sizes), else the number, which may be beyond int64_t.
+static std::string countStr(const llvm::APInt &n) {
+  if (n.isPowerOf2() && n.logBase2() >= 16)
+    return "2^" + std::to_string(n.logBase2());
+  return llvm::toString(n, 10, /*Signed=*/false);
+}
+
+std::string mlir::trace::tensorSizeError(Type type) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked)
+    return {};
+  SmallVector<int64_t, 6> dims;
+  for (int64_t d : ranked.getShape()) {
+    if (d == ShapedType::kDynamic)
+      continue;
+    if (d < 0)
+      return "has a negative dim " + std::to_string(d);
+    dims.push_back(d);
+  }
+  int64_t eltBytes = elementByteSize(ranked.getElementType());
+  if (traceir::checkedTensorBytes(dims, eltBytes))
+    return {};
+  // Exact arithmetic for the message only: the product of up to 64-bit dims
+  // fits in 64 bits per dim.
+  llvm::APInt n(64 * (dims.size() + 1), 1), nonZero = n;
+  bool zero = false;
+  for (int64_t d : dims) {
+    llvm::APInt v(n.getBitWidth(), d);
+    n *= v;
+    if (d)
+      nonZero *= v;
+    zero |= d == 0;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (zero) {
+    os << "holds no elements, but its other dims multiply to "
+       << countStr(nonZero) << ", which overflows int64";
+    return text;
+  }
+  os << "holds " << countStr(n) << " elements of " << eltBytes << " byte"
+     << (eltBytes == 1 ? "" : "s") << ", over TraceIR's limit of 2^"
+     << llvm::Log2_64(traceir::kMaxTensorBytes) << " bytes ("
+     << traceir::kMaxTensorBytes << ")";
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// Inference helpers
+//===----------------------------------------------------------------------===//
+
+namespace mlir::trace::registry {
+namespace {
+using Shape = SmallVector<int64_t, 6>;
+
+/// Builds the error message; every inference failure goes through it.
+struct Err {
+  InferError &e;
+  template <typename... Ts> bool operator()(const Ts &...parts) {
+    llvm::raw_string_ostream os(e.message);
+    (os << ... << parts);
+    return false;
+  }
+};
+
+std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += ", ";
+    s += d == kDyn ? "?" : std::to_string(d);
+  }
+  return s + "]";
+}
+
+/// Everything an inference function needs, with typed accessors that report
+/// which argument is wrong.
+struct Call {
+  const PyArgs &a;
+  MLIRContext *ctx;
+  SmallVectorImpl<Type> &out;
+  Err err;
+
+  /// Argument `i` as a tensor type; fails when it is not a tensor.
+  TensorType tensor(unsigned i, const char *what) {
+    if (!a.isTensor(i)) {
+      err("argument #", i, " (", what, ") must be a tensor");
+      return {};
+    }
+    return cast<TensorType>(a.type(i));
+  }
+  /// An optional tensor: absent/None gives a null type without failing.
+  bool optTensor(unsigned i, const char *what, TensorType &t) {
+    t = {};
+    if (a.isNoneOrAbsent(i))
+      return true;
+    t = tensor(i, what);
+    return static_cast<bool>(t);
+  }
+  bool intArg(unsigned i, const char *what, int64_t &v,
+              std::optional<int64_t> dflt = std::nullopt) {
+    if (a.isNoneOrAbsent(i) && dflt) {
+      v = *dflt;
+      return true;
+    }
+    auto x = getInt(a.scalar(i));
+    if (!x)
+      return err("argument #", i, " (", what, ") must be an int");
+    v = *x;
+    return true;
+  }
+  bool boolArg(unsigned i, const char *what, bool &v, bool dflt) {
+    if (a.isNoneOrAbsent(i)) {
+      v = dflt;
+      return true;
+    }
+    auto x = getBool(a.scalar(i));
+    if (!x)
+      return err("argument #", i, " (", what, ") must be a bool");
+    v = *x;
+    return true;
+  }
+  bool intList(unsigned i, const char *what, SmallVectorImpl<int64_t> &v) {
+    auto x = getIntList(a.scalar(i));
+    if (!x)
+      return err("argument #", i, " (", what,
+                 ") must be an int or a tuple/list of ints");
+    v.assign(x->begin(), x->end());
+    return true;
+  }
+  /// Normalizes a possibly negative dim against `rank` (PyTorch wraps).
+  bool dim(int64_t &d, int64_t rank, const char *what) {
+    int64_t r = std::max<int64_t>(rank, 1);
+    if (d < -r || d >= r)
+      return err(what, " ", d, " is out of range for a tensor of rank ", rank);
+    if (d < 0)
+      d += r;
+    return true;
+  }
+  /// Appends a result type, or fails when the shape is not representable:
+  /// inference never hands out a wrapped or oversized shape, whatever the
+  /// scalars were.
+  [[nodiscard]] bool push(ArrayRef<int64_t> shape, Type elt) {
+    for (int64_t d : shape)
+      if (d < 0 && d != kDyn)
+        return err("result #", out.size(), " would have shape ",
+                   shapeStr(shape), ", with a negative dim");
+    auto t = RankedTensorType::get(shape, elt);
+    if (std::string why = tensorSizeError(t); !why.empty())
+      return err("result #", out.size(), " of shape ", shapeStr(shape), " ",
+                 why);
+    out.push_back(t);
+    return true;
+  }
+  /// x * y (or x + y) of dims or counts, dynamic when either is; fails
+  /// rather than wraps when the scalars make it overflow.
+  bool mulDims(int64_t x, int64_t y, int64_t &r, const char *what) {
+    return combineDims(x, y, r, what, traceir::checkedMul, " * ");
+  }
+  bool addDims(int64_t x, int64_t y, int64_t &r, const char *what) {
+    return combineDims(x, y, r, what, traceir::checkedAdd, " + ");
+  }
+  bool combineDims(int64_t x, int64_t y, int64_t &r, const char *what,
+                   std::optional<int64_t> (*op)(int64_t, int64_t),
+                   const char *sign) {
+    if (x == kDyn || y == kDyn) {
+      r = kDyn;
+      return true;
+    }
+    std::optional<int64_t> v = op(x, y);
+    if (!v)
+      return err(what, " ", x, sign, y, " overflows int64");
+    r = *v;
+    return true;
+  }
+  bool pushUnranked(Type elt) {
+    out.push_back(UnrankedTensorType::get(elt));
+    return true;
+  }
+  Type f32() { return Float32Type::get(ctx); }
+  Type i64() { return IntegerType::get(ctx, 64); }
+  Type i1() { return IntegerType::get(ctx, 1); }
+};
+
+bool isFloatLike(Type t) { return isa<FloatType>(t); }
+
+/// PyTorch's dtype categories: bool < integer < floating < complex; -1 for
+/// element types PyTorch has no dtype for.
+int category(Type t) {
+  if (t.isInteger(1))
+    return 0;
+  if (isa<IntegerType>(t))
+    return 1;
+  if (isa<FloatType>(t))
+    return 2;
+  if (auto c = dyn_cast<ComplexType>(t);
+      c && isa<FloatType>(c.getElementType()))
+    return 3;
+  return -1;
+}
+
+unsigned bitWidth(Type t) {
+  if (auto c = dyn_cast<ComplexType>(t))
+    return c.getElementType().getIntOrFloatBitWidth();
+  return t.getIntOrFloatBitWidth();
+}
+
+Type promote(Type a, Type b) { return mlir::trace::promoteTypes(a, b); }
+} // namespace
+} // namespace mlir::trace::registry
+
+Type mlir::trace::promoteTypes(Type a, Type b) {
+  if (!a)
+    return b;
+  if (!b || a == b)
+    return a;
+  int ca = category(a), cb = category(b);
+  if (ca < cb) {
+    std::swap(a, b);
+    std::swap(ca, cb);
+  }
+  MLIRContext *ctx = a.getContext();
+  if (ca == 3 && cb == 2 && bitWidth(b) > bitWidth(a))
+    return ComplexType::get(b);
+  if (ca != cb)
+    return a;
+  unsigned wa = bitWidth(a), wb = bitWidth(b);
+  if (ca == 2 && wa == 16 && wb == 16)
+    return Float32Type::get(ctx);
+  if (ca == 1 && wa == wb && a.isUnsignedInteger() != b.isUnsignedInteger())
+    return IntegerType::get(ctx, std::min(2 * wa, 64u));
+  return wa >= wb ? a : b;
+}
+
+Type mlir::trace::resultDtype(const PyArgs &args, unsigned n, MLIRContext *ctx,
+                              unsigned firstTyped) {
+  Type dimType, zeroType;
+  int scalarCategory = -1;
+  for (unsigned i = firstTyped; i < n; ++i) {
+    if (args.isTensor(i)) {
+      Type elt = cast<ShapedType>(args.type(i)).getElementType();
+      if (category(elt) < 0)
+        return {};
+      auto ranked = dyn_cast<RankedTensorType>(args.type(i));
+      if (ranked && ranked.getRank() == 0)
+        zeroType = promoteTypes(zeroType, elt);
+      else
+        dimType = promoteTypes(dimType, elt);
+      continue;
+    }
+    Attribute sc = args.scalar(i);
+    int cat = isa_and_nonnull<BoolAttr>(sc) ? 0
+              : getInt(sc)                  ? 1
+              : getNumber(sc)               ? 2
+                                            : -1;
+    if (cat < 0)
+      return {};
+    scalarCategory = std::max(scalarCategory, cat);
+  }
+  Type elt = dimType ? dimType : zeroType;
+  if (dimType && zeroType && category(zeroType) > category(dimType))
+    elt = promoteTypes(dimType, zeroType);
+  Builder b(ctx);
+  if (!elt) // only a condition was a tensor: the numbers decide
+    return scalarCategory >= 2   ? Type(b.getF32Type())
+           : scalarCategory == 1 ? Type(b.getI64Type())
+                                 : Type(b.getI1Type());
+  if (scalarCategory > category(elt))
+    return scalarCategory == 2 ? Type(b.getF32Type()) : b.getI64Type();
+  return elt;
+}
+
+namespace mlir::trace::registry {
+
+/// Broadcasts `b` into `a` (NumPy rules); dynamic dims stay dynamic unless
+/// the other side pins them.
+static bool broadcastInto(Shape &a, ArrayRef<int64_t> b, Err &err) {
+  Shape r(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < r.size(); ++i) {
+    int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    int64_t &o = r[r.size() - 1 - i];
+    if (x == 1)
+      o = y;
+    else if (y == 1 || x == y)
+      o = x;
+    else if (x == kDyn)
+      o = y;
+    else if (y == kDyn)
+      o = x;
+    else
+      return err("shapes ", shapeStr(a), " and ", shapeStr(b),
+                 " cannot be broadcast together");
+  }
+  a = std::move(r);
+  return true;
+}
+
+/// Elementwise over the first `n` arguments (tensors or numbers), with
+/// broadcasting and torch.result_type's promotion: dimensioned tensors
+/// decide the dtype; a 0-d tensor or a Python number only lifts it into a
+/// higher category (an int tensor times 0.5 is f32, an f32 tensor times a
+/// 0-d f64 tensor stays f32). Arguments before `firstTyped` broadcast but
+/// take no part in the dtype (`where`'s condition).
+static bool elementwise(Call &c, unsigned n, EltRule rule,
+                        unsigned firstTyped = 0) {
+  Shape shape;
+  bool ranked = true, anyTensor = false;
+  for (unsigned i = 0; i < n; ++i) {
+    if (c.a.isTensor(i)) {
+      auto t = cast<TensorType>(c.a.type(i));
+      anyTensor = true;
+      Type elt = t.getElementType();
+      if (category(elt) < 0)
+        return c.err("argument #", i, " has element type ", elt,
+                     ", which has no PyTorch dtype");
+      if (!t.hasRank()) {
+        ranked = false;
+        continue;
+      }
+      if (!broadcastInto(shape, t.getShape(), c.err))
+        return false;
+      continue;
+    }
+    Attribute sc = c.a.scalar(i);
+    int cat = isa_and_nonnull<BoolAttr>(sc) ? 0
+              : getInt(sc)                  ? 1
+              : getNumber(sc)               ? 2
+                                            : -1;
+    if (cat < 0)
+      return c.err("argument #", i, " must be a tensor or a number");
+  }
+  if (!anyTensor)
+    return c.err("needs at least one tensor argument");
+  Type elt = resultDtype(c.a, n, c.ctx, firstTyped);
+  if (rule == EltRule::Float && !isFloatLike(elt) && category(elt) != 3)
+    elt = c.f32();
+  if (rule == EltRule::Bool)
+    elt = c.i1();
+  return ranked ? c.push(shape, elt) : c.pushUnranked(elt);
+}
+
+/// where(condition, self, other): the condition is bool and broadcasts but
+/// does not take part in the dtype.
+bool inferWhere(const PyArgs &a, MLIRContext *ctx, SmallVectorImpl<Type> &out,
+                InferError &e) {
+  Call c{a, ctx, out, Err{e}};
+  TensorType cond = c.tensor(0, "condition");
+  if (!cond)
+    return false;
+  if (!cond.getElementType().isInteger(1))
+    return c.err("condition must be a bool tensor, got ",
+                 cond.getElementType());
+  return elementwise(c, 3, EltRule::Promote, /*firstTyped=*/1);
+}
+
+template <unsigned N, EltRule R>
+bool inferElementwise(const PyArgs &a, MLIRContext *ctx,
+                      SmallVectorImpl<Type> &out, InferError &e) {
+  Call c{a, ctx, out, Err{e}};
+  return elementwise(c, N, R);
+}
+
+/// div(self, other, rounding_mode=None): true division gives floats even
+/// for integer operands; with a rounding mode the dtype is promoted.
+bool inferDiv(const PyArgs &a, MLIRContext *ctx, SmallVectorImpl<Type> &out,
+              InferError &e) {
+  Call c{a, ctx, out, Err{e}};
+  return elementwise(c, 2,
+                     a.isNoneOrAbsent(2) ? EltRule::Float : EltRule::Promote);
+}
+
+bool inferSameAsFirst(const PyArgs &a, MLIRContext *ctx,
+                      SmallVectorImpl<Type> &out, InferError &e) {
+  Call c{a, ctx, out, Err{e}};
+  TensorType t = c.tensor(0, "input");
+  if (!t)
+    return false;
+  out.push_back(t);
+  return true;
+}
+
+/// Runs `body` on the ranked shape of argument 0, or yields an unranked
+/// result when its rank is unknown.
+template <typename F> static bool onRanked(Call &c, const char *what, F body) {
+  TensorType t = c.tensor(0, what);
+  if (!t)
+    return false;
+  if (!t.hasRank())
+    return c.pushUnranked(t.getElementType());
+  Shape s(t.getShape().begin(), t.getShape().end());
+  return body(s, t.getElementType());
+}
+
+#define INFER(NAME)                                                            \
+  bool NAME(const PyArgs &a, MLIRContext *ctx, SmallVectorImpl<Type> &out,     \
+            InferError &e)
+#define CALL                                                                   \
+  Call c {                                                                     \
+    a, ctx, out, Err { e }                                                     \
+  }
+
+//===--- Linear algebra ---------------------------------------------------===//
+
+/// torch.matmul's rules for ranks 1 and 2 and batched broadcasting.
+static bool matmulShapes(Call &c, ArrayRef<int64_t> x, ArrayRef<int64_t> y,
+                         Shape &r) {
+  if (x.empty() || y.empty())
+    return c.err("both arguments must have rank >= 1, got ", shapeStr(x),
+                 " and ", shapeStr(y));
+  Shape xs(x.begin(), x.end()), ys(y.begin(), y.end());
+  bool xv = xs.size() == 1, yv = ys.size() == 1;
+  if (xv)
+    xs.insert(xs.begin(), 1);
+  if (yv)
+    ys.push_back(1);
+  int64_t k1 = xs.back(), k2 = ys[ys.size() - 2];
+  if (k1 != kDyn && k2 != kDyn && k1 != k2)
+    return c.err("contraction sizes differ: ", shapeStr(x), " @ ", shapeStr(y));
+  Shape xb(xs.begin(), xs.end() - 2), yb(ys.begin(), ys.end() - 2);
+  if (!broadcastInto(xb, yb, c.err))
+    return false;
+  r = xb;
+  if (!xv)
+    r.push_back(xs[xs.size() - 2]);
+  if (!yv)
+    r.push_back(ys.back());
+  return true;
+}
+
+INFER(inferMatmul) {
+  CALL;
+  TensorType x = c.tensor(0, "self"), y = c.tensor(1, "other");
+  if (!x || !y)
+    return false;
+  Type elt = promote(x.getElementType(), y.getElementType());
+  if (!x.hasRank() || !y.hasRank())
+    return c.pushUnranked(elt);
+  Shape r;
+  return matmulShapes(c, x.getShape(), y.getShape(), r) && c.push(r, elt);
+}
+
+template <unsigned Rank> INFER(inferMatmulOfRank) { // mm (2) and bmm (3)
+  CALL;
+  TensorType x = c.tensor(0, "self"), y = c.tensor(1, "mat2");
+  if (!x || !y)
+    return false;
+  if (x.hasRank() && x.getRank() != Rank)
+    return c.err("self must have rank ", Rank, ", got ",
+                 shapeStr(x.getShape()));
+  if (y.hasRank() && y.getRank() != Rank)
+    return c.err("mat2 must have rank ", Rank, ", got ",
+                 shapeStr(y.getShape()));
+  // bmm does not broadcast its batch dim.
+  if (Rank == 3 && x.hasRank() && y.hasRank() && x.getDimSize(0) != kDyn &&
+      y.getDimSize(0) != kDyn && x.getDimSize(0) != y.getDimSize(0))
+    return c.err("batch sizes differ: ", shapeStr(x.getShape()), " and ",
+                 shapeStr(y.getShape()));
+  return inferMatmul(a, ctx, out, e);
+}
+
+INFER(inferLinear) {
+  CALL;
+  TensorType x = c.tensor(0, "input"), w = c.tensor(1, "weight"), b;
+  if (!x || !w || !c.optTensor(2, "bias", b))
+    return false;
+  Type elt = x.getElementType();
+  if (!x.hasRank() || !w.hasRank())
+    return c.pushUnranked(elt);
+  if (w.getRank() != 2 && w.getRank() != 1)
+    return c.err("weight must have rank 1 or 2, got ", shapeStr(w.getShape()));
+  Shape wt(w.getShape().rbegin(), w.getShape().rend()); // weight.t()
+  Shape r;
+  if (!matmulShapes(c, x.getShape(), wt, r))
+    return false;
+  if (b && b.hasRank() && !broadcastInto(r, b.getShape(), c.err))
+    return false;
+  return c.push(r, elt);
+}
+
+INFER(inferAddmm) {
+  CALL;
+  TensorType b = c.tensor(0, "self"), x = c.tensor(1, "mat1"),
+             y = c.tensor(2, "mat2");
+  if (!b || !x || !y)
+    return false;
+  if (!x.hasRank() || !y.hasRank())
+    return c.pushUnranked(x.getElementType());
+  if (x.getRank() != 2 || y.getRank() != 2)
+    return c.err("mat1 and mat2 must have rank 2, got ", shapeStr(x.getShape()),
+                 " and ", shapeStr(y.getShape()));
+  Shape r;
+  if (!matmulShapes(c, x.getShape(), y.getShape(), r))
+    return false;
+  Shape bs = b.hasRank() ? Shape(b.getShape()) : Shape();
+  Shape chk = bs;
+  if (!broadcastInto(chk, r, c.err))
+    return false;
+  if (failed(verifyCompatibleShape(chk, r)))
+    return c.err("self ", shapeStr(bs), " does not broadcast to the product ",
+                 shapeStr(r));
+  return c.push(r, x.getElementType());
+}
+
+/// scaled_dot_product_attention(query, key, value, attn_mask=None,
+/// dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False): query
+/// [..., L, E], key [..., S, E], value [..., S, Ev] -> [..., L, Ev]; the
+/// batch dims broadcast, the mask (bool, or the query's dtype) broadcasts to
+/// [..., L, S]. enable_gqa is accepted when the heads already match (the
+/// runtime rejects it; see NNArgs.h).
+INFER(inferAttention) {
+  CALL;
+  TensorType q = c.tensor(0, "query"), k = c.tensor(1, "key"),
+             v = c.tensor(2, "value"), m;
+  if (!q || !k || !v || !c.optTensor(3, "attn_mask", m))
+    return false;
+  Type elt = q.getElementType();
+  if (k.getElementType() != elt || v.getElementType() != elt)
+    return c.err("query, key and value must have the same dtype, got ", elt,
+                 ", ", k.getElementType(), " and ", v.getElementType());
+  if (!isFloatLike(elt))
+    return c.err("query, key and value must be floating point, got ", elt);
+  if (m && !m.getElementType().isInteger(1) && m.getElementType() != elt)
+    return c.err("attn_mask must be bool or have the query's dtype ", elt,
+                 ", got ", m.getElementType());
+  if (!a.isNoneOrAbsent(4) && !getNumber(a.scalar(4)))
+    return c.err("argument #4 (dropout_p) must be a number");
+  if (auto p = getNumber(a.scalar(4)); p && !(*p >= 0 && *p <= 1))
+    return c.err("dropout_p must be in [0, 1], got ", *p);
+  bool causal, gqa;
+  if (!c.boolArg(5, "is_causal", causal, false) ||
+      !c.boolArg(7, "enable_gqa", gqa, false))
+    return false;
+  if (!a.isNoneOrAbsent(6) && !getNumber(a.scalar(6)))
+    return c.err("argument #6 (scale) must be a number or None");
+  if (causal && m)
+    return c.err("an explicit attn_mask must not be set when is_causal=True");
+  if (!q.hasRank() || !k.hasRank() || !v.hasRank())
+    return c.pushUnranked(elt);
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
+  if (qs.size() < 2 || ks.size() < 2 || vs.size() < 2)
+    return c.err("query, key and value must have rank >= 2, got ", shapeStr(qs),
+                 ", ", shapeStr(ks), " and ", shapeStr(vs));
+  auto differ = [](int64_t x, int64_t y) {
+    return x != kDyn && y != kDyn && x != y;
+  };
+  if (differ(qs.back(), ks.back()))
+    return c.err("query ", shapeStr(qs), " and key ", shapeStr(ks),
+                 " must have the same embedding size (last dim)");
+  if (differ(ks[ks.size() - 2], vs[vs.size() - 2]))
+    return c.err("key ", shapeStr(ks), " and value ", shapeStr(vs),
+                 " must have the same sequence length (dim -2)");
+  Shape batch(qs.begin(), qs.end() - 2);
+  if (!broadcastInto(batch, ks.drop_back(2), c.err) ||
+      !broadcastInto(batch, vs.drop_back(2), c.err))
+    return false;
+  int64_t L = qs[qs.size() - 2], S = ks[ks.size() - 2];
+  if (m && m.hasRank()) {
+    Shape scores = batch;
+    scores.append({L, S});
+    Shape chk = scores;
+    if (!broadcastInto(chk, m.getShape(), c.err))
+      return false;
+    if (failed(verifyCompatibleShape(chk, scores)))
+      return c.err("attn_mask ", shapeStr(m.getShape()),
+                   " does not broadcast to the attention scores ",
+                   shapeStr(scores));
+  }
+  Shape r = batch;
+  r.append({L, vs.back()});
+  return c.push(r, elt);
+}
+
+//===--- Reductions and normalizations ----------------------------------===//
+
+/// sum/mean/amax(self, dim, keepdim, dtype): `dim` None reduces all; for sum
+/// and mean an empty list does too, as in PyTorch.
+template <ReduceDtype R> INFER(inferReduce) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    SmallVector<int64_t> dims;
+    if (!a.isNoneOrAbsent(1) && !c.intList(1, "dim", dims))
+      return false;
+    bool keep;
+    if (!c.boolArg(2, "keepdim", keep, false))
+      return false;
+    SmallVector<bool> reduced(s.size(), dims.empty());
+    for (int64_t d : dims) {
+      if (!c.dim(d, s.size(), "dim"))
+        return false;
+      if (s.empty())
+        continue;
+      if (reduced[d])
+        return c.err("dim ", d, " appears more than once in the list of dims");
+      reduced[d] = true;
+    }
+    Shape r;
+    for (size_t i = 0; i < s.size(); ++i)
+      if (!reduced[i])
+        r.push_back(s[i]);
+      else if (keep)
+        r.push_back(1);
+    if (R == ReduceDtype::Float && !isFloatLike(elt))
+      return c.err("mean needs a floating point input, got ", elt);
+    if (R == ReduceDtype::Sum && category(elt) <= 1)
+      elt = c.i64();
+    return c.push(r, elt);
+  });
+}
+
+INFER(inferSoftmax) { // softmax/log_softmax(self, dim, dtype=None)
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d;
+    if (!c.intArg(1, "dim", d) || !c.dim(d, s.size(), "dim"))
+      return false;
+    return c.push(s, isFloatLike(elt) ? elt : c.f32());
+  });
+}
+
+/// layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable) and
+/// native_layer_norm, which also returns mean and rstd.
+template <bool Native> INFER(inferLayerNorm) {
+  CALL;
+  return onRanked(c, "input", [&](Shape &s, Type elt) {
+    SmallVector<int64_t> norm;
+    if (!c.intList(1, "normalized_shape", norm))
+      return false;
+    if (norm.size() > s.size())
+      return c.err("normalized_shape ", shapeStr(norm),
+                   " is longer than input ", shapeStr(s));
+    ArrayRef<int64_t> tail = ArrayRef<int64_t>(s).take_back(norm.size());
+    for (auto [x, y] : llvm::zip(tail, norm))
+      if (x != kDyn && x != y)
+        return c.err("normalized_shape ", shapeStr(norm),
+                     " does not match the trailing dims of input ",
+                     shapeStr(s));
+    for (unsigned i : {2u, 3u}) {
+      TensorType t;
+      if (!c.optTensor(i, i == 2 ? "weight" : "bias", t))
+        return false;
+      if (t && t.hasRank() && failed(verifyCompatibleShape(t.getShape(), norm)))
+        return c.err(i == 2 ? "weight " : "bias ", shapeStr(t.getShape()),
+                     " must have normalized_shape ", shapeStr(norm));
+    }
+    if (!c.push(s, elt))
+      return false;
+    if (!Native)
+      return true;
+    Shape stat(s.begin(), s.end() - norm.size());
+    stat.append(norm.size(), 1);
+    return c.push(stat, elt) && c.push(stat, elt);
+  });
+}
+
+/// Checks an optional per-channel tensor of batch norm.
+static bool channelVector(Call &c, unsigned i, const char *what,
+                          int64_t channels) {
+  TensorType t;
+  if (!c.optTensor(i, what, t))
+    return false;
+  if (t && t.hasRank() &&
+      (t.getRank() != 1 || (channels != kDyn && t.getDimSize(0) != kDyn &&
+                            t.getDimSize(0) != channels)))
+    return c.err(what, " must have shape [", channels, "], got ",
+                 shapeStr(t.getShape()));
+  return true;
+}
+
+/// batch_norm / native_batch_norm(input, weight, bias, running_mean,
+/// running_var, training, momentum, eps).
+template <bool Native> INFER(inferBatchNorm) {
+  CALL;
+  return onRanked(c, "input", [&](Shape &s, Type elt) {
+    if (s.size() < 2)
+      return c.err("input must have rank >= 2 (N, C, ...), got ", shapeStr(s));
+    int64_t ch = s[1];
+    if (!channelVector(c, 1, "weight", ch) ||
+        !channelVector(c, 2, "bias", ch) ||
+        !channelVector(c, 3, "running_mean", ch) ||
+        !channelVector(c, 4, "running_var", ch))
+      return false;
+    bool training;
+    if (!c.boolArg(5, "training", training, false))
+      return false;
+    if (a.isNoneOrAbsent(3) != a.isNoneOrAbsent(4))
+      return c.err("running_mean and running_var must either both be None "
+                   "or neither be None");
+    if (!training && a.isNoneOrAbsent(3))
+      return c.err("eval mode needs running_mean and running_var");
+    return c.push(s, elt) &&
+           (!Native || (c.push({ch}, elt) && c.push({ch}, elt)));
+  });
+}
+
+/// native_batch_norm_backward(grad_out, input, weight, running_mean,
+/// running_var, save_mean, save_invstd, train, eps, output_mask)
+/// -> (grad_input, grad_weight, grad_bias).
+INFER(inferBatchNormBackward) {
+  CALL;
+  TensorType g = c.tensor(0, "grad_out"), x = c.tensor(1, "input");
+  if (!g || !x)
+    return false;
+  if (!x.hasRank())
+    return c.err("input must be ranked");
+  if (x.getRank() < 2)
+    return c.err("input must have rank >= 2 (N, C, ...), got ",
+                 shapeStr(x.getShape()));
+  if (g.hasRank() && failed(verifyCompatibleShape(g, x)))
+    return c.err("grad_out ", shapeStr(g.getShape()), " must match input ",
+                 shapeStr(x.getShape()));
+  int64_t ch = x.getDimSize(1);
+  static const char *names[] = {"weight", "running_mean", "running_var",
+                                "save_mean", "save_invstd"};
+  for (unsigned i = 2; i <= 6; ++i)
+    if (!channelVector(c, i, names[i - 2], ch))
+      return false;
+  return c.push(x.getShape(), x.getElementType()) &&
+         c.push({ch}, x.getElementType()) && c.push({ch}, x.getElementType());
+}
+
+/// batchnorm_double_backward(input, gamma, ggI, ggG, ggB, gO, running_mean,
+/// running_var, training, eps, save_mean, save_invstd, output_mask)
+/// -> (gI, gG, ggO), as in PyTorch's autograd.
+INFER(inferBatchNormDoubleBackward) {
+  CALL;
+  TensorType x = c.tensor(0, "input"), go = c.tensor(5, "grad_out");
+  if (!x || !go)
+    return false;
+  if (!x.hasRank() || x.getRank() < 2)
+    return c.err("input must have rank >= 2 (N, C, ...)");
+  int64_t ch = x.getDimSize(1);
+  TensorType ggi;
+  if (!c.optTensor(2, "ggI", ggi))
+    return false;
+  for (TensorType t : {go, ggi})
+    if (t && t.hasRank() && failed(verifyCompatibleShape(t, x)))
+      return c.err("grad tensors must match input ", shapeStr(x.getShape()),
+                   ", got ", shapeStr(t.getShape()));
+  static const char *names[] = {"gamma",        "",           "ggG", "ggB", "",
+                                "running_mean", "running_var"};
+  for (unsigned i : {1u, 3u, 4u, 6u, 7u})
+    if (!channelVector(c, i, names[i - 1], ch))
+      return false;
+  if (!channelVector(c, 10, "save_mean", ch) ||
+      !channelVector(c, 11, "save_invstd", ch))
+    return false;
+  return c.push(x.getShape(), x.getElementType()) &&
+         c.push({ch}, x.getElementType()) &&
+         c.push(x.getShape(), x.getElementType());
+}
+
+//===--- Views
+//-------------------------------------------------------------===//
+
+INFER(inferView) { // view/reshape(self, shape)
+  CALL;
+  TensorType t = c.tensor(0, "self");
+  if (!t)
+    return false;
+  SmallVector<int64_t> shape;
+  if (!c.intList(1, "shape", shape))
+    return false;
+  int64_t known = 1, inferIdx = -1;
+  bool dynamic = !t.hasStaticShape();
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (d == -1) {
+      if (inferIdx >= 0)
+        return c.err("only one dimension of shape ", shapeStr(shape),
+                     " can be -1");
+      inferIdx = i;
+    } else if (d < 0) {
+      return c.err("invalid dimension ", d, " in shape ", shapeStr(shape));
+    } else if (llvm::MulOverflow(known, d, known)) {
+      return c.err("shape ", shapeStr(shape), " has more than 2^63 elements");
+    }
+  }
+  if (!dynamic) {
+    // The input's type may come straight from an importer, before the
+    // verifier bounded it: its element count must not wrap either.
+    std::optional<int64_t> numel = traceir::checkedNumel(t.getShape());
+    if (!numel)
+      return c.err("input ", shapeStr(t.getShape()),
+                   " has more than 2^63 elements");
+    int64_t n = *numel;
+    if (inferIdx >= 0) {
+      if (known == 0 || n % known)
+        return c.err("shape ", shapeStr(shape), " is invalid for input ",
+                     shapeStr(t.getShape()), " of ", n, " elements");
+      shape[inferIdx] = n / known;
+    } else if (known != n) {
+      return c.err("shape ", shapeStr(shape), " is invalid for input ",
+                   shapeStr(t.getShape()), " of ", n, " elements");
+    }
+  } else if (inferIdx >= 0) {
+    shape[inferIdx] = kDyn;
+  }
+  return c.push(shape, t.getElementType());
+}
+
+INFER(inferTranspose) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d0, d1;
+    if (!c.intArg(1, "dim0", d0) || !c.intArg(2, "dim1", d1) ||
+        !c.dim(d0, s.size(), "dim0") || !c.dim(d1, s.size(), "dim1"))
+      return false;
+    if (!s.empty())
+      std::swap(s[d0], s[d1]);
+    return c.push(s, elt);
+  });
+}
+
+INFER(inferT) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    if (s.size() > 2)
+      return c.err("t() expects a tensor of rank <= 2, got ", shapeStr(s));
+    std::reverse(s.begin(), s.end());
+    return c.push(s, elt);
+  });
+}
+
+INFER(inferPermute) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    SmallVector<int64_t> dims;
+    if (!c.intList(1, "dims", dims))
+      return false;
+    if (dims.size() != s.size())
+      return c.err("dims ", shapeStr(dims), " must list all ", s.size(),
+                   " dimensions");
+    Shape r;
+    SmallVector<bool> seen(s.size(), false);
+    for (int64_t d : dims) {
+      if (!c.dim(d, s.size(), "dim"))
+        return false;
+      if (seen[d])
+        return c.err("dim ", d, " appears twice in ", shapeStr(dims));
+      seen[d] = true;
+      r.push_back(s[d]);
+    }
+    return c.push(r, elt);
+  });
+}
+
+INFER(inferUnsqueeze) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d;
+    if (!c.intArg(1, "dim", d) || !c.dim(d, s.size() + 1, "dim"))
+      return false;
+    s.insert(s.begin() + d, 1);
+    return c.push(s, elt);
+  });
+}
+
+/// squeeze(self, dim=None): only size-1 dims go; None squeezes all of them
+/// and an empty list none.
+INFER(inferSqueeze) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    SmallVector<int64_t> dims;
+    bool all = a.isNoneOrAbsent(1);
+    if (!all && !c.intList(1, "dim", dims))
+      return false;
+    SmallVector<bool> drop(s.size(), false), seen(s.size(), false);
+    if (all)
+      for (size_t i = 0; i < s.size(); ++i)
+        drop[i] = s[i] == 1;
+    for (int64_t d : dims) {
+      if (!c.dim(d, s.size(), "dim"))
+        return false;
+      if (s.empty())
+        continue;
+      if (seen[d])
+        return c.err("dim ", d, " appears more than once in the list of dims");
+      seen[d] = true;
+      drop[d] = s[d] == 1;
+    }
+    Shape r;
+    for (size_t i = 0; i < s.size(); ++i)
+      if (!drop[i])
+        r.push_back(s[i]);
+    return c.push(r, elt);
+  });
+}
+
+INFER(inferFlatten) { // flatten(self, start_dim=0, end_dim=-1)
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t st, en;
+    if (!c.intArg(1, "start_dim", st, 0) || !c.intArg(2, "end_dim", en, -1) ||
+        !c.dim(st, s.size(), "start_dim") || !c.dim(en, s.size(), "end_dim"))
+      return false;
+    if (s.empty())
+      return c.push({1}, elt);
+    if (st > en)
+      return c.err("start_dim ", st, " comes after end_dim ", en);
+    int64_t n = 1;
+    for (int64_t i = st; i <= en; ++i)
+      if (!c.mulDims(n, s[i], n, "flattened size"))
+        return false;
+    Shape r(s.begin(), s.begin() + st);
+    r.push_back(n);
+    r.append(s.begin() + en + 1, s.end());
+    return c.push(r, elt);
+  });
+}
+
+/// unflatten(self, dim, sizes): splits dim into `sizes` (one may be -1),
+/// always a view (PyTorch calls view). Messages follow PyTorch's.
+INFER(inferUnflatten) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d;
+    SmallVector<int64_t> sizes;
+    if (!c.intArg(1, "dim", d) || !c.intList(2, "sizes", sizes))
+      return false;
+    int64_t rank = s.size();
+    if (rank == 0)
+      return c.err("unflatten: cannot unflatten a 0-dim tensor");
+    if (d < -rank || d >= rank)
+      return c.err("Dimension out of range (expected to be in range of [",
+                   -rank, ", ", rank - 1, "], but got ", d, ")");
+    if (d < 0)
+      d += rank;
+    if (sizes.empty())
+      return c.err("unflatten: sizes must be non-empty");
+    int64_t known = 1, inferIdx = -1;
+    for (auto [i, n] : llvm::enumerate(sizes)) {
+      if (n == -1) {
+        if (inferIdx >= 0)
+          return c.err("unflatten: only one dimension can be inferred, got ",
+                       shapeStr(sizes));
+        inferIdx = i;
+      } else if (n < 0) {
+        return c.err("unflatten: invalid shape dimension ", n, " in ",
+                     shapeStr(sizes));
+      } else if (llvm::MulOverflow(known, n, known)) {
+        return c.err("unflatten: sizes ", shapeStr(sizes),
+                     " have more than 2^63 elements");
+      }
+    }
+    int64_t have = s[d];
+    auto mismatch = [&] {
+      return c.err("unflatten: Provided sizes ", shapeStr(sizes),
+                   " don't multiply up to the size of dim ", d, " (", have,
+                   ") in the input tensor");
+    };
+    if (have == kDyn) {
+      if (inferIdx >= 0)
+        sizes[inferIdx] = kDyn;
+    } else if (inferIdx >= 0) {
+      if (known == 0 && have == 0)
+        return c.err("unflatten: cannot reshape a dim of 0 elements into ",
+                     shapeStr(sizes),
+                     " because the unspecified dimension size -1 can be any "
+                     "value and is ambiguous");
+      if (known == 0 || have % known)
+        return mismatch();
+      sizes[inferIdx] = have / known;
+    } else if (known != have) {
+      return mismatch();
+    }
+    Shape r(s.begin(), s.begin() + d);
+    r.append(sizes.begin(), sizes.end());
+    r.append(s.begin() + d + 1, s.end());
+    return c.push(r, elt);
+  });
+}
+
+INFER(inferExpand) { // expand(self, size): -1 keeps a dim
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    SmallVector<int64_t> size;
+    if (!c.intList(1, "size", size))
+      return false;
+    if (size.size() < s.size())
+      return c.err("size ", shapeStr(size), " has fewer dims than self ",
+                   shapeStr(s));
+    Shape r(size.begin(), size.end());
+    size_t off = size.size() - s.size();
+    for (size_t i = 0; i < r.size(); ++i) {
+      int64_t have = i >= off ? s[i - off] : 1;
+      if (r[i] == -1) {
+        if (i < off)
+          return c.err("-1 is not allowed for a new leading dim in ",
+                       shapeStr(size));
+        r[i] = have;
+      } else if (r[i] < 0) {
+        return c.err("invalid size ", r[i], " in ", shapeStr(size),
+                     "; only -1 (keep the dim) may be negative");
+      } else if (have != 1 && have != kDyn && have != r[i]) {
+        return c.err("cannot expand ", shapeStr(s), " to ", shapeStr(size));
+      }
+    }
+    return c.push(r, elt);
+  });
+}
+
+INFER(inferSelect) { // select(self, dim, index)
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d, idx;
+    if (s.empty())
+      return c.err("select() cannot be applied to a 0-dim tensor");
+    if (!c.intArg(1, "dim", d) || !c.intArg(2, "index", idx) ||
+        !c.dim(d, s.size(), "dim"))
+      return false;
+    if (s[d] != kDyn && (idx < -s[d] || idx >= s[d]))
+      return c.err("index ", idx, " is out of range for dim ", d, " of size ",
+                   s[d]);
+    s.erase(s.begin() + d);
+    return c.push(s, elt);
+  });
+}
+
+/// The length of `start:end:step` over a dim of size `n`, with Python's
+/// clamping of out-of-range bounds.
+static int64_t sliceLength(int64_t n, int64_t start, int64_t end,
+                           int64_t step) {
+  if (n == kDyn)
+    return kDyn;
+  auto clamp = [&](int64_t v) {
+    if (v < 0)
+      v += n;
+    return std::min(std::max<int64_t>(v, 0), n);
+  };
+  start = clamp(start);
+  end = clamp(end);
+  // (end - start + step - 1) / step without overflowing for a huge step.
+  return end > start ? 1 + (end - start - 1) / step : 0;
+}
+
+INFER(inferSlice) { // slice(self, dim=0, start=None, end=None, step=1)
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d, st, en, step;
+    if (s.empty())
+      return c.err("slice() cannot be applied to a 0-dim tensor");
+    if (!c.intArg(1, "dim", d, 0) || !c.intArg(2, "start", st, 0) ||
+        !c.intArg(3, "end", en, INT64_MAX) || !c.intArg(4, "step", step, 1) ||
+        !c.dim(d, s.size(), "dim"))
+      return false;
+    if (step <= 0)
+      return c.err("slice step must be positive, got ", step);
+    s[d] = sliceLength(s[d], st, en, step);
+    return c.push(s, elt);
+  });
+}
+
+INFER(inferNarrow) { // narrow(self, dim, start, length)
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d, st, len;
+    if (s.empty())
+      return c.err("narrow() cannot be applied to a 0-dim tensor");
+    if (!c.intArg(1, "dim", d) || !c.intArg(2, "start", st) ||
+        !c.intArg(3, "length", len) || !c.dim(d, s.size(), "dim"))
+      return false;
+    if (len < 0)
+      return c.err("narrow() length must be non-negative, got ", len);
+    // start + length of hostile ints would wrap past the dim's end.
+    if (s[d] != kDyn && !traceir::checkedNarrowStart(s[d], st, len))
+      return c.err("narrow(", d, ", ", st, ", ", len,
+                   ") is out of range for dim of size ", s[d]);
+    s[d] = len;
+    return c.push(s, elt);
+  });
+}
+
+INFER(inferCat) { // cat(tensors..., dim=0)
+  CALL;
+  unsigned n = 0;
+  while (a.isTensor(n))
+    ++n;
+  if (n == 0)
+    return c.err("needs at least one tensor");
+  int64_t d;
+  if (!c.intArg(n, "dim", d, 0))
+    return false;
+  if (a.present(n + 1))
+    return c.err("expects tensors followed by one dim, got ", a.size(),
+                 " arguments");
+  Shape r;
+  Type elt;
+  bool first = true;
+  for (unsigned i = 0; i < n; ++i) {
+    auto t = cast<TensorType>(a.type(i));
+    elt = promote(elt, t.getElementType());
+    if (!t.hasRank())
+      return c.pushUnranked(elt);
+    Shape s(t.getShape());
+    if (s.empty())
+      return c.err("tensor #", i, " is 0-dim; cat needs tensors of rank >= 1");
+    // PyTorch skips legacy empty 1-D tensors in cat.
+    if (s.size() == 1 && s[0] == 0 && n > 1)
+      continue;
+    if (first) {
+      if (!c.dim(d, s.size(), "dim"))
+        return false;
+      r = s;
+      first = false;
+      continue;
+    }
+    if (s.size() != r.size())
+      return c.err("tensor #", i, " has rank ", s.size(), " but tensor #0 has ",
+                   r.size());
+    for (size_t k = 0; k < s.size(); ++k) {
+      if (k == (size_t)d) {
+        if (!c.addDims(r[k], s[k], r[k], "concatenated size"))
+          return false;
+      } else if (r[k] != kDyn && s[k] != kDyn && r[k] != s[k]) {
+        return c.err("tensor #", i, " ", shapeStr(s),
+                     " does not match the others outside dim ", d);
+      }
+    }
+  }
+  if (first)
+    r.assign({0});
+  return c.push(r, elt);
+}
+
+//===--- Neural-network layers --------------------------------------------===//
+
+/// embedding(weight, indices, padding_idx=-1, scale_grad_by_freq, sparse).
+INFER(inferEmbedding) {
+  CALL;
+  TensorType w = c.tensor(0, "weight"), idx = c.tensor(1, "indices");
+  if (!w || !idx)
+    return false;
+  if (!isa<IntegerType>(idx.getElementType()))
+    return c.err("indices must be integers, got ", idx.getElementType());
+  if (!w.hasRank() || !idx.hasRank())
+    return c.pushUnranked(w.getElementType());
+  if (w.getRank() != 2)
+    return c.err("weight must have rank 2, got ", shapeStr(w.getShape()));
+  Shape r(idx.getShape());
+  r.push_back(w.getDimSize(1));
+  return c.push(r, w.getElementType());
+}
+
+/// Whether checkedWindowOutput failed because the padded input or the
+/// dilated kernel overflows (rather than the kernel being too large), for
+/// the message. Stride, padding and dilation are known to be valid.
+static bool windowOverflows(int64_t in, int64_t kernel, int64_t pad,
+                            int64_t dilation) {
+  std::optional<int64_t> twoPad = traceir::checkedMul(pad, 2);
+  return !twoPad || !traceir::checkedMul(dilation, kernel - 1) ||
+         !traceir::checkedAdd(in, *twoPad);
+}
+
+/// conv2d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1).
+INFER(inferConv2d) {
+  CALL;
+  TensorType x = c.tensor(0, "input"), w = c.tensor(1, "weight"), b;
+  if (!x || !w || !c.optTensor(2, "bias", b))
+    return false;
+  if (!x.hasRank() || !w.hasRank())
+    return c.pushUnranked(x.getElementType());
+  bool batched = x.getRank() == 4;
+  if (x.getRank() != 3 && !batched)
+    return c.err("input must be [N, C, H, W] or [C, H, W], got ",
+                 shapeStr(x.getShape()));
+  if (w.getRank() != 4)
+    return c.err("weight must be [O, C/groups, kH, kW], got ",
+                 shapeStr(w.getShape()));
+  auto pair = [&](unsigned i, const char *what, int64_t dflt,
+                  SmallVector<int64_t> &v) {
+    if (a.isNoneOrAbsent(i)) {
+      v.assign(2, dflt);
+      return true;
+    }
+    if (!c.intList(i, what, v))
+      return false;
+    if (v.size() == 1)
+      v.push_back(v[0]);
+    if (v.size() != 2)
+      return c.err(what, " must have 1 or 2 values");
+    return true;
+  };
+  SmallVector<int64_t> stride, pad, dil;
+  int64_t groups;
+  bool same = false;
+  if (auto s = dyn_cast_or_null<StringAttr>(a.scalar(4))) {
+    if (s.getValue() != "same" && s.getValue() != "valid")
+      return c.err("padding must be 'same', 'valid' or ints, got '",
+                   s.getValue().str(), "'");
+    same = s.getValue() == "same";
+    pad.assign(2, 0);
+  } else if (!pair(4, "padding", 0, pad)) {
+    return false;
+  }
+  if (!pair(3, "stride", 1, stride) || !pair(5, "dilation", 1, dil) ||
+      !c.intArg(6, "groups", groups, 1))
+    return false;
+  for (int k = 0; k < 2; ++k) {
+    if (stride[k] <= 0 || dil[k] <= 0)
+      return c.err("stride and dilation must be positive, got stride ",
+                   shapeStr(stride), " and dilation ", shapeStr(dil));
+    if (pad[k] < 0)
+      return c.err("padding must be non-negative, got ", shapeStr(pad));
+  }
+  if (same && (stride[0] != 1 || stride[1] != 1))
+    return c.err("padding='same' is not supported for strided convolutions");
+  ArrayRef<int64_t> xs = x.getShape(), ws = w.getShape();
+  size_t off = batched ? 1 : 0;
+  int64_t cin = xs[off];
+  if (groups <= 0)
+    return c.err("groups must be positive, got ", groups);
+  int64_t want;
+  if (!c.mulDims(ws[1], groups, want, "input channels"))
+    return false;
+  if (cin != kDyn && want != kDyn && cin != want)
+    return c.err("input has ", cin, " channels but weight ", shapeStr(ws),
+                 " with groups=", groups, " expects ", want);
+  if (ws[0] != kDyn && ws[0] % groups != 0)
+    return c.err("weight ", shapeStr(ws), " has ", ws[0],
+                 " output channels, not divisible by groups=", groups);
+  if (b && b.hasRank() &&
+      (b.getRank() != 1 ||
+       (b.getDimSize(0) != kDyn && ws[0] != kDyn && b.getDimSize(0) != ws[0])))
+    return c.err("bias must have shape [", ws[0], "], got ",
+                 shapeStr(b.getShape()));
+  Shape r;
+  if (batched)
+    r.push_back(xs[0]);
+  r.push_back(ws[0]);
+  for (int k = 0; k < 2; ++k) {
+    int64_t in = xs[off + 1 + k];
+    if (same || in == kDyn || ws[2 + k] == kDyn) {
+      r.push_back(same ? in : kDyn);
+      continue;
+    }
+    // The one window formula, checked: a padding or dilation of 2^62 must
+    // not wrap into a plausible size.
+    std::optional<int64_t> o =
+        traceir::checkedWindowOutput(in, ws[2 + k], stride[k], pad[k], dil[k]);
+    if (!o)
+      return windowOverflows(in, ws[2 + k], pad[k], dil[k])
+                 ? c.err("kernel ", shapeStr(ws), " with padding ",
+                         shapeStr(pad), " and dilation ", shapeStr(dil),
+                         " overflows int64 on input ", shapeStr(xs))
+                 : c.err("kernel ", shapeStr(ws), " (dilation ", shapeStr(dil),
+                         ") is larger than the padded input ", shapeStr(xs));
+    r.push_back(*o);
+  }
+  return c.push(r, x.getElementType());
+}
+
+/// max_pool2d(input, kernel_size, stride=kernel_size, padding=0,
+/// dilation=1, ceil_mode=False).
+INFER(inferMaxPool2d) {
+  CALL;
+  return onRanked(c, "input", [&](Shape &s, Type elt) {
+    if (s.size() != 3 && s.size() != 4)
+      return c.err("input must be [N, C, H, W] or [C, H, W], got ",
+                   shapeStr(s));
+    auto pair = [&](unsigned i, const char *what, SmallVector<int64_t> &v,
+                    ArrayRef<int64_t> dflt) {
+      if (a.isNoneOrAbsent(i) ||
+          (getIntList(a.scalar(i)) && getIntList(a.scalar(i))->empty())) {
+        v.assign(dflt.begin(), dflt.end());
+        return true;
+      }
+      if (!c.intList(i, what, v))
+        return false;
+      if (v.size() == 1)
+        v.push_back(v[0]);
+      if (v.size() != 2)
+        return c.err(what, " must have 1 or 2 values");
+      return true;
+    };
+    SmallVector<int64_t> k, st, pad, dil;
+    bool ceil;
+    if (!pair(1, "kernel_size", k, {}) || k.size() != 2)
+      return k.size() == 2 ? false : c.err("kernel_size is required");
+    if (!pair(2, "stride", st, k) || !pair(3, "padding", pad, {0, 0}) ||
+        !pair(4, "dilation", dil, {1, 1}) ||
+        !c.boolArg(5, "ceil_mode", ceil, false))
+      return false;
+    for (int i = 0; i < 2; ++i) {
+      if (k[i] <= 0 || st[i] <= 0 || dil[i] <= 0)
+        return c.err("kernel_size, stride and dilation must be positive, got ",
+                     shapeStr(k), ", ", shapeStr(st), " and ", shapeStr(dil));
+      if (pad[i] < 0)
+        return c.err("padding must be non-negative, got ", shapeStr(pad));
+      // pad <= k / 2 (not 2 * pad <= k, which wraps for a pad of 2^62).
+      if (pad[i] > k[i] / 2)
+        return c.err("padding ", pad[i], " must be at most half of kernel ",
+                     k[i]);
+      int64_t &in = s[s.size() - 2 + i];
+      if (in == kDyn)
+        continue;
+      std::optional<int64_t> o =
+          traceir::checkedWindowOutput(in, k[i], st[i], pad[i], dil[i], ceil);
+      if (!o || *o <= 0)
+        return windowOverflows(in, k[i], pad[i], dil[i])
+                   ? c.err("pooling window ", shapeStr(k), " with padding ",
+                           shapeStr(pad), " and dilation ", shapeStr(dil),
+                           " overflows int64 on input ", shapeStr(s))
+                   : c.err("pooling window ", shapeStr(k), " (dilation ",
+                           shapeStr(dil), ") is larger than the padded input ",
+                           shapeStr(s));
+      in = *o;
+    }
+    return c.push(s, elt);
+  });
+}
+
+INFER(inferAdaptiveAvgPool2d) { // adaptive_avg_pool2d(input, output_size)
+  CALL;
+  return onRanked(c, "input", [&](Shape &s, Type elt) {
+    if (s.size() != 3 && s.size() != 4)
+      return c.err("input must be [N, C, H, W] or [C, H, W], got ",
+                   shapeStr(s));
+    ArrayAttr elems = dyn_cast_or_null<ArrayAttr>(a.scalar(1));
+    if (auto l = dyn_cast_or_null<ListAttr>(a.scalar(1)))
+      elems = l.getElements();
+    SmallVector<Attribute, 2> sizes;
+    if (elems)
+      sizes.assign(elems.begin(), elems.end());
+    else if (getInt(a.scalar(1)))
+      sizes.assign(2, a.scalar(1));
+    if (sizes.size() != 2)
+      return c.err("argument #1 (output_size) must be an int or a pair");
+    for (int i = 0; i < 2; ++i) {
+      if (isNone(sizes[i]))
+        continue; // None keeps the input size
+      auto v = getInt(sizes[i]);
+      if (!v || *v <= 0)
+        return c.err("output_size entries must be positive ints or None");
+      s[s.size() - 2 + i] = *v;
+    }
+    return c.push(s, elt);
+  });
+}
+
+/// lstm(input, h0, c0, weights..., has_biases, num_layers, dropout, train,
+/// bidirectional, batch_first) -> (output, h_n, c_n) when Lstm, else
+/// gru(input, h0, weights..., ...) -> (output, h_n). Per layer and direction
+/// the weights are w_ih, w_hh[, b_ih, b_hh].
+template <bool Lstm> INFER(inferRnn) {
+  CALL;
+  unsigned nt = 0;
+  while (a.isTensor(nt))
+    ++nt;
+  // The states (h0, and c0 for lstm) follow the input; the weights them.
+  unsigned states = Lstm ? 2 : 1;
+  TensorType x = c.tensor(0, "input"), h0 = c.tensor(1, "h0");
+  TensorType c0 = Lstm ? c.tensor(2, "c0") : h0;
+  if (!x || !h0 || !c0)
+    return false;
+  bool hasBiases, train, bidir, batchFirst;
+  int64_t layers;
+  if (!c.boolArg(nt, "has_biases", hasBiases, true) ||
+      !c.intArg(nt + 1, "num_layers", layers) ||
+      !c.boolArg(nt + 3, "train", train, false) ||
+      !c.boolArg(nt + 4, "bidirectional", bidir, false) ||
+      !c.boolArg(nt + 5, "batch_first", batchFirst, false))
+    return false;
+  auto dropout = getNumber(a.scalar(nt + 2));
+  if (!dropout)
+    return c.err("argument #", nt + 2, " (dropout) must be a number");
+  if (*dropout < 0 || *dropout > 1)
+    return c.err("dropout must be in [0, 1], got ", *dropout);
+  int64_t dirs = bidir ? 2 : 1, perLayer = hasBiases ? 4 : 2;
+  if (layers <= 0)
+    return c.err("num_layers must be positive, got ", layers);
+  // num_layers is the caller's int: the count of weights it implies may not
+  // fit, and must not wrap to the count given.
+  int64_t given = (int64_t)nt - 1 - states;
+  std::optional<int64_t> want = traceir::checkedMul(layers, dirs * perLayer);
+  if (!want)
+    return c.err("num_layers=", layers, " needs more than 2^63 weight ",
+                 "tensors, got ", given);
+  if (given != *want)
+    return c.err("expects ", *want, " weight tensors for num_layers=", layers,
+                 ", got ", given);
+  const char *tensors = Lstm ? "input, h0 and c0" : "input and h0";
+  if (!x.hasRank() || !h0.hasRank() || !c0.hasRank())
+    return c.err(tensors, " must be ranked");
+  if (x.getRank() != 3 || h0.getRank() != 3 || c0.getRank() != 3)
+    return c.err(tensors, " must have rank 3");
+  int64_t hidden = h0.getDimSize(2);
+  int64_t seq = x.getDimSize(batchFirst ? 1 : 0),
+          batch = x.getDimSize(batchFirst ? 0 : 1);
+  if (failed(verifyCompatibleShape(h0, c0)))
+    return c.err("h0 ", shapeStr(h0.getShape()), " and c0 ",
+                 shapeStr(c0.getShape()), " differ");
+  // layers * dirs (and the weight indices below) cannot overflow: their
+  // product with perLayer is the number of weights given.
+  if ((h0.getDimSize(0) != kDyn && h0.getDimSize(0) != layers * dirs) ||
+      (batch != kDyn && h0.getDimSize(1) != kDyn && h0.getDimSize(1) != batch))
+    return c.err("h0 must be [", layers * dirs, ", ", batch, ", H], got ",
+                 shapeStr(h0.getShape()));
+  // Every weight, per layer and direction, in nn.LSTM's (nn.GRU's)
+  // _flat_weights order: w_ih [GH, in], w_hh [GH, H], b_ih [GH], b_hh [GH],
+  // G = 4 (3) gates, where `in` is the input size for layer 0 and D*H above
+  // it.
+  Type elt = x.getElementType();
+  int64_t inSize = x.getDimSize(2);
+  static const char *names[] = {"w_ih", "w_hh", "b_ih", "b_hh"};
+  for (int64_t l = 0; l < layers; ++l) {
+    int64_t in = inSize;
+    if (l > 0 && !c.mulDims(dirs, hidden, in, "layer input size"))
+      return false;
+    for (int64_t dir = 0; dir < dirs; ++dir) {
+      for (int64_t k = 0; k < perLayer; ++k) {
+        unsigned arg = 1 + states + (l * dirs + dir) * perLayer + k;
+        auto w = cast<TensorType>(a.type(arg));
+        if (w.getElementType() != elt)
+          return c.err(names[k], " of layer ", l, " is ", w.getElementType(),
+                       " but the input is ", elt);
+        if (!w.hasRank())
+          continue;
+        int64_t gates;
+        if (!c.mulDims(Lstm ? 4 : 3, hidden, gates, "gate size"))
+          return false;
+        Shape want = k == 0   ? Shape{gates, in}
+                     : k == 1 ? Shape{gates, hidden}
+                              : Shape{gates};
+        if (failed(verifyCompatibleShape(w.getShape(), want)))
+          return c.err(names[k], " of layer ", l,
+                       dir ? " (reverse direction)" : "", " must be ",
+                       shapeStr(want), ", got ", shapeStr(w.getShape()));
+      }
+    }
+  }
+  int64_t features;
+  if (!c.mulDims(dirs, hidden, features, "output features"))
+    return false;
+  Shape o =
+      batchFirst ? Shape{batch, seq, features} : Shape{seq, batch, features};
+  return c.push(o, elt) && c.push(h0.getShape(), elt) &&
+         (!Lstm || c.push(c0.getShape(), elt));
+}
+
+/// nll_loss(self, target, weight=None, reduction=Mean(1), ignore_index)
+/// and cross_entropy (same head). reduction 0 keeps the target's shape.
+template <bool AllowProbabilities> INFER(inferLoss) {
+  CALL;
+  TensorType x = c.tensor(0, "input"), t = c.tensor(1, "target"), w;
+  if (!x || !t || !c.optTensor(2, "weight", w))
+    return false;
+  int64_t reduction = 1;
+  if (auto s = dyn_cast_or_null<StringAttr>(a.scalar(3))) {
+    reduction = llvm::StringSwitch<int64_t>(s.getValue())
+                    .Case("none", 0)
+                    .Case("mean", 1)
+                    .Case("sum", 2)
+                    .Default(-1);
+  } else if (!c.intArg(3, "reduction", reduction, 1)) {
+    return false;
+  }
+  if (reduction < 0 || reduction > 2)
+    return c.err("reduction must be 0/'none', 1/'mean' or 2/'sum'");
+  // cross_entropy also takes class probabilities: a float target shaped
+  // like the input.
+  bool probabilities = AllowProbabilities && isFloatLike(t.getElementType());
+  if (w && w.hasRank() && x.hasRank()) {
+    int64_t classes = x.getRank() >= 2 ? x.getDimSize(1) : x.getDimSize(0);
+    if (w.getRank() != 1 ||
+        failed(verifyCompatibleShape(w.getShape(), {classes})))
+      return c.err("weight must have shape [", classes,
+                   "] (one per class), got ", shapeStr(w.getShape()));
+  }
+  if (!probabilities && !isa<IntegerType>(t.getElementType()))
+    return c.err("target must hold class indices (integers), got ",
+                 t.getElementType());
+  if (probabilities && x.hasRank() && t.hasRank() &&
+      failed(verifyCompatibleShape(x.getShape(), t.getShape())))
+    return c.err("probability target ", shapeStr(t.getShape()),
+                 " must have the input's shape ", shapeStr(x.getShape()));
+  if (x.hasRank() && x.getRank() > 2 && !AllowProbabilities)
+    return c.err("nll_loss expects an input of rank 1 or 2, got ",
+                 shapeStr(x.getShape()), " (use cross_entropy for images)");
+  if (probabilities && reduction == 0) {
+    if (!x.hasRank())
+      return c.pushUnranked(x.getElementType());
+    Shape r(x.getShape());
+    if (r.size() >= 2)
+      r.erase(r.begin() + 1);
+    else
+      r.clear();
+    return c.push(r, x.getElementType());
+  }
+  if (!probabilities && x.hasRank() && t.hasRank()) {
+    Shape want(x.getShape());
+    if (want.size() >= 2)
+      want.erase(want.begin() + 1);
+    else
+      want.clear();
+    if (failed(verifyCompatibleShape(want, t.getShape())))
+      return c.err("target ", shapeStr(t.getShape()), " must have shape ",
+                   shapeStr(want), " for input ", shapeStr(x.getShape()));
+  }
+  if (reduction == 0)
+    return t.hasRank() ? c.push(t.getShape(), x.getElementType())
+                       : c.pushUnranked(x.getElementType());
+  return c.push({}, x.getElementType());
+}
+
+//===--- Backward ops of the joint training graph -------------------------===//
+
+/// A ScalarType argument as the exporters print it ("torch.float32"; the
+/// bare name works too); None gives a null type.
+static bool dtypeArg(Call &c, unsigned i, const char *what, Type &t) {
+  t = {};
+  if (c.a.isNoneOrAbsent(i))
+    return true;
+  auto s = dyn_cast_or_null<StringAttr>(c.a.scalar(i));
+  StringRef name = s ? s.getValue() : StringRef();
+  name.consume_front("torch.");
+  MLIRContext *ctx = c.ctx;
+  t = llvm::StringSwitch<Type>(name)
+          .Cases({"float32", "float"}, Float32Type::get(ctx))
+          .Cases({"float64", "double"}, Float64Type::get(ctx))
+          .Cases({"float16", "half"}, Float16Type::get(ctx))
+          .Case("bfloat16", BFloat16Type::get(ctx))
+          .Cases({"int64", "long"}, IntegerType::get(ctx, 64))
+          .Cases({"int32", "int"}, IntegerType::get(ctx, 32))
+          .Cases({"int16", "short"}, IntegerType::get(ctx, 16))
+          .Case("int8", IntegerType::get(ctx, 8))
+          .Case("uint8", IntegerType::get(ctx, 8, IntegerType::Unsigned))
+          .Case("bool", IntegerType::get(ctx, 1))
+          .Default(Type());
+  if (!t)
+    return c.err("argument #", i, " (", what,
+                 ") must be None or a dtype such as \"torch.float32\"");
+  return true;
+}
+
+/// _log_softmax(self, dim, half_to_float): half_to_float (CUDA's f16 in,
+/// f32 out) is only defined for an f16 input.
+INFER(inferLogSoftmaxInternal) {
+  CALL;
+  TensorType x = c.tensor(0, "self");
+  if (!x)
+    return false;
+  Type elt = x.getElementType();
+  if (!isFloatLike(elt))
+    return c.err("_log_softmax is not implemented for ", elt,
+                 " (it needs a floating input)");
+  bool halfToFloat;
+  if (!c.boolArg(2, "half_to_float", halfToFloat, false))
+    return false;
+  if (halfToFloat && !elt.isF16())
+    return c.err("conversion is supported for Half type only, got ", elt);
+  Type res = halfToFloat ? c.f32() : elt;
+  return onRanked(c, "self", [&](Shape &s, Type) {
+    int64_t d;
+    if (!c.intArg(1, "dim", d) || !c.dim(d, s.size(), "dim"))
+      return false;
+    return c.push(s, res);
+  });
+}
+
+/// _log_softmax_backward_data(grad_output, output, dim, input_dtype): the
+/// result has input_dtype, which differs from the gradient's only for
+/// half_to_float (an f32 gradient of an f16 input).
+INFER(inferLogSoftmaxBackward) {
+  CALL;
+  TensorType g = c.tensor(0, "grad_output"), o = c.tensor(1, "output");
+  if (!g || !o)
+    return false;
+  Type elt = g.getElementType(), in;
+  if (!isFloatLike(elt))
+    return c.err("_log_softmax_backward_data is not implemented for ", elt,
+                 " (it needs a floating gradient)");
+  if (o.getElementType() != elt)
+    return c.err("expected scalar type ", elt, " but found ",
+                 o.getElementType(), " (output)");
+  if (!dtypeArg(c, 3, "input_dtype", in))
+    return false;
+  if (!in)
+    return c.err("argument #3 (input_dtype) must be a dtype");
+  if (in != elt && !(elt.isF32() && in.isF16()))
+    return c.err("expected input and grad types to match, or input to be "
+                 "f16 and grad to be f32, got input_dtype ",
+                 in, " and grad ", elt);
+  if (g.hasRank() && o.hasRank() &&
+      failed(verifyCompatibleShape(g.getShape(), o.getShape())))
+    return c.err("grad_output ", shapeStr(g.getShape()), " and output ",
+                 shapeStr(o.getShape()), " must have the same shape");
+  return onRanked(c, "grad_output", [&](Shape &s, Type) {
+    int64_t d;
+    if (!c.intArg(2, "dim", d) || !c.dim(d, s.size(), "dim"))
+      return false;
+    return c.push(s, in);
+  });
+}
+
+/// threshold_backward(grad_output, self, threshold): grad where self >
+/// threshold, else 0; broadcasts and promotes like a binary op.
+INFER(inferThresholdBackward) {
+  CALL;
+  if (!c.a.isTensor(0) || !c.a.isTensor(1))
+    return c.err("grad_output and self must be tensors");
+  if (!getNumber(a.scalar(2)))
+    return c.err("argument #2 (threshold) must be a number");
+  if (!elementwise(c, 2, EltRule::Promote))
+    return false;
+  Type elt = cast<TensorType>(out.back()).getElementType();
+  if (elt.isInteger(1) || category(elt) == 3) {
+    out.pop_back();
+    return c.err("threshold_backward is not implemented for ", elt);
+  }
+  return true;
+}
+
+/// ones_like(self, dtype=None, layout=None, device=None, pin_memory=None,
+/// memory_format=None): self's shape; the layout must be strided and the
+/// memory format preserve/contiguous (results are always contiguous).
+INFER(inferOnesLike) {
+  CALL;
+  TensorType x = c.tensor(0, "self");
+  Type elt;
+  if (!x || !dtypeArg(c, 1, "dtype", elt))
+    return false;
+  auto str = [&](unsigned i) {
+    auto s = dyn_cast_or_null<StringAttr>(a.scalar(i));
+    return s ? s.getValue() : StringRef();
+  };
+  if (!a.isNoneOrAbsent(2) && str(2) != "torch.strided" && str(2) != "strided")
+    return c.err("layout must be None or torch.strided");
+  for (unsigned i : {3u, 4u})
+    if (!a.isNoneOrAbsent(i) && !isa<StringAttr, BoolAttr>(a.scalar(i)))
+      return c.err("argument #", i, i == 3 ? " (device)" : " (pin_memory)",
+                   " must be None, a string or a bool");
+  StringRef mf = str(5);
+  mf.consume_front("torch.");
+  if (!a.isNoneOrAbsent(5) && mf != "preserve_format" &&
+      mf != "contiguous_format")
+    return c.err("memory_format must be None, torch.preserve_format or "
+                 "torch.contiguous_format");
+  if (!elt)
+    elt = x.getElementType();
+  return x.hasRank() ? c.push(x.getShape(), elt) : c.pushUnranked(elt);
+}
+
+/// nll_loss_forward / nll_loss_backward's common checks: self [N, C] or
+/// [C] floating, target [N] or [] of i64 or ui8 class indices, weight [C] of
+/// self's dtype. `first` is self's index; reduction follows the weight.
+static bool nllLossHead(Call &c, unsigned first, TensorType &x, TensorType &t,
+                        int64_t &reduction) {
+  TensorType w;
+  x = c.tensor(first, "self");
+  t = c.tensor(first + 1, "target");
+  if (!x || !t || !c.optTensor(first + 2, "weight", w) ||
+      !c.intArg(first + 3, "reduction", reduction))
+    return false;
+  if (reduction < 0 || reduction > 2)
+    return c.err("reduction must be 0 (none), 1 (mean) or 2 (sum), got ",
+                 reduction);
+  int64_t ignore;
+  if (!c.intArg(first + 4, "ignore_index", ignore))
+    return false;
+  Type elt = x.getElementType();
+  if (!isFloatLike(elt))
+    return c.err("nll_loss is not implemented for ", elt,
+                 " (it needs a floating input)");
+  Type te = t.getElementType();
+  if (!te.isInteger(64) && !te.isUnsignedInteger(8))
+    return c.err("expected target dtype to be Long or Byte, but got ", te);
+  if (w && w.getElementType() != elt)
+    return c.err("expected scalar type ", elt, " but found ",
+                 w.getElementType(), " (weight)");
+  if (!x.hasRank())
+    return true;
+  if (x.getRank() < 1 || x.getRank() > 2)
+    return c.err("input tensor should be 1D or 2D, got ",
+                 shapeStr(x.getShape()));
+  if (t.hasRank() && t.getRank() > 1)
+    return c.err("0D or 1D target tensor expected, multi-target not "
+                 "supported, got ",
+                 shapeStr(t.getShape()));
+  int64_t n = x.getRank() == 2 ? x.getDimSize(0) : 1;
+  int64_t tn = t.hasRank() && t.getRank() == 1 ? t.getDimSize(0) : 1;
+  if (t.hasRank() && n != kDyn && tn != kDyn &&
+      (n != tn || (x.getRank() == 2) != (t.getRank() == 1)))
+    return c.err("size mismatch (got input: ", shapeStr(x.getShape()),
+                 ", target: ", shapeStr(t.getShape()), ")");
+  int64_t classes = x.getDimSize(x.getRank() - 1);
+  if (w && w.hasRank() &&
+      (w.getRank() != 1 ||
+       failed(verifyCompatibleShape(w.getShape(), {classes}))))
+    return c.err("weight tensor should be defined either for all ", classes,
+                 " classes or no classes but got weight tensor of shape: ",
+                 shapeStr(w.getShape()));
+  return true;
+}
+
+/// A tensor of one element, which has at most one dim.
+static bool singleElement(TensorType t) {
+  return !t.hasRank() ||
+         (t.getRank() <= 1 && (t.getRank() == 0 || t.getDimSize(0) == 1 ||
+                               t.getDimSize(0) == kDyn));
+}
+
+/// nll_loss_forward(self, target, weight, reduction, ignore_index) ->
+/// (output, total_weight): output is [N] for reduction 0 on a batch, else
+/// a scalar; total_weight is the summed weight of the counted targets.
+INFER(inferNllLossForward) {
+  CALL;
+  TensorType x, t;
+  int64_t reduction;
+  if (!nllLossHead(c, 0, x, t, reduction))
+    return false;
+  Type elt = x.getElementType();
+  if (!x.hasRank())
+    c.pushUnranked(elt);
+  else if (!c.push(reduction == 0 && x.getRank() == 2
+                       ? ArrayRef<int64_t>{x.getDimSize(0)}
+                       : ArrayRef<int64_t>{},
+                   elt))
+    return false;
+  return c.push({}, elt);
+}
+
+/// nll_loss_backward(grad_output, self, target, weight, reduction,
+/// ignore_index, total_weight): the gradient with respect to self.
+INFER(inferNllLossBackward) {
+  CALL;
+  TensorType g = c.tensor(0, "grad_output"), x, t, tw;
+  int64_t reduction;
+  if (!g || !nllLossHead(c, 1, x, t, reduction))
+    return false;
+  if (!(tw = c.tensor(6, "total_weight")))
+    return false;
+  Type elt = x.getElementType();
+  for (auto [v, what] : {std::pair{g, "grad_output"}, {tw, "total_weight"}})
+    if (v.getElementType() != elt)
+      return c.err("expected scalar type ", elt, " but found ",
+                   v.getElementType(), " (", what, ")");
+  if (!singleElement(tw))
+    return c.err("expected total_weight to be a single element tensor, got: ",
+                 shapeStr(tw.getShape()));
+  if (x.hasRank() && g.hasRank()) {
+    if (reduction == 0 && x.getRank() == 2) {
+      int64_t n = x.getDimSize(0);
+      if (g.getRank() != 1 || failed(verifyCompatibleShape(g.getShape(), {n})))
+        return c.err("Expected a tensor of dimension 1 and tensor.size[0] == ",
+                     n, " but got: ", shapeStr(g.getShape()));
+    } else if (!singleElement(g)) {
+      return c.err("Expected a single element grad_output tensor, but got: ",
+                   shapeStr(g.getShape()));
+    }
+  }
+  out.push_back(x);
+  return true;
+}
+
+// The instantiations Ops.def's rows name: the table in OpRegistry.cpp takes
+// their addresses without seeing the templates' definitions. A row naming
+// one that is not here fails to link until it is added.
+template InferSig inferElementwise<1, EltRule::Float>;
+template InferSig inferElementwise<2>;
+template InferSig inferElementwise<2, EltRule::Bool>;
+template InferSig inferMatmulOfRank<2>;
+template InferSig inferMatmulOfRank<3>;
+template InferSig inferReduce<ReduceDtype::Float>;
+template InferSig inferReduce<ReduceDtype::Same>;
+template InferSig inferReduce<ReduceDtype::Sum>;
+template InferSig inferLayerNorm<false>;
+template InferSig inferLayerNorm<true>;
+template InferSig inferBatchNorm<false>;
+template InferSig inferBatchNorm<true>;
+template InferSig inferRnn<false>;
+template InferSig inferRnn<true>;
+template InferSig inferLoss<false>;
+template InferSig inferLoss<true>;
+
+} // namespace mlir::trace::registry

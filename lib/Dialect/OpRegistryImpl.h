@@ -1,0 +1,78 @@
+//===- OpRegistryImpl.h - What the registry's rows name ---------*- C++ -*-===//
+//
+// The functions the rows of the op registry's table (OpRegistry.cpp) name:
+// Ops.def's INFER column, defined in OpInference.cpp, and its EFFECTS
+// column, defined in OpAliasing.cpp. Private to lib/Dialect; the interface
+// is TraceIR/Dialect/OpRegistry.h. Each function's comment is at its
+// definition.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_LIB_DIALECT_OPREGISTRYIMPL_H
+#define TRACEIR_LIB_DIALECT_OPREGISTRYIMPL_H
+
+#include "TraceIR/Dialect/OpRegistry.h"
+
+#include <type_traits>
+
+namespace mlir::trace::registry {
+
+/// The types of the functions an InferFn, AliasFn and FlagFn point to.
+using InferSig = std::remove_pointer_t<InferFn>;
+using AliasSig = std::remove_pointer_t<AliasFn>;
+using FlagSig = std::remove_pointer_t<FlagFn>;
+
+//===----------------------------------------------------------------------===//
+// Shape and dtype inference (OpInference.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The result dtype of an elementwise op: the operands' promoted one, a
+/// float one (integers give f32), or bool.
+enum class EltRule { Promote, Float, Bool };
+
+/// What a reduction does to the dtype: amax keeps it, mean needs a float,
+/// sum widens integers and bools to i64 (as PyTorch does).
+enum class ReduceDtype { Same, Float, Sum };
+
+// The table takes the addresses of the template ones without seeing their
+// definitions: each instantiation a row names is also in the list of
+// explicit instantiations at the end of OpInference.cpp.
+InferSig inferWhere, inferDiv, inferSameAsFirst;
+template <unsigned N, EltRule R = EltRule::Promote> InferSig inferElementwise;
+
+// Linear algebra
+InferSig inferMatmul, inferLinear, inferAddmm, inferAttention;
+template <unsigned Rank> InferSig inferMatmulOfRank;
+
+// Reductions and normalizations
+template <ReduceDtype R> InferSig inferReduce;
+InferSig inferSoftmax, inferBatchNormBackward, inferBatchNormDoubleBackward;
+template <bool Native> InferSig inferLayerNorm;
+template <bool Native> InferSig inferBatchNorm;
+
+// Views
+InferSig inferView, inferTranspose, inferT, inferPermute, inferUnsqueeze,
+    inferSqueeze, inferFlatten, inferUnflatten, inferExpand, inferSelect,
+    inferSlice, inferNarrow, inferCat;
+
+// Neural-network layers
+InferSig inferEmbedding, inferConv2d, inferMaxPool2d, inferAdaptiveAvgPool2d;
+template <bool Lstm> InferSig inferRnn;
+template <bool AllowProbabilities> InferSig inferLoss;
+
+// Backward ops of the joint training graph
+InferSig inferLogSoftmaxInternal, inferLogSoftmaxBackward,
+    inferThresholdBackward, inferOnesLike, inferNllLossForward,
+    inferNllLossBackward;
+
+//===----------------------------------------------------------------------===//
+// Aliasing and effect rules (OpAliasing.cpp)
+//===----------------------------------------------------------------------===//
+
+AliasSig aliasNone, aliasFirst, aliasDropout;
+FlagSig never, always, attentionRandom, dropoutRandom, batchNormMutates,
+    rnnRandom;
+
+} // namespace mlir::trace::registry
+
+#endif // TRACEIR_LIB_DIALECT_OPREGISTRYIMPL_H

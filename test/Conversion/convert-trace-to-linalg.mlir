@@ -295,6 +295,23 @@ trace.graph @compare(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %i: tensor<3xi64>) 
 
 // -----
 
+// hardtanh clamps with maximumf then minimumf (NaN propagates); on an
+// integer result with the bounds as integers.
+// CHECK-LABEL: func.func @hardtanh(
+// CHECK: %[[LO:.*]] = arith.constant -5.000000e-01 : f32
+// CHECK: %[[M:.*]] = arith.maximumf %{{.*}}, %[[LO]] : f32
+// CHECK: %[[HI:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK: arith.minimumf %[[M]], %[[HI]] : f32
+// CHECK: arith.maxsi %{{.*}}, %{{.*}} : i64
+// CHECK: arith.minsi %{{.*}}, %{{.*}} : i64
+trace.graph @hardtanh(%x: tensor<4xf32>, %i: tensor<4xi64>) -> (tensor<4xf32>, tensor<4xi64>) {
+  %0 = pyop "hardtanh"(%x, -0.5, 2.0) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = pyop "hardtanh"(%i, -1, 3) : (tensor<4xi64>) -> tensor<4xi64>
+  ret %0, %1 : tensor<4xf32>, tensor<4xi64>
+}
+
+// -----
+
 // f16 against bf16 compares in f32, torch.result_type's promotion (in f16,
 // the first operand's type, bf16's 1e-30 would round to 0 and equal 0).
 // CHECK-LABEL: func.func @compare_halves(

@@ -46,6 +46,20 @@ LogicalResult ElementwiseLowering::lower(const Call &call,
   }
   if (name == "div" && !call.args.isNoneOrAbsent(2))
     return fail(why, "div with a rounding_mode");
+  // hardtanh's bounds (min_val, max_val).
+  double lo = -1.0, hi = 1.0;
+  if (name == "hardtanh") {
+    for (auto [i, bound] : {std::pair<unsigned, double *>{1, &lo}, {2, &hi}}) {
+      if (call.args.isNoneOrAbsent(i))
+        continue;
+      auto v = getNumber(call.args.scalar(i));
+      if (!v)
+        return fail(why, "hardtanh's bounds must be numbers");
+      *bound = *v;
+    }
+    if (lo > hi)
+      return fail(why, "hardtanh: min_val cannot be greater than max_val");
+  }
   bool tanhGelu = false;
   if (name == "gelu" && !call.args.isNoneOrAbsent(1)) {
     auto s = dyn_cast_or_null<StringAttr>(call.args.scalar(1));
@@ -77,72 +91,99 @@ LogicalResult ElementwiseLowering::lower(const Call &call,
   }
 
   Location loc = call.op.getLoc();
-  Value result = buildElementwise(
-      rewriter, loc, call.resultType, inputs,
-      [&](OpBuilder &b, Location l, ValueRange in) -> Value {
-        // The operand `i` in type `t` (where's condition stays i1).
-        auto operand = [&](unsigned i, Type t) -> Value {
-          if (slot[i] >= 0)
-            return castElement(b, l, in[slot[i]], t);
-          if (auto flag = getBool(numbers[i]))
-            return constantOf(b, l, t, *flag ? 1 : 0);
-          return constantOf(b, l, t, *getNumber(numbers[i]));
-        };
-        auto c = [&](double v) { return constantOf(b, l, elt, v); };
-        if (name == "where") {
-          Value cond = operand(0, b.getI1Type());
-          return arith::SelectOp::create(b, l, cond, operand(1, elt),
-                                         operand(2, elt));
-        }
-        Value x = operand(0, elt);
-        if (name == "add" || name == "sub") {
-          Value y = operand(1, elt);
-          if (alpha != 1.0)
-            y = mul(b, l, y, c(alpha));
-          return name == "add" ? add(b, l, x, y) : sub(b, l, x, y);
-        }
-        if (name == "mul")
-          return mul(b, l, x, operand(1, elt));
-        if (name == "div")
-          return arith::DivFOp::create(b, l, x, operand(1, elt));
-        if (name == "pow")
-          return math::PowFOp::create(b, l, x, operand(1, elt));
-        if (name == "neg")
-          return isF ? Value(arith::NegFOp::create(b, l, x))
-                     : sub(b, l, c(0), x);
-        if (name == "relu")
-          return max(b, l, x, c(0));
-        if (name == "abs")
-          return isF ? Value(math::AbsFOp::create(b, l, x))
-                     : Value(math::AbsIOp::create(b, l, x));
-        if (name == "tanh")
-          return math::TanhOp::create(b, l, x);
-        if (name == "exp")
-          return math::ExpOp::create(b, l, x);
-        if (name == "log")
-          return math::LogOp::create(b, l, x);
-        if (name == "sqrt")
-          return math::SqrtOp::create(b, l, x);
-        if (name == "rsqrt")
-          return math::RsqrtOp::create(b, l, x);
-        if (name == "sigmoid") {
-          // 1 / (1 + exp(-x))
-          Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));
-          return arith::DivFOp::create(b, l, c(1), add(b, l, c(1), e));
-        }
-        // gelu: 0.5 x (1 + erf(x / sqrt 2)), or with tanh:
-        // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
-        Value inner;
-        if (tanhGelu) {
-          Value x3 = mul(b, l, mul(b, l, x, x), x);
-          Value poly = add(b, l, x, mul(b, l, c(0.044715), x3));
-          inner = math::TanhOp::create(
-              b, l, mul(b, l, c(std::sqrt(2.0 / M_PI)), poly));
-        } else {
-          inner = math::ErfOp::create(b, l, mul(b, l, x, c(M_SQRT1_2)));
-        }
-        return mul(b, l, mul(b, l, c(0.5), x), add(b, l, c(1), inner));
-      });
+  bool unknown = false; // the body below has no math for the op
+  auto body = [&](OpBuilder &b, Location l, ValueRange in) -> Value {
+    // The operand `i` in type `t` (where's condition stays i1).
+    auto operand = [&](unsigned i, Type t) -> Value {
+      if (slot[i] >= 0)
+        return castElement(b, l, in[slot[i]], t);
+      if (auto flag = getBool(numbers[i]))
+        return constantOf(b, l, t, *flag ? 1 : 0);
+      return constantOf(b, l, t, *getNumber(numbers[i]));
+    };
+    auto c = [&](double v) { return constantOf(b, l, elt, v); };
+    if (name == "where") {
+      Value cond = operand(0, b.getI1Type());
+      return arith::SelectOp::create(b, l, cond, operand(1, elt),
+                                     operand(2, elt));
+    }
+    Value x = operand(0, elt);
+    if (name == "add" || name == "sub") {
+      Value y = operand(1, elt);
+      if (alpha != 1.0)
+        y = mul(b, l, y, c(alpha));
+      return name == "add" ? add(b, l, x, y) : sub(b, l, x, y);
+    }
+    if (name == "mul")
+      return mul(b, l, x, operand(1, elt));
+    if (name == "div")
+      return arith::DivFOp::create(b, l, x, operand(1, elt));
+    if (name == "pow")
+      return math::PowFOp::create(b, l, x, operand(1, elt));
+    if (name == "neg")
+      return isF ? Value(arith::NegFOp::create(b, l, x)) : sub(b, l, c(0), x);
+    if (name == "relu")
+      return max(b, l, x, c(0));
+    if (name == "abs")
+      return isF ? Value(math::AbsFOp::create(b, l, x))
+                 : Value(math::AbsIOp::create(b, l, x));
+    if (name == "tanh")
+      return math::TanhOp::create(b, l, x);
+    if (name == "exp")
+      return math::ExpOp::create(b, l, x);
+    if (name == "log")
+      return math::LogOp::create(b, l, x);
+    if (name == "sqrt")
+      return math::SqrtOp::create(b, l, x);
+    if (name == "rsqrt")
+      return math::RsqrtOp::create(b, l, x);
+    if (name == "sigmoid") {
+      // 1 / (1 + exp(-x))
+      Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));
+      return arith::DivFOp::create(b, l, c(1), add(b, l, c(1), e));
+    }
+    if (name == "hardtanh") {
+      // max then min: NaN stays NaN (maximumf and minimumf propagate
+      // it), as in PyTorch. An integer result clamps to the bounds
+      // truncated, as PyTorch casts them.
+      Value floor = max(b, l, x, c(lo));
+      return isF ? Value(arith::MinimumFOp::create(b, l, floor, c(hi)))
+                 : Value(arith::MinSIOp::create(b, l, floor, c(hi)));
+    }
+    if (name == "gelu") {
+      // 0.5 x (1 + erf(x / sqrt 2)), or with tanh:
+      // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+      Value inner;
+      if (tanhGelu) {
+        Value x3 = mul(b, l, mul(b, l, x, x), x);
+        Value poly = add(b, l, x, mul(b, l, c(0.044715), x3));
+        inner = math::TanhOp::create(b, l,
+                                     mul(b, l, c(std::sqrt(2.0 / M_PI)), poly));
+      } else {
+        inner = math::ErfOp::create(b, l, mul(b, l, x, c(M_SQRT1_2)));
+      }
+      return mul(b, l, mul(b, l, c(0.5), x), add(b, l, c(1), inner));
+    }
+    unknown = true;
+    return x;
+  };
+  {
+    // Ops.def names the ops this family lowers; one whose math is missing
+    // here is refused, found by building the body once in a block of its
+    // own (dropped after), so the IR stays as it was.
+    Block probe;
+    SmallVector<Value> args;
+    for (Value v : inputs)
+      args.push_back(probe.addArgument(getElementTypeOrSelf(v.getType()), loc));
+    OpBuilder pb(rewriter.getContext());
+    pb.setInsertionPointToEnd(&probe);
+    body(pb, loc, args);
+    // Its ops go with the block, in order: drop their operands first.
+    probe.dropAllReferences();
+  }
+  if (unknown)
+    return fail(why, "no elementwise math for '" + name + "'");
+  Value result = buildElementwise(rewriter, loc, call.resultType, inputs, body);
   rewriter.replaceOp(call.op, result);
   return success();
 }

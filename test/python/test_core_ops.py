@@ -7,21 +7,22 @@ layer_norm, native_layer_norm, cat, embedding and dropout
 (lib/Runtime/CPU, CUDA/Reductions.cpp/.cu, CUDA/NN.cpp/.cu), and the
 memory report of a run.
 
-Every dim, keepdim, 0-d, empty and non-contiguous (Transposed, Sliced)
-inputs run on both devices. On CUDA only (marked devices("cuda")): shapes
-that take both of its paths (a thread per short group, a block per long
-one, rows longer than a block), the grids over the float dtypes (f32, f64,
-f16, bf16) and the integer ones, f16/bf16 products, and a second device.
-Dropout cannot match PyTorch's mask, so its tests check the drop rate, the
-1/(1-p) scaling and that a run's seed fixes the mask.
+Non-contiguous (Transposed, Sliced), 0-d and empty inputs, NaN and -inf,
+exact int64 sums, promotion and the kernels' errors run on both devices.
+On CUDA only (marked devices("cuda")): shapes that take both of its paths
+(a thread per short group, a block per long one, rows longer than a
+block), the grids over every dim and keepdim in the float dtypes (f32,
+f64, f16, bf16) and over the integer dtypes, f16/bf16 products, and a
+second device. Dropout cannot match PyTorch's mask, so its tests check the
+drop rate, the 1/(1-p) scaling and that a run's seed fixes the mask.
 
-Tolerances: f32 within rtol 1e-5 / atol 1e-6 of PyTorch (matrix products:
-rtol 1e-4 / atol 1e-5, the summation order differs; reductions, softmax
-and layer norm over the dtype grids and long rows: rtol 1e-5 / atol 1e-5,
-1e-4 for sums of hundreds of elements); f64 rtol 1e-10 / atol 1e-12;
-f16/bf16 one rounding step of the result dtype (the reference is computed
-in f64 and rounded once, as the kernels do; products 1e-2 and 5e-2);
-integer and bool results exactly.
+Tolerances: f32 within rtol 1e-5 / atol 1e-6 of PyTorch; atol 1e-5 for
+layer norm and for reductions and softmax over strided or long inputs
+(1e-4 where hundreds of elements are summed); matrix products rtol 1e-4 /
+atol 1e-5 (the larger ones 1e-4 / 1e-4), the summation order differs; f64
+rtol 1e-10 / atol 1e-12; f16/bf16 one rounding step of the result dtype
+(the reference is computed in f64 and rounded once, as the kernels do;
+products 1e-2 and 5e-2); integer and bool results exactly.
 """
 import pytest
 import torch

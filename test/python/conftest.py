@@ -1,6 +1,8 @@
 import os
 import sys
 
+import pytest
+
 # traceir_testing lives beside the tests; the traceir package is built into
 # $TRACEIR_BUILD/python (default build/python).
 HERE = os.path.dirname(__file__)
@@ -80,3 +82,54 @@ if os.environ.get("TRACEIR_BUNDLE_DIR"):
 
     traceir.CompiledGraph.__init__ = _recording_init
     traceir.CompiledGraph.__call__ = _recording_call
+
+# Kernel tests run once per device: a test taking the `device` fixture (or in
+# a module with pytestmark = pytest.mark.usefixtures("device")) runs on "cpu"
+# and on "cuda", and run_graph and check_op default to its device
+# (traceir_testing.DEVICE). @pytest.mark.devices("cuda"), on a test or on one
+# of its parameters (pytest.param(..., marks=...)), keeps it to the devices
+# named: the others are deselected. Where trace-run finds no CUDA device the
+# cuda cases skip, all with the one line below. Recording a GPU bundle, every
+# run goes to the CPU and is saved for cuda (bundle_record.py), so there each
+# test runs once, as its cuda case.
+import traceir_testing  # noqa: E402
+
+DEVICES = ("cuda",) if os.environ.get("TRACEIR_BUNDLE_DIR") else ("cpu", "cuda")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "devices(*names): the devices a test (or a parameter) taking `device` "
+        "runs on; default cpu and cuda")
+
+
+def pytest_generate_tests(metafunc):
+    if "device" in metafunc.fixturenames:
+        metafunc.parametrize("device", DEVICES, indirect=True)
+
+
+def pytest_collection_modifyitems(config, items):
+    def wanted(item):
+        callspec = getattr(item, "callspec", None)
+        device = callspec.params.get("device") if callspec else None
+        return device is None or all(device in m.args for m in item.iter_markers("devices"))
+
+    deselected = [item for item in items if not wanted(item)]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if wanted(item)]
+
+
+def pytest_runtest_setup(item):
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and str(callspec.params.get("device", "")).startswith("cuda"):
+        available, reason = traceir_testing.cuda_status()
+        if not available:
+            pytest.skip(f"CUDA tier skipped: {reason}")
+
+
+@pytest.fixture
+def device(request, monkeypatch):
+    """The device the test runs on, which run_graph and check_op default to."""
+    monkeypatch.setattr(traceir_testing, "DEVICE", request.param)
+    return request.param

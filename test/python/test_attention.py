@@ -1,12 +1,15 @@
-"""unflatten and scaled_dot_product_attention against PyTorch: shapes,
-masks, strided operands, and the errors of the registry (trace-opt) and of
-the kernels (trace-run)."""
+"""unflatten and scaled_dot_product_attention against PyTorch, on the CPU
+and on CUDA (the `device` fixture of conftest.py; the cuda cases skip, with
+one line saying why, where trace-run finds no CUDA device): shapes, masks,
+strided operands, and the errors of the registry (trace-opt) and of the
+kernels (trace-run)."""
 import pytest
 import torch
 import torch.nn.functional as F
 
-from traceir_testing import (DEVICE, RunError, Transposed, check_op,
-                             mlir_type, op_graph, run_graph)
+from traceir_testing import RunError, Transposed, check_op, mlir_type, op_graph, run_graph
+
+pytestmark = pytest.mark.usefixtures("device")
 
 torch.manual_seed(0)
 
@@ -193,9 +196,9 @@ def test_sdpa_head_split_views():
      r"scaled_dot_product_attention.*dropout_p = 0.5.* is not supported"),
     ([rnd(3, 4), rnd(5, 4), rnd(5, 4), None, 0.0, False, None, True], rnd(3, 4),
      r"scaled_dot_product_attention.*enable_gqa=True is not supported"),
-] + ([
-    ([rnd(3, 4).half(), rnd(5, 4).half(), rnd(5, 4).half()], rnd(3, 4).half(),
-     r"scaled_dot_product_attention on the CPU supports f32 and f64, got f16"),
-] if DEVICE == "cpu" else []))
+    pytest.param([rnd(3, 4).half(), rnd(5, 4).half(), rnd(5, 4).half()], rnd(3, 4).half(),
+                 r"scaled_dot_product_attention on the CPU supports f32 and f64, got f16",
+                 marks=pytest.mark.devices("cpu")),
+])
 def test_sdpa_errors(args, result, match):
     expect_error(SDPA, args, result, match)

@@ -3,7 +3,9 @@
 cross_entropy): alias, _log_softmax, _log_softmax_backward_data,
 nll_loss_forward, nll_loss_backward, ones_like and threshold_backward, each
 against the ATen op itself (torch.ops.aten.*), then the whole joint graph
-against loss.backward().
+against loss.backward(); on the CPU and on CUDA (the `device` fixture of
+conftest.py; the cuda cases skip, with one line saying why, where trace-run
+finds no CUDA device).
 
 Tolerances: the kernels compute in f64 and round once, so f32 results use
 rtol=1e-5, atol=1e-6 and f64 rtol=1e-10, atol=1e-12; the joint graph's
@@ -19,6 +21,8 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from traceir_testing import (RunError, Sliced, Transposed, check_op,  # noqa: E402
                              op_graph, run_graph)
+
+pytestmark = pytest.mark.usefixtures("device")
 
 A = torch.ops.aten
 F32 = dict(rtol=1e-5, atol=1e-6)

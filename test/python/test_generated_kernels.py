@@ -15,11 +15,11 @@ import pytest
 import torch
 
 from gpu_models import GRAPHS, mlp
-from traceir_testing import BIN, cuda_status, run_graph
+from traceir_testing import BIN, run_graph
 
-available, reason = cuda_status()
-if not available:
-    pytest.skip(f"CUDA tier skipped: {reason}", allow_module_level=True)
+# On cuda only (conftest.py's `device`): skipped, with one line saying why,
+# where trace-run finds no CUDA device.
+pytestmark = [pytest.mark.usefixtures("device"), pytest.mark.devices("cuda")]
 
 torch.manual_seed(0)
 

@@ -1,18 +1,27 @@
-"""PyTorch-oracle tests of the CPU NN kernels: conv2d, max_pool2d,
-adaptive_avg_pool2d (lib/Runtime/CPU/Conv.cpp), batch_norm,
-native_batch_norm, native_batch_norm_backward, batch_norm_double_backward
-(Norm.cpp), nll_loss and cross_entropy (Loss.cpp).
+"""PyTorch-oracle tests of the NN kernels, on the CPU and on CUDA (the
+`device` fixture of conftest.py; the cuda cases skip, with one line saying
+why, where trace-run finds no CUDA device): conv2d, max_pool2d,
+adaptive_avg_pool2d (lib/Runtime/CPU/Conv.cpp, CUDA/Conv.cpp/.cu),
+batch_norm, native_batch_norm, native_batch_norm_backward,
+batch_norm_double_backward (Norm.cpp, CUDA/Norm.cpp/.cu), nll_loss and
+cross_entropy (Loss.cpp, CUDA/Loss.cpp/.cu).
 
 Each case builds a one-op TraceIR graph, runs it with trace-run (after
 --free-dead-tensors, with --check-frees) and compares with PyTorch; the
-measured memory peak must equal the predicted one.
+measured memory peak must equal the predicted one. On CUDA only (marked
+devices("cuda")): inputs large enough for several blocks per reduction and
+more positions than one grid of blocks, and the CUDA kernels against the
+CPU backend's for what PyTorch does not give (f16/bf16 pooling and batch
+norm).
 
 Tolerances: f32 conv2d rtol=1e-4, atol=1e-5 (BLAS summation order differs
 from PyTorch's); the other f32 kernels accumulate in f64 and use
-rtol=1e-5, atol=1e-5 (pooling: the default 1e-5/1e-6); f64 comparisons
+rtol=1e-5, atol=1e-5 (pooling: the default 1e-5/1e-6; cross_entropy over
+1000 classes with probability targets: atol=1e-4); f64 comparisons
 use rtol=1e-10, atol=1e-12 (conv2d f64: 1e-9/1e-10); the finite-difference
 check of the double backward uses rtol=1e-6, atol=1e-8 with a central step
-of 1e-5.
+of 1e-5. CUDA against the CPU backend: f16/bf16 pooling exactly, f16/bf16
+batch norm within rtol=atol=1e-2 (one rounding of an f64 result each).
 """
 import math
 import os
@@ -26,6 +35,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from traceir_testing import (RunError, Sliced, Transposed, check_op,  # noqa: E402
                              mlir_type, op_graph, run_graph)
 
+pytestmark = pytest.mark.usefixtures("device")
+
 F32 = dict(rtol=1e-5, atol=1e-5)
 F64 = dict(rtol=1e-10, atol=1e-12)
 CONV32 = dict(rtol=1e-4, atol=1e-5)
@@ -36,11 +47,11 @@ def unwrap(a):
     return a.tensor if isinstance(a, (Transposed, Sliced)) else a
 
 
-def run_op(op, args, results):
-    """Runs `op` and returns its outputs (no comparison), checking the
-    memory report as check_op does."""
+def run_op(op, args, results, device=None):
+    """Runs `op` (on the test's device unless told) and returns its outputs
+    (no comparison), checking the memory report as check_op does."""
     text, inputs = op_graph(op, args, results)
-    outputs, report = run_graph(text, inputs)
+    outputs, report = run_graph(text, inputs, device=device)
     dev = report["devices"][0]
     assert dev["peak_bytes"] == dev["predicted_peak_bytes"], report
     return outputs
@@ -49,6 +60,15 @@ def run_op(op, args, results):
 def assert_close(got, want, equal_nan=False, **tol):
     assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
     torch.testing.assert_close(got, want, equal_nan=equal_nan, **tol)
+
+
+def same_as_cpu(op, args, results, **tol):
+    """The CUDA kernel against the CPU backend's (for what PyTorch does
+    differently or not at all)."""
+    want = run_op(op, args, results, device="cpu")
+    got = run_op(op, args, results)
+    for g, w in zip(got, want):
+        assert_close(g, w, equal_nan=True, **tol)
 
 
 #===--- conv2d -------------------------------------------------------------===#
@@ -104,6 +124,22 @@ def test_conv2d_defaults_and_noncontiguous():
     xu = torch.randn(4, 5, 9)
     check_op("conv2d", [Transposed(xu), w, None, 2, 1, 1, 2],
              F.conv2d(xu, w, None, 2, 1, 1, 2), **CONV32)
+
+
+@pytest.mark.devices("cuda")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_conv2d_larger(dtype):
+    """Many blocks of im2col, a batched gemm over 6 images, and a 1x1
+    direct path over several groups."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(6, 8, 33, 29, generator=g, dtype=dtype)
+    w = torch.randn(16, 4, 3, 5, generator=g, dtype=dtype)
+    b = torch.randn(16, generator=g, dtype=dtype)
+    tol = CONV32 if dtype == torch.float32 else CONV64
+    check_op("conv2d", [x, w, b, (2, 1), (1, 2), 1, 2], F.conv2d(x, w, b, (2, 1), (1, 2), 1, 2),
+             **tol)
+    w1 = torch.randn(12, 2, 1, 1, generator=g, dtype=dtype)
+    check_op("conv2d", [x, w1, None, 1, 0, 1, 4], F.conv2d(x, w1, None, 1, 0, 1, 4), **tol)
 
 
 #===--- max_pool2d ---------------------------------------------------------===#
@@ -186,6 +222,16 @@ def test_adaptive_avg_pool2d_noncontiguous():
              F.adaptive_avg_pool2d(x, 2), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.devices("cuda")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_pooling_half_matches_cpu(dtype):
+    x = torch.randn(2, 3, 9, 7).to(dtype)
+    same_as_cpu("max_pool2d", [Transposed(x), 3, 2, 1, 1, True],
+                [F.max_pool2d(x.float(), 3, 2, 1, 1, True).to(dtype)], rtol=0, atol=0)
+    same_as_cpu("adaptive_avg_pool2d", [x, (4, 3)],
+                [F.adaptive_avg_pool2d(x.float(), (4, 3)).to(dtype)], rtol=0, atol=0)
+
+
 #===--- batch_norm / native_batch_norm -------------------------------------===#
 
 def graph_returning_args(op, args, results, extra):
@@ -257,7 +303,12 @@ def test_batch_norm_eval(case, dtype):
     check_op("batch_norm", [x, w, b, rm, rv, False, momentum, eps, False], want, **tol)
 
 
-@pytest.mark.parametrize("case", BN_CASES, ids=[str(i) for i in range(len(BN_CASES))])
+# BN_CASES plus, on CUDA, channels with more elements than a block has threads.
+BN_TRAIN_CASES = BN_CASES + [pytest.param(c, marks=pytest.mark.devices("cuda")) for c in
+                             [((16, 5, 12, 12), True, 0.1, 1e-5), ((300, 3), False, 0.5, 1e-5)]]
+
+
+@pytest.mark.parametrize("case", BN_TRAIN_CASES, ids=[str(i) for i in range(len(BN_TRAIN_CASES))])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_batch_norm_train_updates_running_stats(case, dtype):
     shape, affine, momentum, eps = case
@@ -308,7 +359,7 @@ def test_batch_norm_errors():
         run_graph(text, inputs)
 
 
-@pytest.mark.parametrize("case", BN_CASES, ids=[str(i) for i in range(len(BN_CASES))])
+@pytest.mark.parametrize("case", BN_TRAIN_CASES, ids=[str(i) for i in range(len(BN_TRAIN_CASES))])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_native_batch_norm_train(case, dtype):
     shape, affine, momentum, eps = case
@@ -343,6 +394,27 @@ def test_native_batch_norm_eval(affine):
     check_op("native_batch_norm", [x, w, b, Sliced(rm), rv, False, 0.1, eps], want, **F32)
 
 
+def test_native_batch_norm_empty_batch():
+    """An empty input in eval mode: the save results are still the running
+    mean and 1 / sqrt(running_var + eps)."""
+    _, w, b, rm, rv = bn_inputs((4, 3), True, seed=9)
+    x = torch.empty(0, 3)
+    check_op("native_batch_norm", [x, w, b, Sliced(rm), rv, False, 0.1, 1e-3],
+             [x, rm.clone(), 1 / torch.sqrt(rv + 1e-3)], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.devices("cuda")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_batch_norm_half_matches_cpu(dtype):
+    x, w, b, rm, rv = (t.to(dtype) for t in bn_inputs((4, 3, 5, 6), True, seed=11))
+    # One rounding of an f64 result on both backends; the f64 sums may
+    # differ in their last bits, which can move a rounding by one ulp.
+    tol = dict(rtol=1e-2, atol=1e-2)
+    same_as_cpu("batch_norm", [Transposed(x), w, b, rm, rv, False, 0.1, 1e-5, False], [x], **tol)
+    same_as_cpu("native_batch_norm", [x, w, b, None, None, True, 0.1, 1e-5],
+                [x, rm, rv], **tol)
+
+
 #===--- native_batch_norm_backward -----------------------------------------===#
 
 MASKS = [[True, True, True], [True, False, True], [False, True, False]]
@@ -351,7 +423,8 @@ MASKS = [[True, True, True], [True, False, True], [False, True, False]]
 @pytest.mark.parametrize("train", [True, False])
 @pytest.mark.parametrize("affine", [True, False])
 @pytest.mark.parametrize("mask", MASKS, ids=["111", "101", "010"])
-@pytest.mark.parametrize("shape", [(4, 3, 5, 6), (7, 5), (3, 2, 9)])
+@pytest.mark.parametrize("shape", [(4, 3, 5, 6), (7, 5), (3, 2, 9),
+                                   pytest.param((9, 3, 11, 7), marks=pytest.mark.devices("cuda"))])
 def test_native_batch_norm_backward(train, affine, mask, shape):
     x, w, _, rm, rv = bn_inputs(shape, affine, seed=len(shape) + 3 * train)
     g = torch.Generator().manual_seed(30)
@@ -444,11 +517,12 @@ DBB_CASES = [
     ((3, 2, 7), True, "B"),
     ((4, 3, 5, 6), False, "I"),
     ((5, 4), False, "I"),
+    # Several blocks per channel on CUDA.
+    pytest.param(((12, 3, 9, 8), True, "IGB"), marks=pytest.mark.devices("cuda")),
 ]
 
 
-def run_double_backward(x, w, rm, rv, go, ggI, ggG, ggB, training, eps, wrap=False,
-                        run=run_op):
+def run_double_backward(x, w, rm, rv, go, ggI, ggG, ggB, training, eps, wrap=False):
     if training:
         _, sm, si = torch.ops.aten.native_batch_norm(x, w, None, None, None, True, 0.1, eps)
     else:
@@ -459,23 +533,19 @@ def run_double_backward(x, w, rm, rv, go, ggI, ggG, ggB, training, eps, wrap=Fal
     args = [W(x, Transposed), W(w, Sliced), W(ggI, Sliced), ggG, W(ggB, Sliced),
             W(go, Transposed), rm, rv, training, eps, W(sm, Sliced), si,
             [True, w is not None, True]]
-    return run("batch_norm_double_backward", args, results)
+    return run_op("batch_norm_double_backward", args, results)
 
 
 @pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
 @pytest.mark.parametrize("case", DBB_CASES, ids=[str(i) for i in range(len(DBB_CASES))])
 def test_batch_norm_double_backward_vs_autograd(training, case):
-    check_double_backward_vs_autograd(training, case)
-
-
-def check_double_backward_vs_autograd(training, case, run=run_op):
     shape, affine, which = case
     eps = 1e-3
     x, w, b, rm, rv, go, ggI, ggG, ggB = dbb_inputs(shape, affine, which, 40 + len(shape))
     want = double_backward_reference(x, w, b, None if training else rm,
                                      None if training else rv, go, ggI, ggG, ggB,
                                      training, eps)
-    got = run_double_backward(x, w, rm, rv, go, ggI, ggG, ggB, training, eps, run=run)
+    got = run_double_backward(x, w, rm, rv, go, ggI, ggG, ggB, training, eps)
     for gt, wt in zip(got, want):
         assert_close(gt, wt, rtol=1e-9, atol=1e-10)
 
@@ -653,6 +723,27 @@ def test_nll_loss_noncontiguous_and_edge_cases():
         F.nll_loss(x, bad)
 
 
+@pytest.mark.parametrize("op", ["nll_loss", "cross_entropy"])
+def test_out_of_range_target_is_an_error(op):
+    """The first out-of-range position is reported with its class index,
+    as PyTorch's "Target 5 is out of bounds." (on CUDA: found on the
+    device)."""
+    x = log_probs((8, 5), 86)
+    t = targets((8,), 5, 87)
+    for bad, message in (({2: 5}, "Target 5 is"), ({6: 9, 3: -3}, "Target -3 is")):
+        tb = t.clone()
+        for pos, k in bad.items():
+            tb[pos] = k
+        text, inputs = op_graph(op, [x, tb, None, 0], [torch.empty(8)])
+        with pytest.raises(RunError, match=message + " out of bounds"):
+            run_graph(text, inputs)
+    # An out-of-range ignore_index is no error.
+    tb = t.clone()
+    tb[1] = -7
+    want = (F.nll_loss if op == "nll_loss" else F.cross_entropy)(x, tb, ignore_index=-7)
+    check_op(op, [x, tb, None, 1, -7], want, **F32)
+
+
 #===--- cross_entropy ------------------------------------------------------===#
 
 # (input shape, weighted, ignore_index, label_smoothing)
@@ -746,3 +837,30 @@ def test_cross_entropy_all_ignored_is_nan():
         want = F.cross_entropy(x, t, ignore_index=1, label_smoothing=smoothing)
         got = run_op("cross_entropy", [x, t, None, 1, 1, smoothing], [want])[0]
         assert torch.isnan(want) and torch.isnan(got)
+
+
+@pytest.mark.parametrize("reduction", [0, 1])
+def test_cross_entropy_many_classes(reduction):
+    """Classes spread over a CUDA block's threads, and -inf logits."""
+    g = torch.Generator().manual_seed(120)
+    x = torch.randn(37, 1000, generator=g) * 3
+    x[3, 10:500] = float("-inf")
+    t = torch.randint(0, 1000, (37,), generator=g)
+    t[3] = 7
+    w = torch.rand(1000, generator=g) + 0.1
+    want = F.cross_entropy(x, t, w, reduction=red_name(reduction), label_smoothing=0.0)
+    check_op("cross_entropy", [x, t, w, reduction, -100, 0.0], want, **F32)
+    p = torch.softmax(torch.randn(37, 1000, generator=g), dim=1)
+    want = F.cross_entropy(x, p, w, reduction=red_name(reduction), label_smoothing=0.1)
+    check_op("cross_entropy", [x, p, w, reduction, -100, 0.1], want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.devices("cuda")
+@pytest.mark.parametrize("reduction", [0, 1])
+def test_cross_entropy_more_positions_than_blocks(reduction):
+    """One block per position, 65535 blocks a launch: the rest loop."""
+    g = torch.Generator().manual_seed(121)
+    xl = torch.randn(70000, 3, generator=g)
+    tl = torch.randint(0, 3, (70000,), generator=g)
+    want = F.cross_entropy(xl, tl, reduction=red_name(reduction), label_smoothing=0.05)
+    check_op("cross_entropy", [xl, tl, None, reduction, -100, 0.05], want, **F32)

@@ -3,9 +3,9 @@ through TraceIR: for each op of include/TraceIR/Ops.def that has an OpInfo
 (matched by ATen name), the OpInfo's sample inputs in float32 and int64
 (where the OpInfo takes them; at most SAMPLES of each), run as
 one-op graphs with trace-run (check_op: after --free-dead-tensors, the
-measured peak equals the predicted one) on TRACEIR_DEVICE (the CPU here;
-scripts/gpu-check.sh and the GPU bundle run them on CUDA) and compared with
-the OpInfo's own op. Tolerances, by the result's dtype: float32 rtol=1e-4,
+measured peak equals the predicted one) on each device (conftest.py's
+`device` fixture: the cuda cases skip with one line without a GPU, and the
+GPU bundle records them) and compared with the OpInfo's own op. Tolerances, by the result's dtype: float32 rtol=1e-4,
 atol=1e-5 (the kernels compute in double and accumulate in another order
 than PyTorch's); integers and bools exactly.
 
@@ -42,6 +42,8 @@ from traceir._import_common import scalar
 if not traceir.HAS_COMPILER:
     pytest.skip("the OpInfo tier needs the compiler (the registry's schemas)",
                 allow_module_level=True)
+
+pytestmark = pytest.mark.usefixtures("device")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LISTED = re.findall(r"^TRACEIR_OP\((\w+),",

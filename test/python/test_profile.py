@@ -242,13 +242,12 @@ def test_two_threads_into_one_profile():
     assert len(tids) == 2
 
 
-def test_cuda_profile_where_present():
+@pytest.mark.devices("cuda")
+def test_cuda_profile_where_present(device):
     """On a GPU: kernels on the device's own track, one arrow per launch."""
-    if not DEVICE.startswith("cuda"):
-        pytest.skip("profiles on CUDA run under scripts/gpu-check.sh (TRACEIR_DEVICE=cuda)")
     x = torch.randn(4, 8)
     proc, _, trace = trace_run(CHAIN, {"x": x}, "--profile", "@DIR/trace.json",
-                               "--memory-report=json")
+                               "--memory-report=json", device=device)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.splitlines()[-1])
     check_trace(trace, report)

@@ -1,14 +1,29 @@
-"""The CPU lstm and gru kernels against torch.nn.LSTM and torch.nn.GRU.
+"""The lstm and gru kernels (lib/Runtime/CPU, CUDA/RNN.cpp/.cu) against
+torch.nn.LSTM and torch.nn.GRU, on the CPU and on CUDA (the `device`
+fixture of conftest.py; the cuda cases skip, with one line saying why,
+where trace-run finds no CUDA device).
 
 The PyOps are lstm(input, h0, c0, weights..., has_biases, num_layers,
 dropout, train, bidirectional, batch_first) -> (output, h_n, c_n), ATen's
 lstm.input, and gru(input, h0, weights..., ...) -> (output, h_n), ATen's
 gru.input, with the weights in the modules' _flat_weights order.
+
+Inter-layer dropout in training draws its masks from the run's --seed (on
+CUDA with Philox, on the device), so training runs are compared for
+determinism and for the statistics of the mask, not for PyTorch's masks. On
+CUDA only: sizes with several blocks per cell-kernel launch.
+
+Tolerances: f32 rtol=1e-4, atol=1e-5 (the larger CUDA GRU: 1e-3/1e-4, its
+gemms sum in another order); f64 rtol=1e-10, atol=1e-12 (the dropout mask's
+kept values: rtol=1e-12).
 """
 import pytest
 import torch
 
-from traceir_testing import RunError, Sliced, Transposed, check_op, op_graph, run_graph
+from traceir_testing import (RunError, Sliced, Transposed, check_op, op_graph,
+                             reported_device, run_graph)
+
+pytestmark = pytest.mark.usefixtures("device")
 
 TOL = {torch.float32: dict(rtol=1e-4, atol=1e-5),
        torch.float64: dict(rtol=1e-10, atol=1e-12)}
@@ -115,7 +130,39 @@ def test_rnn_non_contiguous_arguments(cell, dtype):
     first = len(xs) + 8  # layer 1 forward: w_ih, w_hh
     for i in range(first, first + 2):
         args[i] = Transposed(args[i])
-    check_op(cell, args, reference(m, *xs), **TOL[dtype])
+    want = reference(m, *xs)
+    check_op(cell, args, want, **TOL[dtype])
+    # And a strided bias: layer 0 forward's b_ih.
+    args[len(xs) + 2] = Sliced(args[len(xs) + 2])
+    check_op(cell, args, want, **TOL[dtype])
+
+
+@pytest.mark.devices("cuda")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("batch_first", [False, True], ids=["tbf", "btf"])
+def test_lstm_larger(batch_first, dtype):
+    # Several blocks per cell-kernel launch (batch * hidden = 1152) and
+    # gemms of a realistic size.
+    m = make_lstm(40, 96, 2, bidirectional=True, batch_first=batch_first, dtype=dtype).eval()
+    xs = inputs_for(m, seq=25, batch=12, dtype=dtype)
+    check_op("lstm", rnn_args(m, *xs), reference(m, *xs), **TOL[dtype])
+
+
+@pytest.mark.devices("cuda")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+def test_gru_larger_non_contiguous(dtype):
+    # Sizes past one block of the gate kernel; the input transposed in
+    # storage, h0 strided and layer 1's weights transposed.
+    m = make_rnn(40, 96, 2, bidirectional=True, batch_first=True, dtype=dtype,
+                 cell="gru").eval()
+    xs = inputs_for(m, seq=25, batch=12, dtype=dtype)
+    args = rnn_args(m, *xs)
+    args[0] = Transposed(xs[0])
+    args[1] = Sliced(xs[1])
+    for i in range(2 + 8, 2 + 8 + 2):
+        args[i] = Transposed(args[i])
+    tol = dict(rtol=1e-3, atol=1e-4) if dtype == torch.float32 else TOL[dtype]
+    check_op("gru", args, reference(m, *xs), **tol)
 
 
 @pytest.mark.parametrize("cell", CELLS)
@@ -131,6 +178,7 @@ def run_rnn(op, args, expected, seed=0):
     text, inputs = op_graph(op, args, expected)
     outputs, report = run_graph(text, inputs, seed=seed)
     dev = report["devices"][0]
+    assert dev["device"] == reported_device(), report
     assert dev["peak_bytes"] == dev["predicted_peak_bytes"], report
     return outputs
 
@@ -159,6 +207,9 @@ def test_rnn_training_dropout_uses_seed(cell):
     for got, want in zip(a[1:], evald[1:]):
         torch.testing.assert_close(got[0], want[0], **TOL[torch.float32])
         assert not torch.allclose(got[1:], want[1:])
+    # The same module with a dropout of 0 in training is eval mode.
+    for u, v in zip(run_rnn(cell, rnn_args(m, *xs, train=True, dropout=0.0), evald), evald):
+        torch.testing.assert_close(u, v, **TOL[torch.float32])
 
 
 @pytest.mark.parametrize("cell", CELLS)
@@ -197,38 +248,46 @@ def test_rnn_training_dropout_one_matches_torch(cell):
         torch.testing.assert_close(u, v, **TOL[torch.float64])
 
 
-def test_lstm_training_dropout_scales_kept_values():
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+def test_lstm_training_dropout_scales_kept_values(dtype):
     # The mask itself: layer 0 saturates so that every output is tanh(1);
     # layer 1 passes its (dropped) input linearly into its cell, so c_n of
     # layer 1 tells which inputs were zeroed and that the kept ones were
     # scaled by 1 / (1 - p).
-    hidden, batch = 64, 64
+    hidden, batch, p = 64, 64, 0.25
     # Layer 0: i = o = sigmoid(50) = 1, g = tanh(50) = 1, f = 0.5 with
     # c0 = 0: c = 1 and h = tanh(1) everywhere.
-    x = torch.full((1, batch, hidden), 50.0, dtype=torch.float64)
-    w_ih0 = torch.zeros(4 * hidden, hidden, dtype=torch.float64)
+    x = torch.full((1, batch, hidden), 50.0, dtype=dtype)
+    w_ih0 = torch.zeros(4 * hidden, hidden, dtype=dtype)
     for gate in (0, 2, 3):  # i, g, o saturate; f stays 0.5 (c0 = 0)
-        w_ih0[gate * hidden:(gate + 1) * hidden] = torch.eye(hidden, dtype=torch.float64)
+        w_ih0[gate * hidden:(gate + 1) * hidden] = torch.eye(hidden, dtype=dtype)
     # Layer 1: only the cell gate g sees the input, linearly in the small
     # range: g = tanh(0.01 * in), i = o = sigmoid(0) = 0.5.
-    w_ih1 = torch.zeros(4 * hidden, hidden, dtype=torch.float64)
-    w_ih1[2 * hidden:3 * hidden] = 0.01 * torch.eye(hidden, dtype=torch.float64)
-    w_hh = torch.zeros(4 * hidden, hidden, dtype=torch.float64)
-    h0 = torch.zeros(2, batch, hidden, dtype=torch.float64)
-    args = [x, h0, h0.clone(), w_ih0, w_hh, w_ih1, w_hh.clone(), False, 2, 0.25, True, False, False]
-    shapes = [torch.zeros(1, batch, hidden, dtype=torch.float64), h0, h0]
-    out, hn, cn = run_lstm(args, shapes, seed=11)
+    w_ih1 = torch.zeros(4 * hidden, hidden, dtype=dtype)
+    w_ih1[2 * hidden:3 * hidden] = 0.01 * torch.eye(hidden, dtype=dtype)
+    w_hh = torch.zeros(4 * hidden, hidden, dtype=dtype)
+    h0 = torch.zeros(2, batch, hidden, dtype=dtype)
+    args = [x, h0, h0.clone(), w_ih0, w_hh, w_ih1, w_hh.clone(), False, 2, p, True, False, False]
+    shapes = [torch.zeros(1, batch, hidden, dtype=dtype), h0, h0]
     # Layer 1's cell: c = 0.5 * tanh(0.01 * d), d the dropped layer-0
-    # output: 0 or tanh(1) / 0.75.
-    kept_in = torch.tanh(torch.tensor(1.0, dtype=torch.float64)) / 0.75
-    kept = 0.5 * torch.tanh(0.01 * kept_in)
-    torch.testing.assert_close(hn[0], torch.tanh(torch.ones_like(hn[0])))
-    c1 = cn[1]
-    is_kept = torch.isclose(c1, kept.expand_as(c1), rtol=1e-12, atol=0)
-    is_dropped = c1 == 0
-    assert bool((is_kept | is_dropped).all()), (c1[~(is_kept | is_dropped)][:5].tolist(), kept.item())
-    frac = is_dropped.double().mean().item()
-    assert 0.2 < frac < 0.3, frac  # 4096 draws of p = 0.25
+    # output: 0 or tanh(1) / (1 - p).
+    tanh1 = torch.tanh(torch.tensor(1.0, dtype=torch.float64))
+    kept = (0.5 * torch.tanh(0.01 * tanh1 / (1 - p))).to(dtype)
+    # f64: exact up to a few roundings.
+    tol = dict(rtol=1e-12, atol=0) if dtype == torch.float64 else TOL[dtype]
+    masks = []
+    for seed in (11, 12):
+        out, hn, cn = run_lstm(args, shapes, seed=seed)
+        torch.testing.assert_close(hn[0], torch.full_like(hn[0], tanh1.item()), **TOL[dtype])
+        c1 = cn[1]
+        is_kept = torch.isclose(c1, kept.expand_as(c1), **tol)
+        is_dropped = c1 == 0
+        assert bool((is_kept | is_dropped).all()), (c1[~(is_kept | is_dropped)][:5].tolist(),
+                                                    kept.item())
+        frac = is_dropped.double().mean().item()
+        assert 0.2 < frac < 0.3, frac  # 4096 draws of p = 0.25
+        masks.append(is_dropped)
+    assert not torch.equal(masks[0], masks[1])  # the seed draws the mask
 
 
 def test_lstm_rejects_bad_layer_weight():

@@ -1,5 +1,7 @@
 """The bundled examples/word_lm.trace (PyTorch's word language model: a
-2-layer LSTM, traced in 2017) against the same model built in PyTorch.
+2-layer LSTM, traced in 2017) against the same model built in PyTorch, on
+the CPU and on CUDA (the `device` fixture of conftest.py; the cuda cases
+skip, with one line saying why, where trace-run finds no CUDA device).
 
 The trace was recorded in training mode (Dropout's and LSTM's train flags
 are True); the comparison runs an eval copy of it, and the training trace is
@@ -14,7 +16,7 @@ import tempfile
 import pytest
 import torch
 
-from traceir_testing import BIN, ROOT, run_graph
+from traceir_testing import BIN, ROOT, reported_device, run_graph
 
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 from word_lm_inputs import RNNModel  # noqa: E402  (the model the example runs)
@@ -72,7 +74,7 @@ def test_param_names_match_the_trace(setup):
         assert list(params[name].shape) == [int(d) for d in shape.split(",")], name
 
 
-def test_word_lm_eval_matches_pytorch(setup):
+def test_word_lm_eval_matches_pytorch(setup, device):
     model, params, inputs, trace = setup
     graph = import_anf(eval_trace_text(trace))
     model.eval()
@@ -89,13 +91,14 @@ def test_word_lm_eval_matches_pytorch(setup):
 
     dev_freed = freed_report["devices"][0]
     dev_kept = kept_report["devices"][0]
+    assert dev_freed["device"] == dev_kept["device"] == reported_device(), freed_report
     assert dev_freed["peak_bytes"] == dev_freed["predicted_peak_bytes"], freed_report
     assert dev_kept["peak_bytes"] == dev_kept["predicted_peak_bytes"], kept_report
     assert dev_freed["frees"] > 0
     assert dev_freed["peak_bytes"] < dev_kept["peak_bytes"], (freed_report, kept_report)
 
 
-def test_word_lm_training_trace_is_seeded(setup):
+def test_word_lm_training_trace_is_seeded(setup, device):
     # The trace as recorded: embedding dropout, dropout between the LSTM's
     # layers and output dropout all draw from --seed.
     model, params, inputs, trace = setup
@@ -108,6 +111,7 @@ def test_word_lm_training_trace_is_seeded(setup):
     for u, v in zip(a, c):
         assert not torch.equal(u, v)
     dev = report["devices"][0]
+    assert dev["device"] == reported_device(), report
     assert dev["peak_bytes"] == dev["predicted_peak_bytes"], report
     # Training differs from eval.
     model.eval()

@@ -7,6 +7,7 @@ Every run is profiled and its trace checked by trace_validator.py, so every
 op and graph test is also a profiler test (on CUDA under gpu-check.sh: every
 kernel's launch arrow).
 """
+import functools
 import hashlib
 import json
 import os
@@ -22,7 +23,9 @@ from trace_validator import validate
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("TRACEIR_BUILD", os.path.join(ROOT, "build"))
 BIN = os.path.join(BUILD, "bin")
-# The device every test runs on: scripts/gpu-check.sh sets it to cuda.
+# The device run_graph and check_op use unless told: TRACEIR_DEVICE (cuda when
+# gpu-bundle.sh records), or, for a test taking the `device` fixture
+# (conftest.py), that test's device.
 DEVICE = os.environ.get("TRACEIR_DEVICE", "cpu")
 
 DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
@@ -249,8 +252,20 @@ def check_op(op, args, expected, rtol=1e-5, atol=1e-6, **kwargs):
     return outputs
 
 
+def reported_device(device=None):
+    """The device a run on `device` (default DEVICE) names in its memory
+    report: cuda:0 for cuda. While gpu-bundle.sh records, every run is on
+    the CPU."""
+    device = device or DEVICE
+    if bundle_record.DIR:
+        return "cpu"
+    return "cuda:0" if device == "cuda" else device
+
+
+@functools.cache
 def cuda_status():
-    """(available, reason): whether trace-run can use cuda:0 here."""
+    """(available, reason): whether trace-run can use cuda:0 here (asked
+    once a session)."""
     text, inputs = op_graph("neg", [torch.ones(1)], [torch.ones(1)])
     try:
         run_graph(text, inputs, device="cuda", free=False, check_frees=False)

@@ -36,8 +36,9 @@ for c in "$OUT"/cases/*/; do [[ -f $c/case.json ]] || rm -rf "$c"; done
 
 echo "== sources of the runtime-only build"
 cd "$ROOT"
-git ls-files -- CMakeLists.txt cmake include/TraceIR/Runtime include/TraceIR/Support \
-  include/TraceIR/API lib/Runtime lib/Support lib/API tools/trace-exec python \
+git ls-files -- CMakeLists.txt cmake include/TraceIR/Ops.def include/TraceIR/Runtime \
+  include/TraceIR/Support include/TraceIR/API lib/Runtime lib/Support lib/API \
+  tools/trace-exec python \
   test/python/trace_validator.py | tar -cf - -T - | tar -xf - -C "$OUT/src"
 cp -r /usr/include/flatbuffers "$OUT/third_party/include/"
 cp -r /usr/include/nlohmann "$OUT/third_party/include/"

@@ -580,12 +580,6 @@ void fillUsers(nb::handle module, int64_t graph) {
   }
 }
 
-NodeObject *asNode(nb::handle h) {
-  if (!nodeClass || !PyObject_TypeCheck(h.ptr(), nodeClass))
-    throw nb::type_error("expected a traceir.Node");
-  return reinterpret_cast<NodeObject *>(h.ptr());
-}
-
 /// Applies IRModule::takeChanges to the module's nodes: resets the changed
 /// ones, marks the erased ones stale ("node erased") and drops them from
 /// the registry.
@@ -715,7 +709,4 @@ void traceir::bindings::bindHandles(nb::module_ &m) {
   m.def("_apply_changes", &applyChanges, nb::arg("module"),
         "Brings the module's nodes up to date with its last edits.");
   m.def("_mark_all_stale", &markAllStale, nb::arg("module"), nb::arg("reason"));
-  m.def(
-      "_reset", [](nb::handle n) { nodeReset(asNode(n)); }, nb::arg("node"),
-      "Drops what was read of the node.");
 }

@@ -10,7 +10,7 @@
 #define TRACEIR_PYTHON_BINDINGS_H
 
 #include "TraceIR/API/API.h"
-#include "TraceIR/Runtime/Scalar.h"
+#include "TraceIR/Support/Scalar.h"
 
 #include <nanobind/nanobind.h>
 

@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,22 +25,39 @@ using namespace traceir;
 
 namespace {
 
+enum class Kernel { Own, Alias, None };
+
 struct Row {
   std::string name;
-  bool cpu, cuda;
+  Kernel cpu, cuda;
+  bool aliasLowering;
 };
 
 const std::vector<Row> &rows() {
-#define TRACEIR_HAS_KERNEL_KERNEL true
-#define TRACEIR_HAS_KERNEL_ELEMENTWISE true
-#define TRACEIR_HAS_KERNEL_HOST true
-#define TRACEIR_HAS_KERNEL_NONE false
+#define TRACEIR_HAS_KERNEL_KERNEL Kernel::Own
+#define TRACEIR_HAS_KERNEL_ELEMENTWISE Kernel::Own
+#define TRACEIR_HAS_KERNEL_HOST Kernel::Own
+#define TRACEIR_HAS_KERNEL_ALIAS Kernel::Alias
+#define TRACEIR_HAS_KERNEL_NONE Kernel::None
+#define TRACEIR_IS_ALIAS_LOWERED(FAMILY) false
+#define TRACEIR_IS_ALIAS_KERNEL_ONLY(REASON) false
+#define TRACEIR_IS_ALIAS_ALIAS true
   static const std::vector<Row> r = {
 #define TRACEIR_OP(NAME, EFFECTS, SIGNATURE, INFER, CPU, CUDA, FAST, LOWERING) \
-  {#NAME, TRACEIR_HAS_KERNEL_##CPU, TRACEIR_HAS_KERNEL_##CUDA},
+  {#NAME, TRACEIR_HAS_KERNEL_##CPU, TRACEIR_HAS_KERNEL_##CUDA,                 \
+   TRACEIR_IS_ALIAS_##LOWERING},
 #include "TraceIR/Ops.def"
   };
   return r;
+}
+
+/// Ops.def's aliases: name -> canonical op.
+const std::map<std::string, std::string> &aliases() {
+  static const std::map<std::string, std::string> a = {
+#define TRACEIR_ALIAS(NAME, CANONICAL) {#NAME, #CANONICAL},
+#include "TraceIR/Ops.def"
+  };
+  return a;
 }
 
 TEST(OpList, IsSortedAndIsTheRegistry) {
@@ -66,15 +84,40 @@ TEST(OpList, EveryOpHasInferenceKernelsAndALoweringOrAReason) {
     EXPECT_FALSE(info->signature.empty());
     // A CPU and a CUDA kernel for every op, where the column says so and in
     // the kernel tables.
-    EXPECT_TRUE(row.cpu) << "no CPU kernel in Ops.def";
+    EXPECT_NE(row.cpu, Kernel::None) << "no CPU kernel in Ops.def";
     EXPECT_NE(lookupKernel(row.name, Device::Kind::CPU), nullptr);
-    EXPECT_TRUE(row.cuda) << "no CUDA kernel in Ops.def";
+    EXPECT_NE(row.cuda, Kernel::None) << "no CUDA kernel in Ops.def";
     if (withCuda) {
       EXPECT_NE(lookupKernel(row.name, Device::Kind::CUDA), nullptr);
     }
     EXPECT_NE(info->lowering.empty(), info->notLowered.empty())
         << "a lowering family or a reason, not both or neither";
   }
+}
+
+TEST(OpList, AnAliasIsResolvedToItsCanonicalOpEverywhere) {
+  std::map<std::string, const Row *> byName;
+  for (const Row &row : rows())
+    byName[row.name] = &row;
+  for (const Row &row : rows()) {
+    SCOPED_TRACE(row.name);
+    bool alias = aliases().count(row.name);
+    // Every column of an alias says ALIAS, and only an alias's does.
+    EXPECT_EQ(row.cpu == Kernel::Alias, alias);
+    EXPECT_EQ(row.cuda == Kernel::Alias, alias);
+    EXPECT_EQ(row.aliasLowering, alias);
+  }
+  for (const auto &[name, canonical] : aliases()) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(byName.count(name)) << "an alias without a row";
+    ASSERT_TRUE(byName.count(canonical)) << "an alias of an unlisted op";
+    EXPECT_FALSE(aliases().count(canonical)) << "an alias of an alias";
+    EXPECT_EQ(mlir::trace::canonicalOpName(name), canonical);
+    for (Device::Kind kind : {Device::Kind::CPU, Device::Kind::CUDA})
+      EXPECT_EQ(lookupKernel(name, kind), lookupKernel(canonical, kind));
+    EXPECT_EQ(mlir::trace::lookupOp(name)->lowering, "alias");
+  }
+  EXPECT_EQ(mlir::trace::canonicalOpName("matmul"), "matmul");
 }
 
 TEST(OpList, NoKernelOrImportedNameOutsideTheList) {

@@ -8,15 +8,24 @@
 #include <cstring>
 #include <vector>
 
-/// An f32 host tensor of `shape` holding `values` (row-major).
-inline traceir::HostTensor f32(traceir::Shape shape,
-                               std::vector<float> values) {
+/// A host tensor of `dtype` and `shape` holding `values` (row-major).
+template <typename T>
+traceir::HostTensor hostTensor(traceir::DType dtype, traceir::Shape shape,
+                               const std::vector<T> &values) {
   traceir::HostTensor t;
-  t.dtype = traceir::DType::F32;
+  t.dtype = dtype;
   t.shape = shape;
-  t.data.resize(values.size() * 4);
+  t.data.resize(values.size() * sizeof(T));
   std::memcpy(t.data.data(), values.data(), t.data.size());
   return t;
+}
+inline traceir::HostTensor f32(traceir::Shape shape,
+                               std::vector<float> values) {
+  return hostTensor(traceir::DType::F32, shape, values);
+}
+inline traceir::HostTensor i64(traceir::Shape shape,
+                               std::vector<int64_t> values) {
+  return hostTensor(traceir::DType::I64, shape, values);
 }
 
 /// An f32 host tensor's elements.

@@ -399,7 +399,7 @@ void IRModule::Impl::info(mlir::Operation *op, bool full, NodeInfo &n) {
         n.args.push_back(tensorArg(tensors[t++]));
       } else if (c == 's' && s < scalars.size()) {
         CallArg a;
-        a.scalar = toScalarValue(scalars[s++]);
+        a.scalar = mlir::trace::toScalarValue(scalars[s++]);
         n.args.push_back(std::move(a));
       }
     }

@@ -29,8 +29,10 @@ int aliasFirst(const PyArgs &a, unsigned) { return a.operandIndex(0); }
 /// dropout(input, p, train): in eval mode, or with p == 0, ATen returns its
 /// input itself.
 int aliasDropout(const PyArgs &a, unsigned) {
-  return traceir::views::dropoutIsIdentity(getNumber(a.scalar(1)),
-                                           getBool(a.scalar(2)))
+  traceir::DropoutArgs dropout;
+  std::string why;
+  return traceir::decodeDropout(callArgs(a), dropout, why) &&
+                 dropout.isIdentity()
              ? a.operandIndex(0)
              : -1;
 }
@@ -41,16 +43,22 @@ bool attentionRandom(const PyArgs &a) {
   return p && *p > 0;
 }
 bool always(const PyArgs &) { return true; }
+/// Random unless it decodes as the identity (arguments that do not decode
+/// fail inference, and count as random until then).
 bool dropoutRandom(const PyArgs &a) {
-  auto train = getBool(a.scalar(2));
-  auto p = getNumber(a.scalar(1));
-  return !train || *train ? (!p || *p > 0) : false;
+  traceir::DropoutArgs dropout;
+  std::string why;
+  return !traceir::decodeDropout(callArgs(a), dropout, why) ||
+         !dropout.isIdentity();
 }
 /// Training batch norm updates running_mean/running_var in place. An absent
-/// `training` is False, as inferBatchNorm reads it.
+/// `training` is False, as decodeBatchNorm reads it; flags that do not
+/// decode (which fail inference) count as training.
 bool batchNormMutates(const PyArgs &a) {
-  auto training = getBool(a.scalar(5));
-  return training && *training && a.isTensor(3) && a.isTensor(4);
+  traceir::BatchNormArgs bn;
+  std::string why;
+  bool decoded = traceir::decodeBatchNorm(callArgs(a), bn, why);
+  return (!decoded || bn.training) && a.isTensor(3) && a.isTensor(4);
 }
 /// lstm and gru: training dropout between layers.
 bool rnnRandom(const PyArgs &a) {

@@ -427,6 +427,18 @@ bool inferSameAsFirst(const PyArgs &a, MLIRContext *ctx,
   return true;
 }
 
+/// dropout(input, p, train): the input's type, once p and train decode.
+bool inferDropout(const PyArgs &a, MLIRContext *ctx, SmallVectorImpl<Type> &out,
+                  InferError &e) {
+  traceir::DropoutArgs dropout;
+  std::string why;
+  if (!traceir::decodeDropout(callArgs(a), dropout, why)) {
+    e.message = why;
+    return false;
+  }
+  return inferSameAsFirst(a, ctx, out, e);
+}
+
 /// Runs `body` on the ranked shape of argument 0, or yields an unranked
 /// result when its rank is unknown.
 template <typename F> static bool onRanked(Call &c, const char *what, F body) {
@@ -625,22 +637,13 @@ INFER(inferAttention) {
 template <ReduceDtype R> INFER(inferReduce) {
   CALL;
   return onRanked(c, "self", [&](Shape &s, Type elt) {
-    SmallVector<int64_t> dims;
-    if (!a.isNoneOrAbsent(1) && !c.intList(1, "dim", dims))
-      return false;
     bool keep;
     if (!c.boolArg(2, "keepdim", keep, false))
       return false;
-    SmallVector<bool> reduced(s.size(), dims.empty());
-    for (int64_t d : dims) {
-      if (!c.dim(d, s.size(), "dim"))
-        return false;
-      if (s.empty())
-        continue;
-      if (reduced[d])
-        return c.err("dim ", d, " appears more than once in the list of dims");
-      reduced[d] = true;
-    }
+    std::vector<bool> reduced;
+    std::string why;
+    if (!traceir::decodeReducedDims(callArgs(a), 1, s.size(), reduced, why))
+      return c.err(why);
     Shape r;
     for (size_t i = 0; i < s.size(); ++i)
       if (!reduced[i])
@@ -727,13 +730,14 @@ template <bool Native> INFER(inferBatchNorm) {
         !channelVector(c, 3, "running_mean", ch) ||
         !channelVector(c, 4, "running_var", ch))
       return false;
-    bool training;
-    if (!c.boolArg(5, "training", training, false))
-      return false;
+    traceir::BatchNormArgs bn;
+    std::string why;
+    if (!traceir::decodeBatchNorm(callArgs(a), bn, why))
+      return c.err(why);
     if (a.isNoneOrAbsent(3) != a.isNoneOrAbsent(4))
       return c.err("running_mean and running_var must either both be None "
                    "or neither be None");
-    if (!training && a.isNoneOrAbsent(3))
+    if (!bn.training && a.isNoneOrAbsent(3))
       return c.err("eval mode needs running_mean and running_var");
     return c.push(s, elt) &&
            (!Native || (c.push({ch}, elt) && c.push({ch}, elt)));
@@ -1213,49 +1217,14 @@ INFER(inferConv2d) {
   if (w.getRank() != 4)
     return c.err("weight must be [O, C/groups, kH, kW], got ",
                  shapeStr(w.getShape()));
-  auto pair = [&](unsigned i, const char *what, int64_t dflt,
-                  SmallVector<int64_t> &v) {
-    if (a.isNoneOrAbsent(i)) {
-      v.assign(2, dflt);
-      return true;
-    }
-    if (!c.intList(i, what, v))
-      return false;
-    if (v.size() == 1)
-      v.push_back(v[0]);
-    if (v.size() != 2)
-      return c.err(what, " must have 1 or 2 values");
-    return true;
-  };
-  SmallVector<int64_t> stride, pad, dil;
-  int64_t groups;
-  bool same = false;
-  if (auto s = dyn_cast_or_null<StringAttr>(a.scalar(4))) {
-    if (s.getValue() != "same" && s.getValue() != "valid")
-      return c.err("padding must be 'same', 'valid' or ints, got '",
-                   s.getValue().str(), "'");
-    same = s.getValue() == "same";
-    pad.assign(2, 0);
-  } else if (!pair(4, "padding", 0, pad)) {
-    return false;
-  }
-  if (!pair(3, "stride", 1, stride) || !pair(5, "dilation", 1, dil) ||
-      !c.intArg(6, "groups", groups, 1))
-    return false;
-  for (int k = 0; k < 2; ++k) {
-    if (stride[k] <= 0 || dil[k] <= 0)
-      return c.err("stride and dilation must be positive, got stride ",
-                   shapeStr(stride), " and dilation ", shapeStr(dil));
-    if (pad[k] < 0)
-      return c.err("padding must be non-negative, got ", shapeStr(pad));
-  }
-  if (same && (stride[0] != 1 || stride[1] != 1))
-    return c.err("padding='same' is not supported for strided convolutions");
+  traceir::Conv2dArgs conv;
+  std::string why;
+  if (!traceir::decodeConv2d(callArgs(a), conv, why))
+    return c.err(why);
+  int64_t groups = conv.groups;
   ArrayRef<int64_t> xs = x.getShape(), ws = w.getShape();
   size_t off = batched ? 1 : 0;
   int64_t cin = xs[off];
-  if (groups <= 0)
-    return c.err("groups must be positive, got ", groups);
   int64_t want;
   if (!c.mulDims(ws[1], groups, want, "input channels"))
     return false;
@@ -1276,20 +1245,22 @@ INFER(inferConv2d) {
   r.push_back(ws[0]);
   for (int k = 0; k < 2; ++k) {
     int64_t in = xs[off + 1 + k];
-    if (same || in == kDyn || ws[2 + k] == kDyn) {
-      r.push_back(same ? in : kDyn);
+    if (in == kDyn || ws[2 + k] == kDyn) {
+      r.push_back(conv.same ? in : kDyn);
       continue;
     }
     // The one window formula, checked: a padding or dilation of 2^62 must
     // not wrap into a plausible size.
-    std::optional<int64_t> o =
-        traceir::checkedWindowOutput(in, ws[2 + k], stride[k], pad[k], dil[k]);
+    std::optional<int64_t> o = conv.outputSize(k, in, ws[2 + k]);
     if (!o)
-      return windowOverflows(in, ws[2 + k], pad[k], dil[k])
+      return conv.same || windowOverflows(in, ws[2 + k], conv.padding[k],
+                                          conv.dilation[k])
                  ? c.err("kernel ", shapeStr(ws), " with padding ",
-                         shapeStr(pad), " and dilation ", shapeStr(dil),
+                         conv.same ? "'same'" : shapeStr(conv.padding),
+                         " and dilation ", shapeStr(conv.dilation),
                          " overflows int64 on input ", shapeStr(xs))
-                 : c.err("kernel ", shapeStr(ws), " (dilation ", shapeStr(dil),
+                 : c.err("kernel ", shapeStr(ws), " (dilation ",
+                         shapeStr(conv.dilation),
                          ") is larger than the padded input ", shapeStr(xs));
     r.push_back(*o);
   }
@@ -1304,52 +1275,25 @@ INFER(inferMaxPool2d) {
     if (s.size() != 3 && s.size() != 4)
       return c.err("input must be [N, C, H, W] or [C, H, W], got ",
                    shapeStr(s));
-    auto pair = [&](unsigned i, const char *what, SmallVector<int64_t> &v,
-                    ArrayRef<int64_t> dflt) {
-      if (a.isNoneOrAbsent(i) ||
-          (getIntList(a.scalar(i)) && getIntList(a.scalar(i))->empty())) {
-        v.assign(dflt.begin(), dflt.end());
-        return true;
-      }
-      if (!c.intList(i, what, v))
-        return false;
-      if (v.size() == 1)
-        v.push_back(v[0]);
-      if (v.size() != 2)
-        return c.err(what, " must have 1 or 2 values");
-      return true;
-    };
-    SmallVector<int64_t> k, st, pad, dil;
-    bool ceil;
-    if (!pair(1, "kernel_size", k, {}) || k.size() != 2)
-      return k.size() == 2 ? false : c.err("kernel_size is required");
-    if (!pair(2, "stride", st, k) || !pair(3, "padding", pad, {0, 0}) ||
-        !pair(4, "dilation", dil, {1, 1}) ||
-        !c.boolArg(5, "ceil_mode", ceil, false))
-      return false;
+    traceir::MaxPool2dArgs pool;
+    std::string why;
+    if (!traceir::decodeMaxPool2d(callArgs(a), pool, why))
+      return c.err(why);
     for (int i = 0; i < 2; ++i) {
-      if (k[i] <= 0 || st[i] <= 0 || dil[i] <= 0)
-        return c.err("kernel_size, stride and dilation must be positive, got ",
-                     shapeStr(k), ", ", shapeStr(st), " and ", shapeStr(dil));
-      if (pad[i] < 0)
-        return c.err("padding must be non-negative, got ", shapeStr(pad));
-      // pad <= k / 2 (not 2 * pad <= k, which wraps for a pad of 2^62).
-      if (pad[i] > k[i] / 2)
-        return c.err("padding ", pad[i], " must be at most half of kernel ",
-                     k[i]);
       int64_t &in = s[s.size() - 2 + i];
       if (in == kDyn)
         continue;
-      std::optional<int64_t> o =
-          traceir::checkedWindowOutput(in, k[i], st[i], pad[i], dil[i], ceil);
-      if (!o || *o <= 0)
-        return windowOverflows(in, k[i], pad[i], dil[i])
-                   ? c.err("pooling window ", shapeStr(k), " with padding ",
-                           shapeStr(pad), " and dilation ", shapeStr(dil),
+      std::optional<int64_t> o = pool.outputSize(i, in);
+      if (!o)
+        return windowOverflows(in, pool.kernel[i], pool.padding[i],
+                               pool.dilation[i])
+                   ? c.err("pooling window ", shapeStr(pool.kernel),
+                           " with padding ", shapeStr(pool.padding),
+                           " and dilation ", shapeStr(pool.dilation),
                            " overflows int64 on input ", shapeStr(s))
-                   : c.err("pooling window ", shapeStr(k), " (dilation ",
-                           shapeStr(dil), ") is larger than the padded input ",
-                           shapeStr(s));
+                   : c.err("pooling window ", shapeStr(pool.kernel),
+                           " (dilation ", shapeStr(pool.dilation),
+                           ") is larger than the padded input ", shapeStr(s));
       in = *o;
     }
     return c.push(s, elt);
@@ -1491,18 +1435,10 @@ template <bool AllowProbabilities> INFER(inferLoss) {
   TensorType x = c.tensor(0, "input"), t = c.tensor(1, "target"), w;
   if (!x || !t || !c.optTensor(2, "weight", w))
     return false;
-  int64_t reduction = 1;
-  if (auto s = dyn_cast_or_null<StringAttr>(a.scalar(3))) {
-    reduction = llvm::StringSwitch<int64_t>(s.getValue())
-                    .Case("none", 0)
-                    .Case("mean", 1)
-                    .Case("sum", 2)
-                    .Default(-1);
-  } else if (!c.intArg(3, "reduction", reduction, 1)) {
-    return false;
-  }
-  if (reduction < 0 || reduction > 2)
-    return c.err("reduction must be 0/'none', 1/'mean' or 2/'sum'");
+  traceir::Reduction reduction;
+  std::string why;
+  if (!traceir::decodeLossReduction(callArgs(a), 3, reduction, why))
+    return c.err(why);
   // cross_entropy also takes class probabilities: a float target shaped
   // like the input.
   bool probabilities = AllowProbabilities && isFloatLike(t.getElementType());
@@ -1523,7 +1459,7 @@ template <bool AllowProbabilities> INFER(inferLoss) {
   if (x.hasRank() && x.getRank() > 2 && !AllowProbabilities)
     return c.err("nll_loss expects an input of rank 1 or 2, got ",
                  shapeStr(x.getShape()), " (use cross_entropy for images)");
-  if (probabilities && reduction == 0) {
+  if (probabilities && reduction == traceir::Reduction::None) {
     if (!x.hasRank())
       return c.pushUnranked(x.getElementType());
     Shape r(x.getShape());
@@ -1543,7 +1479,7 @@ template <bool AllowProbabilities> INFER(inferLoss) {
       return c.err("target ", shapeStr(t.getShape()), " must have shape ",
                    shapeStr(want), " for input ", shapeStr(x.getShape()));
   }
-  if (reduction == 0)
+  if (reduction == traceir::Reduction::None)
     return t.hasRank() ? c.push(t.getShape(), x.getElementType())
                        : c.pushUnranked(x.getElementType());
   return c.push({}, x.getElementType());
@@ -1691,16 +1627,15 @@ INFER(inferOnesLike) {
 /// [C] floating, target [N] or [] of i64 or ui8 class indices, weight [C] of
 /// self's dtype. `first` is self's index; reduction follows the weight.
 static bool nllLossHead(Call &c, unsigned first, TensorType &x, TensorType &t,
-                        int64_t &reduction) {
+                        traceir::Reduction &reduction) {
   TensorType w;
   x = c.tensor(first, "self");
   t = c.tensor(first + 1, "target");
-  if (!x || !t || !c.optTensor(first + 2, "weight", w) ||
-      !c.intArg(first + 3, "reduction", reduction))
+  if (!x || !t || !c.optTensor(first + 2, "weight", w))
     return false;
-  if (reduction < 0 || reduction > 2)
-    return c.err("reduction must be 0 (none), 1 (mean) or 2 (sum), got ",
-                 reduction);
+  std::string why;
+  if (!traceir::decodeLossReduction(callArgs(c.a), first + 3, reduction, why))
+    return c.err(why);
   int64_t ignore;
   if (!c.intArg(first + 4, "ignore_index", ignore))
     return false;
@@ -1752,13 +1687,13 @@ static bool singleElement(TensorType t) {
 INFER(inferNllLossForward) {
   CALL;
   TensorType x, t;
-  int64_t reduction;
+  traceir::Reduction reduction;
   if (!nllLossHead(c, 0, x, t, reduction))
     return false;
   Type elt = x.getElementType();
   if (!x.hasRank())
     c.pushUnranked(elt);
-  else if (!c.push(reduction == 0 && x.getRank() == 2
+  else if (!c.push(reduction == traceir::Reduction::None && x.getRank() == 2
                        ? ArrayRef<int64_t>{x.getDimSize(0)}
                        : ArrayRef<int64_t>{},
                    elt))
@@ -1771,7 +1706,7 @@ INFER(inferNllLossForward) {
 INFER(inferNllLossBackward) {
   CALL;
   TensorType g = c.tensor(0, "grad_output"), x, t, tw;
-  int64_t reduction;
+  traceir::Reduction reduction;
   if (!g || !nllLossHead(c, 1, x, t, reduction))
     return false;
   if (!(tw = c.tensor(6, "total_weight")))
@@ -1785,7 +1720,7 @@ INFER(inferNllLossBackward) {
     return c.err("expected total_weight to be a single element tensor, got: ",
                  shapeStr(tw.getShape()));
   if (x.hasRank() && g.hasRank()) {
-    if (reduction == 0 && x.getRank() == 2) {
+    if (reduction == traceir::Reduction::None && x.getRank() == 2) {
       int64_t n = x.getDimSize(0);
       if (g.getRank() != 1 || failed(verifyCompatibleShape(g.getShape(), {n})))
         return c.err("Expected a tensor of dimension 1 and tensor.size[0] == ",

@@ -109,39 +109,6 @@ static llvm::Error staticType(Type type, const llvm::Twine &what, DType &dtype,
   return llvm::Error::success();
 }
 
-traceir::ScalarValue traceir::toScalarValue(Attribute attr) {
-  using K = traceir::ScalarValue::Kind;
-  traceir::ScalarValue v;
-  if (isNone(attr)) {
-    v.kind = K::None;
-  } else if (auto b = dyn_cast<BoolAttr>(attr)) {
-    v.kind = K::Bool;
-    v.b = b.getValue();
-  } else if (auto i = dyn_cast<IntegerAttr>(attr)) {
-    v.kind = K::Int;
-    v.i = i.getInt();
-  } else if (auto f = dyn_cast<FloatAttr>(attr)) {
-    v.kind = K::Float;
-    v.f = f.getValueAsDouble();
-  } else if (auto s = dyn_cast<StringAttr>(attr)) {
-    v.kind = K::String;
-    v.s = s.getValue().str();
-  } else if (auto list = dyn_cast<ListAttr>(attr)) {
-    v.kind = K::List;
-    for (Attribute e : list.getElements())
-      v.elements.push_back(toScalarValue(e));
-  } else if (auto tuple = dyn_cast<ArrayAttr>(attr)) {
-    v.kind = K::Tuple;
-    for (Attribute e : tuple)
-      v.elements.push_back(toScalarValue(e));
-  } else {
-    // Not a scalar (the verifier rejects these): its text, as a string.
-    v.kind = K::String;
-    v.s = scalarToString(attr);
-  }
-  return v;
-}
-
 static DenseElementsAttr denseOf(ConstantOp op) {
   return dyn_cast<DenseElementsAttr>(op.getValue());
 }

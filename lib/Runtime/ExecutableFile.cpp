@@ -14,6 +14,7 @@
 #include "TraceIR/Runtime/Files.h"
 #include "TraceIR/Support/CheckedMath.h"
 #include "TraceIR/Support/NestingDepth.h"
+#include "TraceIR/Support/OpArgs.h"
 #include "TraceIR/Support/ViewAlgebra.h"
 
 #include <cerrno>
@@ -650,9 +651,9 @@ private:
     if (exe)
       instr.argBegin = exe->args.size();
     t = s = 0;
-    // dropout's p and train (arguments 1 and 2), for checkAliasing.
-    std::optional<double> dropoutP;
-    std::optional<bool> dropoutTrain;
+    // The call's arguments, for checkAliasing to decode dropout's as the
+    // registry does.
+    ListCallArgs callArgs;
     for (size_t k = 0; k < cconv.size(); ++k) {
       char c = cconv[k];
       ArgRef a;
@@ -660,21 +661,17 @@ private:
         a.slot = in->tensor_slots()->Get(t++);
         if (Error err = use(a.slot, label))
           return err;
+        callArgs.addTensor();
       } else {
         ScalarValue v;
         if (Error err =
                 readScalar(in->scalars()->Get(s++), label + "'s scalar", v, 0))
           return err;
-        // As the registry reads them (getNumber, getBool).
-        if (k == 1 && v.kind == ScalarValue::Kind::Int)
-          dropoutP = double(v.i);
-        else if (k == 1 && v.kind == ScalarValue::Kind::Float)
-          dropoutP = v.f;
-        else if (k == 2 && v.kind == ScalarValue::Kind::Bool)
-          dropoutTrain = v.b;
+        Scalar decoded = decodeScalar(v);
+        callArgs.addScalar(decoded);
         if (exe) {
           a.scalar = exe->scalars.size();
-          exe->scalars.push_back(decodeScalar(v));
+          exe->scalars.push_back(std::move(decoded));
           exe->scalarValues.push_back(std::move(v));
         }
       }
@@ -713,8 +710,8 @@ private:
       if (exe)
         exe->results.push_back(std::move(ref));
     }
-    return checkAliasing(info.name, cconv, generated >= 0, dropoutP,
-                         dropoutTrain, fresh, label);
+    return checkAliasing(info.name, cconv, generated >= 0, callArgs, fresh,
+                         label);
   }
 
   /// Checks the results' fresh flags against what buildExecutable derives
@@ -726,13 +723,14 @@ private:
   /// pure op leaves null, and a view kernel replaces a fresh result's
   /// storage, which is then counted but never freed.
   Error checkAliasing(const std::string &op, const std::string &cconv,
-                      bool generated, std::optional<double> dropoutP,
-                      std::optional<bool> dropoutTrain,
+                      bool generated, const CallArgs &args,
                       const std::vector<bool> &fresh,
                       const std::string &label) const {
-    bool aliases =
-        views::isViewOp(op) || views::isInPlaceOp(op) ||
-        (op == "dropout" && views::dropoutIsIdentity(dropoutP, dropoutTrain));
+    DropoutArgs dropout;
+    std::string why;
+    bool aliases = views::isViewOp(op) || views::isInPlaceOp(op) ||
+                   (op == "dropout" && decodeDropout(args, dropout, why) &&
+                    dropout.isIdentity());
     if (!aliases) {
       for (size_t r = 0; r < fresh.size(); ++r)
         if (!fresh[r])

@@ -35,60 +35,6 @@ bool traceir::outputMask(KernelContext &ctx, unsigned i, bool mask[3]) {
   return true;
 }
 
-bool traceir::pairArg(KernelContext &ctx, unsigned i, const char *what,
-                      const int64_t dflt[2], int64_t out[2],
-                      bool emptyIsDefault) {
-  if (ctx.isNone(i) ||
-      (emptyIsDefault && ctx.scalar(i).kind == Scalar::Kind::IntList &&
-       ctx.scalar(i).ints.empty())) {
-    out[0] = dflt[0];
-    out[1] = dflt[1];
-    return true;
-  }
-  const Scalar &s = ctx.scalar(i);
-  if ((s.kind != Scalar::Kind::Int && s.kind != Scalar::Kind::IntList) ||
-      s.ints.empty() || s.ints.size() > 2) {
-    ctx.fail(strCat(what) + " must be an int or a pair of ints");
-    return false;
-  }
-  out[0] = s.ints[0];
-  out[1] = s.ints.size() == 2 ? s.ints[1] : s.ints[0];
-  return true;
-}
-
-bool traceir::reductionArg(KernelContext &ctx, unsigned i, Reduction &r) {
-  r = Reduction::Mean;
-  if (ctx.isNone(i))
-    return true;
-  const Scalar &s = ctx.scalar(i);
-  int64_t v = -1;
-  if (s.kind == Scalar::Kind::String)
-    v = s.s == "none" ? 0 : s.s == "mean" ? 1 : s.s == "sum" ? 2 : -1;
-  else if (s.kind == Scalar::Kind::Int)
-    v = s.i;
-  if (v < 0 || v > 2) {
-    ctx.fail("reduction must be 0/'none', 1/'mean' or 2/'sum'");
-    return false;
-  }
-  r = static_cast<Reduction>(v);
-  return true;
-}
-
-std::vector<bool> traceir::reducedDimsArg(KernelContext &ctx, unsigned i,
-                                          const Tensor &in) {
-  std::vector<bool> reduced(in.rank(), false);
-  if (ctx.isNone(i) || ctx.scalar(i).ints.empty()) {
-    reduced.assign(in.rank(), true);
-    return reduced;
-  }
-  for (int64_t d : ctx.scalar(i).ints) {
-    int64_t w = views::wrapDim(d, in.rank());
-    if (w >= 0 && w < in.rank())
-      reduced[w] = true;
-  }
-  return reduced;
-}
-
 bool traceir::checkResultShape(KernelContext &ctx, unsigned r,
                                std::span<const int64_t> shape) {
   const Shape &have = ctx.result(r).shape;

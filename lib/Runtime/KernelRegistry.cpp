@@ -29,13 +29,20 @@ std::span<const KernelEntry> kernels() {
 #define TRACEIR_CPU_ENTRY_KERNEL(NAME) byName[#NAME].cpu = cpu::NAME;
 #define TRACEIR_CPU_ENTRY_ELEMENTWISE(NAME) byName[#NAME].cpu = cpu::NAME;
 #define TRACEIR_CPU_ENTRY_NONE(NAME)
+#define TRACEIR_CPU_ENTRY_ALIAS(NAME)
 #define TRACEIR_OP(NAME, EFFECTS, SIGNATURE, INFER, CPU, CUDA, FAST, LOWERING) \
   TRACEIR_CPU_ENTRY_##CPU(NAME)
 #include "TraceIR/Ops.def"
     // The CUDA backend's column (CUDA/Backend.cpp; empty in a runtime
     // built without CUDA).
-    for (const cuda::NamedKernel &k : cuda::kernelTable())
+    for (const cuda::NamedKernel &k : cuda::kernelTable()) {
       byName[k.name].cuda = k.fn;
+    }
+    // An alias runs its canonical op's kernels (Ops.def's TRACEIR_ALIAS).
+#define TRACEIR_ALIAS(NAME, CANONICAL)                                         \
+  byName[#NAME].cpu = byName[#CANONICAL].cpu;                                  \
+  byName[#NAME].cuda = byName[#CANONICAL].cuda;
+#include "TraceIR/Ops.def"
     std::vector<KernelEntry> t;
     for (auto &entry : byName) {
       KernelEntry e = entry.second;

@@ -40,38 +40,23 @@ bool traceir::conv2dArgs(KernelContext &ctx, ConvGeometry &g) {
   g.kW = w.shape[3];
   g.OH = out.shape[off + 1];
   g.OW = out.shape[off + 2];
-  g.groups = ctx.isNone(6) ? 1 : ctx.scalar(6).i;
-  const int64_t ones[2] = {1, 1}, zeros[2] = {0, 0};
-  int64_t stride[2], pad[2], dil[2];
-  if (!pairArg(ctx, 3, "stride", ones, stride) ||
-      !pairArg(ctx, 5, "dilation", ones, dil))
+  Conv2dArgs conv;
+  if (!decodeArgs(ctx, decodeConv2d, conv))
     return false;
-  if (!ctx.isNone(4) && ctx.scalar(4).kind == Scalar::Kind::String) {
-    const std::string &mode = ctx.scalar(4).s;
-    if (mode != "same" && mode != "valid") {
-      ctx.fail("padding must be 'same', 'valid' or ints, got '" + mode + "'");
-      return false;
-    }
-    bool same = mode == "same";
-    std::optional<int64_t> spanH = checkedMul(dil[0], g.kH - 1);
-    std::optional<int64_t> spanW = checkedMul(dil[1], g.kW - 1);
-    if (!spanH || !spanW) {
-      ctx.fail("conv2d: dilation x kernel size overflows");
-      return false;
-    }
-    pad[0] = same ? *spanH / 2 : 0;
-    pad[1] = same ? *spanW / 2 : 0;
-  } else if (!pairArg(ctx, 4, "padding", zeros, pad)) {
+  g.groups = conv.groups;
+  std::optional<std::array<int64_t, 2>> padH = conv.pads(0, g.kH),
+                                        padW = conv.pads(1, g.kW);
+  if (!padH || !padW) {
+    ctx.fail("conv2d: dilation x kernel size overflows");
     return false;
   }
-  g.sH = stride[0];
-  g.sW = stride[1];
-  g.pT = pad[0];
-  g.pL = pad[1];
-  g.dH = dil[0];
-  g.dW = dil[1];
-  std::optional<int64_t> channels =
-      g.groups > 0 ? checkedMul(g.Cg, g.groups) : std::nullopt;
+  g.sH = conv.stride[0];
+  g.sW = conv.stride[1];
+  g.pT = (*padH)[0];
+  g.pL = (*padW)[0];
+  g.dH = conv.dilation[0];
+  g.dW = conv.dilation[1];
+  std::optional<int64_t> channels = checkedMul(g.Cg, g.groups);
   if (!channels || g.C != *channels || g.O % g.groups != 0) {
     ctx.fail("conv2d: input channels " + strCat(g.C) + ", weight " +
              shapeToString(w.shape) + " and groups=" + strCat(g.groups) +
@@ -80,29 +65,12 @@ bool traceir::conv2dArgs(KernelContext &ctx, ConvGeometry &g) {
   }
   // What inference checks in a verified graph (a saved executable states
   // its own result type, and the kernels index by these): the output size.
-  auto outSize = [](int64_t in, std::optional<int64_t> padTotal, int64_t dil,
-                    int64_t k, int64_t stride) -> std::optional<int64_t> {
-    std::optional<int64_t> span = checkedMul(dil, k - 1);
-    std::optional<int64_t> room =
-        span && padTotal ? checkedAdd(in, *padTotal) : std::nullopt;
-    room = room ? checkedAdd(*room, -*span - 1) : std::nullopt;
-    if (!room || stride <= 0 || *room < 0)
-      return std::nullopt;
-    return *room / stride + 1;
-  };
-  bool same = !ctx.isNone(4) && ctx.scalar(4).kind == Scalar::Kind::String &&
-              ctx.scalar(4).s == "same";
-  std::optional<int64_t> OH =
-      outSize(g.H, same ? checkedMul(g.dH, g.kH - 1) : checkedMul(2, g.pT),
-              g.dH, g.kH, g.sH);
-  std::optional<int64_t> OW =
-      outSize(g.W, same ? checkedMul(g.dW, g.kW - 1) : checkedMul(2, g.pL),
-              g.dW, g.kW, g.sW);
+  std::optional<int64_t> OH = conv.outputSize(0, g.H, g.kH),
+                         OW = conv.outputSize(1, g.W, g.kW);
   Shape want = batched ? Shape{g.N, g.O} : Shape{g.O};
   want.push_back(OH.value_or(-1));
   want.push_back(OW.value_or(-1));
-  if (g.pT < 0 || g.pL < 0 || g.dH <= 0 || g.dW <= 0 || !OH || !OW ||
-      out.shape != want || out.dtype != x.dtype) {
+  if (!OH || !OW || out.shape != want || out.dtype != x.dtype) {
     ctx.fail(strCat("conv2d of ") + shapeToString(x.shape) + " by " +
              shapeToString(w.shape) + " has no result of type " +
              dtypeName(out.dtype) + shapeToString(out.shape));
@@ -162,43 +130,15 @@ static bool poolRank(KernelContext &ctx, const Tensor &x, const char *op) {
 
 bool traceir::maxPool2dArgs(KernelContext &ctx, MaxPool2dArgs &a) {
   const Tensor &x = ctx.tensor(0);
-  if (!floatingPoolInput(ctx, x, "max_pool2d"))
-    return false;
-  const int64_t zeros[2] = {0, 0}, ones[2] = {1, 1};
-  if (!pairArg(ctx, 1, "kernel_size", zeros, a.k) ||
-      !pairArg(ctx, 2, "stride", a.k, a.stride, /*emptyIsDefault=*/true) ||
-      !pairArg(ctx, 3, "padding", zeros, a.pad) ||
-      !pairArg(ctx, 4, "dilation", ones, a.dil) ||
-      !poolRank(ctx, x, "max_pool2d") ||
+  if (!floatingPoolInput(ctx, x, "max_pool2d") ||
+      !decodeArgs(ctx, decodeMaxPool2d, a) || !poolRank(ctx, x, "max_pool2d") ||
       !nonBatchDimsNonzero(ctx, x, "max_pool2d"))
     return false;
-  // PyTorch's max_pool2d_with_indices checks and pooling_output_shape.
-  bool ceil = boolArg(ctx, 5, false);
+  // PyTorch's max_pool2d_with_indices checks and pooling_output_shape; a
+  // window that does not fit gives size 0, which poolResult refuses.
   int64_t size[2];
-  for (int d = 0; d < 2; ++d) {
-    int64_t in = x.shape[x.rank() - 2 + d], k = a.k[d], s = a.stride[d],
-            p = a.pad[d], dil = a.dil[d];
-    if (k <= 0 || s <= 0 || dil <= 0 || p < 0 || p > k / 2) {
-      ctx.fail("max_pool2d: kernel_size, stride and dilation must be "
-               "positive and padding at most half the kernel size");
-      return false;
-    }
-    // in + 2p - dil (k - 1) - 1 (+ s - 1), every step checked (2p <= k).
-    std::optional<int64_t> span = checkedMul(dil, k - 1);
-    std::optional<int64_t> room =
-        span ? checkedAdd(in - 1, 2 * p - *span) : std::nullopt;
-    if (room && ceil)
-      room = checkedAdd(*room, s - 1);
-    if (!room || *room < 0) {
-      size[d] = 0;
-      continue;
-    }
-    int64_t o = *room / s + 1;
-    std::optional<int64_t> last = checkedMul(o - 1, s);
-    if (ceil && (!last || *last >= in + p))
-      --o; // the last window must start inside the input or left padding
-    size[d] = o;
-  }
+  for (int d = 0; d < 2; ++d)
+    size[d] = a.outputSize(d, x.shape[x.rank() - 2 + d]).value_or(0);
   return poolResult(ctx, x, size[0], size[1], "max_pool2d");
 }
 
@@ -234,9 +174,8 @@ bool traceir::batchNormArgs(KernelContext &ctx, BatchNormArgs &a, bool native) {
              std::string(native ? " and one mean and invstd per channel" : ""));
     return false;
   }
-  a.training = boolArg(ctx, 5, false);
-  a.momentum = numberArg(ctx, 6, 0.1);
-  a.eps = numberArg(ctx, 7, 1e-5);
+  if (!decodeArgs(ctx, decodeBatchNorm, a))
+    return false;
   if (!isFloatingDType(x.dtype)) {
     ctx.fail(strCat("batch_norm expects a floating input, got ") +
              dtypeName(x.dtype));
@@ -324,7 +263,7 @@ bool traceir::lossArgs(KernelContext &ctx, LossArgs &a, unsigned first) {
     ctx.fail(strCat("the input must be floating, got ") + dtypeName(x.dtype));
     return false;
   }
-  if (!reductionArg(ctx, first + 3, a.reduction))
+  if (!decodeArgs(ctx, decodeLossReduction, first + 3, a.reduction))
     return false;
   if (x.rank() == 0) {
     ctx.fail("the input must have a class dim, got a 0-d tensor");
@@ -495,18 +434,13 @@ bool traceir::layerNormArgs(KernelContext &ctx, LayerNormArgs &a, bool native) {
   return true;
 }
 
-bool traceir::dropoutArgs(KernelContext &ctx, double &p, bool &train) {
-  p = ctx.scalar(1).number();
-  train = ctx.isNone(2) ? true : ctx.scalar(2).b;
-  if (ctx.result(0).shape != ctx.tensor(0).shape) {
-    ctx.fail("the result " + shapeToString(ctx.result(0).shape) +
-             " is not the input's " + shapeToString(ctx.tensor(0).shape));
+bool traceir::dropoutArgs(KernelContext &ctx, DropoutArgs &a) {
+  if (!decodeArgs(ctx, decodeDropout, a))
     return false;
-  }
-  if (!(p < 0 || p > 1)) // NaN is let through
+  if (ctx.result(0).shape == ctx.tensor(0).shape)
     return true;
-  ctx.fail("dropout probability must be in [0, 1], got " +
-           strCat(std::to_string(p)));
+  ctx.fail("the result " + shapeToString(ctx.result(0).shape) +
+           " is not the input's " + shapeToString(ctx.tensor(0).shape));
   return false;
 }
 

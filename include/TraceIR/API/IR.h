@@ -17,7 +17,7 @@
 #define TRACEIR_API_IR_H
 
 #include "TraceIR/API/API.h"
-#include "TraceIR/Runtime/Scalar.h"
+#include "TraceIR/Support/Scalar.h"
 
 #include <cstdint>
 #include <functional>

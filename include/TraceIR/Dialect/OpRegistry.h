@@ -15,6 +15,8 @@
 #ifndef TRACEIR_DIALECT_OPREGISTRY_H
 #define TRACEIR_DIALECT_OPREGISTRY_H
 
+#include "TraceIR/Support/OpArgs.h"
+
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/TypeRange.h"
 #include "mlir/IR/Types.h"
@@ -68,6 +70,12 @@ private:
   llvm::ArrayRef<Attribute> scalars;
 };
 
+/// `args` as the argument decoders of Support/OpArgs.h read a call, so that
+/// the registry's inference and the lowering decode an op family's
+/// arguments with the runtime's own decoders: each scalar attribute
+/// decoded as buildExecutable does (toScalarValue, decodeScalar).
+traceir::ListCallArgs callArgs(const PyArgs &args);
+
 /// Collects the message of a failed inference; verifiers and the importer
 /// attach it to their own location.
 struct InferError {
@@ -99,10 +107,11 @@ struct OpInfo {
   llvm::StringLiteral aliasDoc;
   llvm::StringLiteral effectsDoc;
   /// Its reference kernel on the CPU and on CUDA, as Ops.def says
-  /// ("kernel", "elementwise", "view (CPU's)"; empty for none).
+  /// ("kernel", "elementwise", "view (CPU's)", "alias": its canonical op's;
+  /// empty for none).
   llvm::StringLiteral cpuKernel, cudaKernel;
-  /// The TraceToLinalg family that lowers it ("Conv"), or empty and why
-  /// the runtime's kernel runs it instead.
+  /// The TraceToLinalg family that lowers it ("Conv"; "alias": as its
+  /// canonical op), or empty and why the runtime's kernel runs it instead.
   llvm::StringLiteral lowering, notLowered;
 };
 
@@ -129,6 +138,10 @@ unsigned countRequiredArgs(llvm::StringRef signature);
 const OpInfo *lookupOp(llvm::StringRef name);
 /// Every entry, sorted by name.
 llvm::ArrayRef<OpInfo> getAllOps();
+/// The op whose kernels and lowering serve `name`: the canonical op of an
+/// alias of Ops.def (mm -> matmul, _log_softmax -> log_softmax), else
+/// `name` itself.
+llvm::StringRef canonicalOpName(llvm::StringRef name);
 
 /// How a PyOp result relates to storage, from the registry.
 enum class AliasKind {

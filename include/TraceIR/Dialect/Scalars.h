@@ -12,6 +12,8 @@
 #ifndef TRACEIR_DIALECT_SCALARS_H
 #define TRACEIR_DIALECT_SCALARS_H
 
+#include "TraceIR/Support/Scalar.h"
+
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/SmallVector.h"
@@ -49,6 +51,12 @@ std::optional<double> getNumber(Attribute attr); ///< int or float
 std::optional<bool> getBool(Attribute attr);
 /// An int, or a tuple/list of ints (as PyTorch accepts `dim=1` or `(1, 2)`).
 std::optional<llvm::SmallVector<int64_t>> getIntList(Attribute attr);
+
+/// The scalar `attr` as code without MLIR holds it: the runtime, a saved
+/// executable, and the argument decoders of Support/OpArgs.h (the verifier
+/// checked that it is one, see isScalarAttr; anything else comes as its
+/// text, a string).
+traceir::ScalarValue toScalarValue(Attribute attr);
 
 } // namespace mlir::trace
 

@@ -34,11 +34,6 @@ buildExecutable(mlir::trace::GraphOp graph, Device device,
 std::optional<DType> dtypeOf(mlir::Type elementType);
 mlir::Type elementTypeOf(mlir::MLIRContext *ctx, DType dtype);
 
-/// The scalar `attr` of a pyop as the runtime holds it (the verifier
-/// checked that it is one, see isScalarAttr; anything else comes as its
-/// text, a string).
-ScalarValue toScalarValue(mlir::Attribute attr);
-
 /// The trace.graph named `name` in `module`, or its only graph when `name`
 /// is empty; errors say which (`where` names the module, e.g. its file).
 llvm::Expected<mlir::trace::GraphOp>

@@ -13,7 +13,7 @@
 #include "TraceIR/Runtime/Allocator.h"
 #include "TraceIR/Runtime/GeneratedKernels.h"
 #include "TraceIR/Runtime/HostTensor.h"
-#include "TraceIR/Runtime/Scalar.h"
+#include "TraceIR/Support/Scalar.h"
 
 #include "TraceIR/Support/Error.h"
 

@@ -9,8 +9,33 @@
 #define TRACEIR_RUNTIME_KERNELARGS_H
 
 #include "TraceIR/Runtime/Executable.h"
+#include "TraceIR/Support/OpArgs.h"
 
 namespace traceir {
+
+/// A kernel's call as the argument decoders of Support/OpArgs.h read it,
+/// so that kernels decode with the registry's own decoders.
+class KernelCallArgs final : public CallArgs {
+public:
+  explicit KernelCallArgs(const KernelContext &ctx) : ctx(ctx) {}
+  bool isTensor(unsigned i) const override { return ctx.isTensor(i); }
+  const Scalar &scalar(unsigned i) const override { return ctx.scalar(i); }
+
+private:
+  const KernelContext &ctx;
+};
+
+/// Runs decoder `decode` (decodeConv2d, ...) on the call's arguments and
+/// `a` (the decoder's parameters between the call and its message), failing
+/// the call with the decoder's message when it refuses them.
+template <typename Decoder, typename... A>
+bool decodeArgs(KernelContext &ctx, Decoder decode, A &&...a) {
+  std::string why;
+  if (decode(KernelCallArgs(ctx), std::forward<A>(a)..., why))
+    return true;
+  ctx.fail(why);
+  return false;
+}
 
 /// A bool flag (a bool, or an int read as nonzero); `dflt` when None/absent.
 bool boolArg(KernelContext &ctx, unsigned i, bool dflt);
@@ -19,22 +44,6 @@ double numberArg(KernelContext &ctx, unsigned i, double dflt);
 /// An output_mask: a list of three bools (the build decodes bools as 0/1
 /// ints). None means all three. Fails the call otherwise.
 bool outputMask(KernelContext &ctx, unsigned i, bool mask[3]);
-/// A (h, w) pair argument: None (or, when `emptyIsDefault`, an empty list)
-/// gives `dflt`; one int applies to both dims. Fails the call otherwise.
-bool pairArg(KernelContext &ctx, unsigned i, const char *what,
-             const int64_t dflt[2], int64_t out[2],
-             bool emptyIsDefault = false);
-
-/// A loss reduction: 0/'none', 1/'mean' (the default) or 2/'sum'.
-enum class Reduction { None = 0, Mean = 1, Sum = 2 };
-bool reductionArg(KernelContext &ctx, unsigned i, Reduction &r);
-
-/// The dims of `in` a reduction's dim argument `i` marks (sum, mean, amax):
-/// an int list, negative dims wrapped; None or empty marks every dim. A
-/// 0-d tensor has no dim to mark.
-std::vector<bool> reducedDimsArg(KernelContext &ctx, unsigned i,
-                                 const Tensor &in);
-
 /// Fails the call unless result `r` has `shape`. Kernels whose result
 /// shapes follow from their operands check them: type inference does for a
 /// verified graph, but a saved executable states its own result types, and

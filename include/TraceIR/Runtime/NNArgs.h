@@ -29,24 +29,17 @@ struct ConvGeometry {
 };
 
 /// conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1,
-/// groups=1); padding may be 'same' (stride 1: total padding dilation *
-/// (k - 1), the odd one on the bottom/right, as PyTorch) or 'valid'. The
-/// output size comes from result 0's static shape.
-/// Checks the input [N, C, H, W] or [C, H, W], the weight [O, C / groups,
-/// kH, kW], a bias of O elements and the result: [N, O, OH, OW] (or
-/// [O, OH, OW]) of the input's dtype, OH and OW as PyTorch computes them.
+/// groups=1), decoded by decodeConv2d ('same' pads the top and left by
+/// the first of Conv2dArgs::pads). Checks the input [N, C, H, W] or
+/// [C, H, W], the weight [O, C / groups, kH, kW], a bias of O elements and
+/// the result: [N, O, OH, OW] (or [O, OH, OW]) of the input's dtype, OH and
+/// OW as PyTorch computes them.
 bool conv2dArgs(KernelContext &ctx, ConvGeometry &g);
 
-/// max_pool2d's window: kernel size, stride, padding, dilation as (h, w).
-struct MaxPool2dArgs {
-  int64_t k[2], stride[2], pad[2], dil[2];
-};
-
 /// max_pool2d(input, kernel_size, stride=kernel_size, padding=0,
-/// dilation=1, ceil_mode=False): a floating 3-D or 4-D input with nonzero
-/// non-batch dims, positive kernel, stride and dilation, padding at most
-/// half the kernel, and a result of the input's leading dims and PyTorch's
-/// output size.
+/// dilation=1, ceil_mode=False), decoded by decodeMaxPool2d: a floating 3-D
+/// or 4-D input with nonzero non-batch dims, and a result of the input's
+/// leading dims and PyTorch's output size.
 bool maxPool2dArgs(KernelContext &ctx, MaxPool2dArgs &a);
 /// adaptive_avg_pool2d(input, output_size): a floating 3-D or 4-D input
 /// with nonzero non-batch dims, and a result of its leading dims and a
@@ -71,13 +64,8 @@ struct ChannelLayout {
   }
 };
 
-/// batch_norm(input, weight, bias, running_mean, running_var, training,
-/// momentum, eps[, cudnn_enabled]) and native_batch_norm (same head).
-struct BatchNormArgs {
-  bool training;
-  double momentum, eps;
-};
-/// Also checks the shapes inference checks in a verified graph: an input
+/// batch_norm and native_batch_norm, decoded by decodeBatchNorm. Also
+/// checks the shapes inference checks in a verified graph: an input
 /// [N, C, *], weight, bias and running statistics of C elements, a result
 /// of the input's shape and, for native_batch_norm (`native`), the mean and
 /// invstd results of C elements.
@@ -153,9 +141,9 @@ struct LayerNormArgs {
 /// and, for native_layer_norm (`native`), mean and rstd one element per row.
 bool layerNormArgs(KernelContext &ctx, LayerNormArgs &a, bool native);
 
-/// dropout(input, p, train): p in [0, 1]; train defaults to true; the
-/// result has the input's shape.
-bool dropoutArgs(KernelContext &ctx, double &p, bool &train);
+/// dropout(input, p, train), decoded by decodeDropout, and a result of the
+/// input's shape.
+bool dropoutArgs(KernelContext &ctx, DropoutArgs &a);
 
 /// embedding(weight, indices, ...): a 2-D weight, integer indices, and a
 /// result of the weight's dtype shaped indices.shape + [weight.shape[1]].

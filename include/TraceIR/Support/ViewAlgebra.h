@@ -90,16 +90,6 @@ bool isViewOrCopyOp(std::string_view op);
 /// is its first operand itself.
 bool isInPlaceOp(std::string_view op);
 
-/// Whether dropout(input, p, train) returns its input itself, as ATen does:
-/// in eval mode, or with p == 0. An absent or non-bool `train` is training,
-/// an absent or non-number `p` is not 0. The op registry's alias rule and
-/// the loader of saved executables both decide with this (header-only, so
-/// that the dialect needs no library for it).
-inline bool dropoutIsIdentity(std::optional<double> p,
-                              std::optional<bool> train) {
-  return (train && !*train) || (p && *p == 0.0);
-}
-
 } // namespace traceir::views
 
 #endif // TRACEIR_SUPPORT_VIEWALGEBRA_H

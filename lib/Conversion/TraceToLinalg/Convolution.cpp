@@ -1,8 +1,8 @@
 //===- Convolution.cpp - conv2d as linalg convolutions --------------------===//
 //
 // conv2d, grouped or not, as a linalg convolution named op on a padded
-// input. The window arguments (pairArg, windowOut, padHW, to4D) are shared
-// with pooling, in Utils.cpp.
+// input. Its arguments are decoded by decodeConv2d (Support/OpArgs.h); the
+// window helpers (padHW, to4D) are shared with pooling, in Utils.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,33 +35,20 @@ LogicalResult ConvLowering::lower(const Call &call, PatternRewriter &rewriter,
       wt.getElementType() != elt ||
       (call.args.isTensor(2) && call.tensorType(2).getElementType() != elt))
     return fail(why, "conv2d on non-float or mixed element types");
-  int64_t groups = 1;
-  if (!call.args.isNoneOrAbsent(6)) {
-    auto g = getInt(call.args.scalar(6));
-    if (!g || *g <= 0)
-      return fail(why, "groups is not a positive int");
-    groups = *g;
-  }
-  auto stride = pairArg(call.args, 3, {1, 1});
-  auto dil = pairArg(call.args, 5, {1, 1});
-  if (!stride || !dil)
-    return fail(why, "stride or dilation is not an int or a pair");
+  traceir::Conv2dArgs conv;
+  std::string bad;
+  if (!traceir::decodeConv2d(callArgs(call.args), conv, bad))
+    return fail(why, bad);
+  int64_t groups = conv.groups;
   std::array<int64_t, 2> k = {wt.getDimSize(2), wt.getDimSize(3)};
-  std::optional<std::array<int64_t, 2>> pad;
-  auto mode = dyn_cast_or_null<StringAttr>(call.args.scalar(4));
-  if (mode && mode.getValue() == "valid") {
-    pad = std::array<int64_t, 2>{0, 0};
-  } else if (mode && mode.getValue() == "same") {
+  std::array<int64_t, 2> pad;
+  for (int i = 0; i < 2; ++i) {
+    std::optional<std::array<int64_t, 2>> p = conv.pads(i, k[i]);
     // Symmetric only: an even total padding splits evenly.
-    if ((*dil)[0] * (k[0] - 1) % 2 || (*dil)[1] * (k[1] - 1) % 2)
+    if (!p || (*p)[0] != (*p)[1])
       return fail(why, "padding='same' that pads unevenly");
-    pad = std::array<int64_t, 2>{(*dil)[0] * (k[0] - 1) / 2,
-                                 (*dil)[1] * (k[1] - 1) / 2};
-  } else {
-    pad = pairArg(call.args, 4, {0, 0});
+    pad[i] = (*p)[0];
   }
-  if (!pad)
-    return fail(why, "padding is not 'valid', 'same', an int or a pair");
 
   Value x = to4D(rewriter, loc, call.tensor(0));
   RankedTensorType x4 = cast<RankedTensorType>(x.getType());
@@ -70,10 +57,10 @@ LogicalResult ConvLowering::lower(const Call &call, PatternRewriter &rewriter,
   if (c != traceir::checkedMul(wt.getDimSize(1), groups) || o % groups != 0)
     return fail(why, "channels and groups disagree");
   for (int i = 0; i < 2; ++i)
-    if (out4.getDimSize(2 + i) != windowOut(x4.getDimSize(2 + i), (*pad)[i],
-                                            (*dil)[i], k[i], (*stride)[i]))
+    if (out4.getDimSize(2 + i) !=
+        conv.outputSize(i, x4.getDimSize(2 + i), k[i]))
       return fail(why, "the result shape is not the convolution's");
-  x = padHW(rewriter, loc, x, *pad, 0);
+  x = padHW(rewriter, loc, x, pad, 0);
 
   Value acc;
   if (call.args.isTensor(2)) {
@@ -85,8 +72,8 @@ LogicalResult ConvLowering::lower(const Call &call, PatternRewriter &rewriter,
   } else {
     acc = zeros(rewriter, loc, out4);
   }
-  Attribute strides = rewriter.getI64VectorAttr(*stride);
-  Attribute dilations = rewriter.getI64VectorAttr(*dil);
+  Attribute strides = rewriter.getI64VectorAttr(conv.stride);
+  Attribute dilations = rewriter.getI64VectorAttr(conv.dilation);
   Value y;
   if (groups == 1) {
     y = linalg::Conv2DNchwFchwOp::create(rewriter, loc, TypeRange{out4},

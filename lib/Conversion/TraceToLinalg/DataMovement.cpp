@@ -183,11 +183,11 @@ LogicalResult IdentityLowering::lower(const Call &call,
                                       PatternRewriter &rewriter,
                                       std::string &why) const {
   if (call.op.getOpName() == "dropout") {
-    auto p = getNumber(call.args.scalar(1));
-    auto train = getBool(call.args.scalar(2));
-    if (!p || !train)
-      return fail(why, "dropout's p or train not understood");
-    if (*train && *p > 0)
+    traceir::DropoutArgs dropout;
+    std::string bad;
+    if (!traceir::decodeDropout(callArgs(call.args), dropout, bad))
+      return fail(why, bad);
+    if (!dropout.isIdentity())
       return fail(why, "training dropout draws random numbers");
   }
   if (call.op.getTensors()[0].getType() != call.resultType)

@@ -40,18 +40,14 @@ LogicalResult PoolLowering::lower(const Call &call, PatternRewriter &rewriter,
   std::array<int64_t, 2> k, stride, dil = {1, 1}, pad = {0, 0};
   bool isMax = call.op.getOpName() == "max_pool2d";
   if (isMax) {
-    auto kk = pairArg(call.args, 1, {0, 0});
-    if (!kk || (*kk)[0] <= 0 || (*kk)[1] <= 0)
-      return fail(why, "kernel_size is not a positive int or pair");
-    k = *kk;
-    auto s = pairArg(call.args, 2, k);
-    auto p = pairArg(call.args, 3, {0, 0});
-    auto d = pairArg(call.args, 4, {1, 1});
-    if (!s || !p || !d)
-      return fail(why, "stride, padding or dilation not understood");
-    stride = *s;
-    pad = *p;
-    dil = *d;
+    traceir::MaxPool2dArgs pool;
+    std::string bad;
+    if (!traceir::decodeMaxPool2d(callArgs(call.args), pool, bad))
+      return fail(why, bad);
+    k = pool.kernel;
+    stride = pool.stride;
+    pad = pool.padding;
+    dil = pool.dilation;
     // ceil_mode only matters when it changes the output size, which the
     // check below rejects.
   } else {
@@ -65,7 +61,8 @@ LogicalResult PoolLowering::lower(const Call &call, PatternRewriter &rewriter,
   }
   for (int i = 0; i < 2; ++i)
     if (out4.getDimSize(2 + i) !=
-        windowOut(x4.getDimSize(2 + i), pad[i], dil[i], k[i], stride[i]))
+        traceir::checkedWindowOutput(x4.getDimSize(2 + i), k[i], stride[i],
+                                     pad[i], dil[i]))
       return fail(why, "the result shape is not a floor-mode window's "
                        "(ceil_mode)");
   x = padHW(rewriter, loc, x, pad, isMax ? -INFINITY : 0);

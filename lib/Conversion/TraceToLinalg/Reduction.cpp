@@ -18,31 +18,6 @@
 
 namespace mlir::trace::trace_to_linalg {
 
-/// The dims a reduction's `dim` argument names: all of them for None, absent
-/// or an empty list (PyTorch's sum(dim=()) reduces everything).
-static std::optional<SmallVector<bool>> reducedDims(const PyArgs &args,
-                                                    unsigned i, int64_t rank) {
-  SmallVector<bool> reduced(rank, false);
-  std::optional<SmallVector<int64_t>> dims;
-  if (!args.isNoneOrAbsent(i)) {
-    dims = getIntList(args.scalar(i));
-    if (!dims)
-      return std::nullopt;
-  }
-  if (!dims || dims->empty()) {
-    reduced.assign(rank, true);
-    return reduced;
-  }
-  for (int64_t d : *dims) {
-    auto n = normDim(d, rank);
-    if (!n)
-      return std::nullopt;
-    if (rank > 0)
-      reduced[*n] = true;
-  }
-  return reduced;
-}
-
 /// sum, mean and amax over dims, with keepdim as an expand_shape of the
 /// reduced tensor (the reduction itself always drops the dims).
 LogicalResult ReductionLowering::lower(const Call &call,
@@ -52,9 +27,12 @@ LogicalResult ReductionLowering::lower(const Call &call,
   Location loc = call.op.getLoc();
   Type elt = call.resultElt();
   RankedTensorType in = call.tensorType(0);
-  auto reduced = reducedDims(call.args, 1, in.getRank());
-  if (!reduced)
-    return fail(why, "dim is not an int or a list of ints in range");
+  std::vector<bool> dims;
+  std::string bad;
+  if (!traceir::decodeReducedDims(callArgs(call.args), 1, in.getRank(), dims,
+                                  bad))
+    return fail(why, bad);
+  SmallVector<bool> reduced(dims.begin(), dims.end());
   if (name == "mean" && !isa<FloatType>(elt))
     return fail(why, "mean with a non-float result");
   bool isMax = name == "amax";
@@ -66,7 +44,7 @@ LogicalResult ReductionLowering::lower(const Call &call,
   if (isMax && !isa<FloatType>(elt) && elt.getIntOrFloatBitWidth() != 64)
     return fail(why, "amax of a narrow integer type");
   Value r = buildReduction(
-      rewriter, loc, in.getShape(), *reduced, elt, {call.tensor(0)},
+      rewriter, loc, in.getShape(), reduced, elt, {call.tensor(0)},
       {rewriter.getMultiDimIdentityMap(in.getRank())}, init,
       [&](OpBuilder &b, Location l, ValueRange args, Value acc) {
         Value x = castElement(b, l, args[0], elt);
@@ -74,7 +52,7 @@ LogicalResult ReductionLowering::lower(const Call &call,
       });
   if (name == "mean") {
     SmallVector<int64_t> reducedDims;
-    for (auto [size, red] : llvm::zip(in.getShape(), *reduced))
+    for (auto [size, red] : llvm::zip(in.getShape(), reduced))
       if (red)
         reducedDims.push_back(size);
     int64_t count = productOf(reducedDims);

@@ -56,11 +56,16 @@ public:
   LoweringTable() {
 #define TRACEIR_LOWER_LOWERED(FAMILY) family<FAMILY##Lowering>()
 #define TRACEIR_LOWER_KERNEL_ONLY(REASON) nullptr
+#define TRACEIR_LOWER_ALIAS nullptr
 #define TRACEIR_OP(NAME, EFFECTS, SIGNATURE, INFER, CPU, CUDA, FAST, LOWERING) \
   set(#NAME, TRACEIR_LOWER_##LOWERING);
 #include "TraceIR/Ops.def"
 #undef TRACEIR_LOWER_LOWERED
 #undef TRACEIR_LOWER_KERNEL_ONLY
+#undef TRACEIR_LOWER_ALIAS
+    // An alias lowers as its canonical op.
+#define TRACEIR_ALIAS(NAME, CANONICAL) set(#NAME, lookup(#CANONICAL));
+#include "TraceIR/Ops.def"
   }
   const PyOpLowering *lookup(StringRef name) const {
     return byName.lookup(name);

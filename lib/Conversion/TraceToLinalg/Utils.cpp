@@ -305,23 +305,6 @@ Value buildSoftmax(OpBuilder &b, Location loc, Value x, int64_t dim, bool isLog,
 // Sliding windows (convolution and pooling)
 //===----------------------------------------------------------------------===//
 
-std::optional<std::array<int64_t, 2>> pairArg(const PyArgs &args, unsigned i,
-                                              std::array<int64_t, 2> dflt) {
-  if (args.isNoneOrAbsent(i))
-    return dflt;
-  auto v = getIntList(args.scalar(i));
-  if (!v || v->size() > 2)
-    return std::nullopt;
-  if (v->empty())
-    return dflt;
-  return std::array<int64_t, 2>{(*v)[0], v->back()};
-}
-
-std::optional<int64_t> windowOut(int64_t in, int64_t pad, int64_t dil,
-                                 int64_t k, int64_t stride) {
-  return traceir::checkedWindowOutput(in, k, stride, pad, dil);
-}
-
 Value padHW(OpBuilder &b, Location loc, Value x, std::array<int64_t, 2> pad,
             double value) {
   if (pad[0] == 0 && pad[1] == 0)

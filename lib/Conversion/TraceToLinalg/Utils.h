@@ -125,15 +125,8 @@ Value buildSoftmax(OpBuilder &b, Location loc, Value x, int64_t dim, bool isLog,
 // Sliding windows (convolution and pooling)
 //===----------------------------------------------------------------------===//
 
-/// An int or a pair of ints (PyTorch's _pair); `dflt` when None or absent,
-/// or when an empty list (max_pool2d's stride=[] means kernel_size).
-std::optional<std::array<int64_t, 2>> pairArg(const PyArgs &args, unsigned i,
-                                              std::array<int64_t, 2> dflt);
-
-/// The output size of a floor-mode sliding window, or nullopt when the
-/// scalars do not make one (see checkedWindowOutput).
-std::optional<int64_t> windowOut(int64_t in, int64_t pad, int64_t dil,
-                                 int64_t k, int64_t stride);
+// The window arguments themselves are decoded by Support/OpArgs.h, as the
+// registry and the runtime decode them.
 
 /// `x` [N, C, H, W] padded on both sides of H and W by `pad` with `value`;
 /// `x` itself when there is no padding.

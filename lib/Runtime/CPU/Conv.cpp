@@ -155,7 +155,8 @@ void cpu::max_pool2d(KernelContext &ctx) {
   MaxPool2dArgs a;
   if (!maxPool2dArgs(ctx, a))
     return;
-  const int64_t *k = a.k, *stride = a.stride, *pad = a.pad, *dil = a.dil;
+  const int64_t *k = a.kernel.data(), *stride = a.stride.data(),
+                *pad = a.padding.data(), *dil = a.dilation.data();
   PoolPlanes pp = poolPlanes(ctx, x, out);
   if (!pp.in)
     return;

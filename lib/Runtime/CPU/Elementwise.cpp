@@ -63,6 +63,7 @@ using CPUElementwise = Elementwise<runOnCPU>;
   void cpu::NAME(KernelContext &ctx) { CPUElementwise::NAME(ctx); }
 #define TRACEIR_CPU_ELEMENTWISE_KERNEL(NAME)
 #define TRACEIR_CPU_ELEMENTWISE_NONE(NAME)
+#define TRACEIR_CPU_ELEMENTWISE_ALIAS(NAME)
 #define TRACEIR_OP(NAME, EFFECTS, SIGNATURE, INFER, CPU, CUDA, FAST, LOWERING) \
   TRACEIR_CPU_ELEMENTWISE_##CPU(NAME)
 #include "TraceIR/Ops.def"

@@ -137,8 +137,6 @@ void addBias(KernelContext &ctx, const Tensor &bias, Tensor &out, double beta) {
 void cpu::matmul(KernelContext &ctx) {
   matmulInto(ctx, ctx.tensor(0), ctx.tensor(1), ctx.result(0));
 }
-void cpu::mm(KernelContext &ctx) { matmul(ctx); }
-void cpu::bmm(KernelContext &ctx) { matmul(ctx); }
 
 void cpu::linear(KernelContext &ctx) {
   // input @ weight.t() (+ bias): transpose the weight as a view.

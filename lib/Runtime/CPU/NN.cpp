@@ -54,11 +54,11 @@ void cpu::embedding(KernelContext &ctx) {
 /// so the result already is the input.
 static void dropoutInto(KernelContext &ctx, Tensor &out) {
   const Tensor &in = ctx.tensor(0);
-  double p;
-  bool train;
-  if (!dropoutArgs(ctx, p, train))
+  DropoutArgs dropout;
+  if (!dropoutArgs(ctx, dropout))
     return;
-  if (!train || p == 0) {
+  double p = dropout.p;
+  if (dropout.isIdentity()) {
     if (out.storage != in.storage)
       copyTensor(in, out);
     return;

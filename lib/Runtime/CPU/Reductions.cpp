@@ -62,8 +62,9 @@ enum class Reduce { Sum, Mean, Max };
 void reduce(KernelContext &ctx, Reduce kind) {
   const Tensor &in = ctx.tensor(0);
   Tensor &out = ctx.result(0);
-  auto reduced = reducedDimsArg(ctx, 1, in);
-  if (!checkReducedResult(ctx, in, reduced, out))
+  std::vector<bool> reduced;
+  if (!decodeArgs(ctx, decodeReducedDims, 1u, in.rank(), reduced) ||
+      !checkReducedResult(ctx, in, reduced, out))
     return;
   const char *base = static_cast<const char *>(in.storage->data);
   size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype);
@@ -153,9 +154,6 @@ void cpu::mean(KernelContext &ctx) { reduce(ctx, Reduce::Mean); }
 void cpu::amax(KernelContext &ctx) { reduce(ctx, Reduce::Max); }
 void cpu::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
 void cpu::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
-/// _log_softmax(self, dim, half_to_float): the result's preallocated dtype
-/// (f32 for half_to_float) is all that differs from log_softmax.
-void cpu::_log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
 
 /// _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 /// grad - exp(output) * sum(grad) along dim, in f64.

@@ -23,6 +23,7 @@ std::span<const cuda::NamedKernel> cuda::kernelTable() {
 #define TRACEIR_CUDA_ENTRY_ELEMENTWISE(NAME) t.push_back({#NAME, cuda::NAME});
 #define TRACEIR_CUDA_ENTRY_HOST(NAME) t.push_back({#NAME, cpu::NAME});
 #define TRACEIR_CUDA_ENTRY_NONE(NAME)
+#define TRACEIR_CUDA_ENTRY_ALIAS(NAME)
 #define TRACEIR_OP(NAME, EFFECTS, SIGNATURE, INFER, CPU, CUDA, FAST, LOWERING) \
   TRACEIR_CUDA_ENTRY_##CUDA(NAME)
 #include "TraceIR/Ops.def"

@@ -189,14 +189,14 @@ void cuda::max_pool2d(KernelContext &ctx) {
   if (!maxPool2dArgs(ctx, a))
     return;
   Pool2dLaunch L = poolLaunch(x, out);
-  L.kH = a.k[0];
-  L.kW = a.k[1];
+  L.kH = a.kernel[0];
+  L.kW = a.kernel[1];
   L.sH = a.stride[0];
   L.sW = a.stride[1];
-  L.pH = a.pad[0];
-  L.pW = a.pad[1];
-  L.dH = a.dil[0];
-  L.dW = a.dil[1];
+  L.pH = a.padding[0];
+  L.pW = a.padding[1];
+  L.dH = a.dilation[0];
+  L.dW = a.dilation[1];
   nn::launched(ctx, launchMaxPool2d(L), "max_pool2d");
 }
 

@@ -167,8 +167,6 @@ bool addScaled(const Tensor &bias, Tensor &out, double scaleOut,
 void cuda::matmul(KernelContext &ctx) {
   matmulInto(ctx, ctx.tensor(0), ctx.tensor(1), ctx.result(0));
 }
-void cuda::mm(KernelContext &ctx) { matmul(ctx); }
-void cuda::bmm(KernelContext &ctx) { matmul(ctx); }
 
 void cuda::linear(KernelContext &ctx) {
   Tensor wt = ctx.tensor(1);

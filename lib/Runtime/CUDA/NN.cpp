@@ -71,11 +71,11 @@ void cuda::embedding(KernelContext &ctx) {
 /// input.
 static void dropoutInto(KernelContext &ctx, Tensor &out) {
   const Tensor &in = ctx.tensor(0);
-  double p;
-  bool train;
-  if (!dropoutArgs(ctx, p, train))
+  DropoutArgs dropout;
+  if (!dropoutArgs(ctx, dropout))
     return;
-  if (!train || p == 0) {
+  double p = dropout.p;
+  if (dropout.isIdentity()) {
     if (out.storage != in.storage && !cuda::copyStrided(in, out))
       ctx.fail("copying on CUDA failed");
     return;

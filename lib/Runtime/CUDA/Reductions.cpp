@@ -47,8 +47,9 @@ void reduce(KernelContext &ctx, RdKind kind, std::string_view name) {
   Tensor &out = ctx.result(0);
   if (kind == RdKind::Max && in.numel() == 0)
     return ctx.fail("amax of an empty tensor has no identity");
-  std::vector<bool> reduced = reducedDimsArg(ctx, 1, in);
-  if (!checkReducedResult(ctx, in, reduced, out))
+  std::vector<bool> reduced;
+  if (!decodeArgs(ctx, decodeReducedDims, 1u, in.rank(), reduced) ||
+      !checkReducedResult(ctx, in, reduced, out))
     return;
   ReduceLaunch L;
   if (!splitGroups(in, reduced, L.in))
@@ -95,9 +96,6 @@ void cuda::mean(KernelContext &ctx) { reduce(ctx, RdKind::Mean, "mean"); }
 void cuda::amax(KernelContext &ctx) { reduce(ctx, RdKind::Max, "amax"); }
 void cuda::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
 void cuda::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
-/// The result's preallocated dtype (f32 for half_to_float) is all that
-/// differs from log_softmax.
-void cuda::_log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
 
 /// grad - exp(output) * sum(grad) along dim, as CPU/Reductions.cpp.
 void cuda::_log_softmax_backward_data(KernelContext &ctx) {

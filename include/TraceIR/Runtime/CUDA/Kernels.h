@@ -26,6 +26,7 @@ bool copyStrided(const Tensor &src, Tensor &dst);
 #define TRACEIR_CUDA_DECLARE_ELEMENTWISE(NAME) void NAME(KernelContext &ctx);
 #define TRACEIR_CUDA_DECLARE_HOST(NAME)
 #define TRACEIR_CUDA_DECLARE_NONE(NAME)
+#define TRACEIR_CUDA_DECLARE_ALIAS(NAME)
 #define TRACEIR_OP(NAME, EFFECTS, SIGNATURE, INFER, CPU, CUDA, FAST, LOWERING) \
   TRACEIR_CUDA_DECLARE_##CUDA(NAME)
 #include "TraceIR/Ops.def"
@@ -33,6 +34,7 @@ bool copyStrided(const Tensor &src, Tensor &dst);
 #undef TRACEIR_CUDA_DECLARE_ELEMENTWISE
 #undef TRACEIR_CUDA_DECLARE_HOST
 #undef TRACEIR_CUDA_DECLARE_NONE
+#undef TRACEIR_CUDA_DECLARE_ALIAS
 
 } // namespace traceir::cuda
 

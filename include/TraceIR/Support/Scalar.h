@@ -1,18 +1,19 @@
-//===- Scalar.h - Python scalars of a call, in the runtime ------*- C++ -*-===//
+//===- Scalar.h - Python scalars of a call, without MLIR --------*- C++ -*-===//
 //
 // A trace.pyop's Python scalars travel out of band (Dialect/Scalars.h maps
-// them to attributes). The runtime sees them twice over: a ScalarValue is
+// them to attributes). Outside MLIR they take two forms: a ScalarValue is
 // the scalar as the IR holds it (a tree of None, bool, int, float, str,
 // list and tuple), which is what a saved executable stores; a Scalar is its
-// decoded form, what kernels read. decodeScalar is the one decoder between
-// them: buildExecutable turns each attribute into a ScalarValue and decodes
-// it, and loading a saved executable decodes the stored ScalarValues, so the
-// two paths give kernels the same Scalars.
+// decoded form, what kernels and the argument decoders of OpArgs.h read.
+// decodeScalar is the one decoder between them: buildExecutable and the
+// registry's inference turn each attribute into a ScalarValue and decode
+// it, and loading a saved executable decodes the stored ScalarValues, so
+// every path reads the same Scalars.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TRACEIR_RUNTIME_SCALAR_H
-#define TRACEIR_RUNTIME_SCALAR_H
+#ifndef TRACEIR_SUPPORT_SCALAR_H
+#define TRACEIR_SUPPORT_SCALAR_H
 
 #include <cstdint>
 #include <string>
@@ -60,4 +61,4 @@ std::string scalarLiteral(const ScalarValue &value);
 
 } // namespace traceir
 
-#endif // TRACEIR_RUNTIME_SCALAR_H
+#endif // TRACEIR_SUPPORT_SCALAR_H

@@ -1,6 +1,6 @@
 //===- Scalar.cpp - Decoding a call's Python scalars ----------------------===//
 
-#include "TraceIR/Runtime/Scalar.h"
+#include "TraceIR/Support/Scalar.h"
 
 #include <charconv>
 

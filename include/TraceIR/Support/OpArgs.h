@@ -1,0 +1,169 @@
+//===- OpArgs.h - Each op family's ATen arguments, decoded once -*- C++ -*-===//
+//
+// The scalar arguments of the op families whose scalars carry structure
+// (convolution and pooling windows, reduction dims, loss reductions,
+// dropout, batch norm's flags) decoded by one function per family into a
+// typed struct, with PyTorch's defaults and checks. The registry's inference
+// (Dialect), the lowering (TraceToLinalg) and the CPU and CUDA host code
+// (Runtime) all call these, as StableHLO's TypeInference.cpp serves its
+// verifier, shape inference and interpreter: the three accept the same calls
+// and refuse the rest with the same message. The shape arithmetic they lead
+// to (checkedWindowOutput) is in CheckedMath.h.
+//
+// Each layer reads its own form of a call through CallArgs: the runtime its
+// KernelContext, the dialect and the loader of saved executables a
+// ListCallArgs of decoded Scalars. Plain C++ (the runtime-only build has
+// it).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_SUPPORT_OPARGS_H
+#define TRACEIR_SUPPORT_OPARGS_H
+
+#include "TraceIR/Support/Scalar.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace traceir {
+
+/// One call's arguments in PyTorch's order, as the decoders read them: each
+/// is a tensor, a scalar, or absent (past the end), which reads as None.
+class CallArgs {
+public:
+  virtual bool isTensor(unsigned i) const = 0;
+  /// Argument `i` as a scalar: None when it is absent or a tensor.
+  virtual const Scalar &scalar(unsigned i) const = 0;
+  /// Whether argument `i` is None or absent (a tensor is neither).
+  bool isNone(unsigned i) const { return !isTensor(i) && scalar(i).isNone(); }
+
+protected:
+  ~CallArgs() = default;
+};
+
+/// A call's arguments held as a list, for code that has them at hand rather
+/// than in a call of its own form: argument `i` is a tensor where
+/// `tensors[i]`, else `scalars[i]` (None for a tensor).
+struct ListCallArgs final : CallArgs {
+  std::vector<bool> tensors;
+  std::vector<Scalar> scalars;
+
+  /// Appends an argument.
+  void addTensor() {
+    tensors.push_back(true);
+    scalars.emplace_back();
+  }
+  void addScalar(Scalar s) {
+    tensors.push_back(false);
+    scalars.push_back(std::move(s));
+  }
+  bool isTensor(unsigned i) const override {
+    return i < tensors.size() && tensors[i];
+  }
+  const Scalar &scalar(unsigned i) const override;
+};
+
+/// The readers the decoders are built from, public for the op-specific
+/// checks that use the same wording. Each returns false and sets `err`
+/// (a sentence naming the argument, without the op's name, which each
+/// caller adds as it reports) on a bad argument; None or absent gives the
+/// default where there is one.
+bool readInt(const CallArgs &args, unsigned i, const char *what, int64_t &v,
+             std::optional<int64_t> dflt, std::string &err);
+/// A bool, or PyTorch's 0/1 for a flag.
+bool readBool(const CallArgs &args, unsigned i, const char *what, bool &v,
+              std::optional<bool> dflt, std::string &err);
+/// An int or a float, as a double.
+bool readNumber(const CallArgs &args, unsigned i, const char *what, double &v,
+                std::optional<double> dflt, std::string &err);
+/// An int or a list/tuple of ints (one int reads as a one-element list).
+bool readIntList(const CallArgs &args, unsigned i, const char *what,
+                 std::vector<int64_t> &v, std::string &err);
+/// PyTorch's _pair: one int or a list of one or two, for (h, w); None (and
+/// an empty list where `emptyIsDefault`, as max_pool2d's stride) gives
+/// `dflt`.
+bool readPair(const CallArgs &args, unsigned i, const char *what,
+              std::array<int64_t, 2> &v, std::array<int64_t, 2> dflt,
+              std::string &err, bool emptyIsDefault = false);
+
+/// `v` as PyTorch prints an int list: [1, 2].
+std::string intListString(std::span<const int64_t> v);
+
+//===--- Convolution and pooling ------------------------------------------===//
+
+/// conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1,
+/// groups=1): stride and dilation positive, padding non-negative or 'same'
+/// (stride 1 only) or 'valid', groups positive.
+struct Conv2dArgs {
+  std::array<int64_t, 2> stride{1, 1}, padding{0, 0}, dilation{1, 1};
+  int64_t groups = 1;
+  /// padding='same': dilation * (k - 1) in total along each spatial dim,
+  /// the odd one after (bottom, right), as PyTorch; the output keeps the
+  /// input's size.
+  bool same = false;
+
+  /// The padding before and after spatial dim `d` (0: H, 1: W) for a kernel
+  /// of size `k`; nullopt when 'same''s total overflows.
+  std::optional<std::array<int64_t, 2>> pads(int d, int64_t k) const;
+  /// The output size along spatial dim `d` of an input of size `in` and a
+  /// kernel of size `k`; nullopt when the window does not fit the padded
+  /// input or the arithmetic overflows.
+  std::optional<int64_t> outputSize(int d, int64_t in, int64_t k) const;
+};
+bool decodeConv2d(const CallArgs &args, Conv2dArgs &a, std::string &err);
+
+/// max_pool2d(input, kernel_size, stride=kernel_size, padding=0,
+/// dilation=1, ceil_mode=False): kernel, stride and dilation positive,
+/// padding non-negative and at most half the kernel.
+struct MaxPool2dArgs {
+  std::array<int64_t, 2> kernel{0, 0}, stride{0, 0}, padding{0, 0},
+      dilation{1, 1};
+  bool ceil = false;
+
+  /// PyTorch's pooling_output_shape along spatial dim `d`; nullopt when the
+  /// window does not fit or the arithmetic overflows.
+  std::optional<int64_t> outputSize(int d, int64_t in) const;
+};
+bool decodeMaxPool2d(const CallArgs &args, MaxPool2dArgs &a, std::string &err);
+
+//===--- Reductions -------------------------------------------------------===//
+
+/// The dims of a rank-`rank` input that a reduction's dim argument `i`
+/// marks (sum, mean, amax): an int or an int list, negative dims wrapped,
+/// each at most once; None, absent or an empty list marks every dim. A 0-d
+/// input accepts dim 0 and -1 and has no dim to mark.
+bool decodeReducedDims(const CallArgs &args, unsigned i, int64_t rank,
+                       std::vector<bool> &reduced, std::string &err);
+
+/// A loss reduction: 0/'none', 1/'mean' (the default) or 2/'sum'.
+enum class Reduction { None = 0, Mean = 1, Sum = 2 };
+bool decodeLossReduction(const CallArgs &args, unsigned i, Reduction &r,
+                         std::string &err);
+
+//===--- Dropout and batch norm -------------------------------------------===//
+
+/// dropout(input, p, train=True): p a number in [0, 1].
+struct DropoutArgs {
+  double p = 0;
+  bool train = true;
+  /// In eval mode, or with p == 0, dropout returns its input.
+  bool isIdentity() const { return !train || p == 0; }
+};
+bool decodeDropout(const CallArgs &args, DropoutArgs &a, std::string &err);
+
+/// batch_norm(input, weight, bias, running_mean, running_var,
+/// training=False, momentum=0.1, eps=1e-5[, cudnn_enabled]), and
+/// native_batch_norm with the same head.
+struct BatchNormArgs {
+  bool training = false;
+  double momentum = 0.1, eps = 1e-5;
+};
+bool decodeBatchNorm(const CallArgs &args, BatchNormArgs &a, std::string &err);
+
+} // namespace traceir
+
+#endif // TRACEIR_SUPPORT_OPARGS_H

@@ -1,0 +1,231 @@
+//===- OpArgsTest.cpp - Each op family's arguments, decoded once ----------===//
+//
+// The decoders of Support/OpArgs.h, and that the registry's inference and
+// the runtime's kernels refuse a bad call with the decoder's one message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Support/OpArgs.h"
+#include "TestTensors.h"
+#include "TraceIR/Dialect/TraceDialect.h"
+#include "TraceIR/Runtime/Build.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+
+using namespace traceir;
+
+namespace {
+
+Scalar intScalar(int64_t v) {
+  ScalarValue s;
+  s.kind = ScalarValue::Kind::Int;
+  s.i = v;
+  return decodeScalar(s);
+}
+Scalar listScalar(std::vector<int64_t> v) {
+  ScalarValue s;
+  s.kind = ScalarValue::Kind::List;
+  for (int64_t e : v) {
+    ScalarValue i;
+    i.kind = ScalarValue::Kind::Int;
+    i.i = e;
+    s.elements.push_back(i);
+  }
+  return decodeScalar(s);
+}
+Scalar stringScalar(std::string v) {
+  ScalarValue s;
+  s.kind = ScalarValue::Kind::String;
+  s.s = std::move(v);
+  return decodeScalar(s);
+}
+Scalar floatScalar(double v) {
+  ScalarValue s;
+  s.kind = ScalarValue::Kind::Float;
+  s.f = v;
+  return decodeScalar(s);
+}
+
+TEST(OpArgs, Conv2dDefaultsPairsAndSamePadding) {
+  ListCallArgs args; // conv2d(input, weight)
+  args.addTensor();
+  args.addTensor();
+  Conv2dArgs conv;
+  std::string err;
+  ASSERT_TRUE(decodeConv2d(args, conv, err)) << err;
+  EXPECT_EQ(conv.stride, (std::array<int64_t, 2>{1, 1}));
+  EXPECT_EQ(conv.groups, 1);
+  EXPECT_FALSE(conv.same);
+  // conv2d(x, w, None, 2, [1, 3], 1, 2): one int is both dims.
+  args.addScalar(Scalar());
+  args.addScalar(intScalar(2));
+  args.addScalar(listScalar({1, 3}));
+  args.addScalar(intScalar(1));
+  args.addScalar(intScalar(2));
+  ASSERT_TRUE(decodeConv2d(args, conv, err)) << err;
+  EXPECT_EQ(conv.stride, (std::array<int64_t, 2>{2, 2}));
+  EXPECT_EQ(conv.padding, (std::array<int64_t, 2>{1, 3}));
+  EXPECT_EQ(conv.groups, 2);
+  // 7 - 3 + 2 * 1 = 6, in strides of 2: 4 windows.
+  EXPECT_EQ(conv.outputSize(0, 7, 3), 4);
+  EXPECT_EQ(conv.outputSize(0, 1, 5), std::nullopt);
+  // padding='same' pads dilation * (k - 1), the odd one after, as PyTorch.
+  args.scalars[3] = intScalar(1);
+  args.scalars[4] = stringScalar("same");
+  args.scalars[5] = intScalar(3);
+  ASSERT_TRUE(decodeConv2d(args, conv, err)) << err;
+  EXPECT_TRUE(conv.same);
+  EXPECT_EQ(conv.pads(0, 2), (std::array<int64_t, 2>{1, 2}));
+  EXPECT_EQ(conv.outputSize(1, 9, 2), 9);
+  // ... and only with stride 1.
+  args.scalars[3] = intScalar(2);
+  EXPECT_FALSE(decodeConv2d(args, conv, err));
+  EXPECT_EQ(err, "padding='same' is not supported for strided convolutions");
+  args.scalars[3] = listScalar({1, 2, 3});
+  EXPECT_FALSE(decodeConv2d(args, conv, err));
+  EXPECT_EQ(err, "stride must have 1 or 2 values, got [1, 2, 3]");
+}
+
+TEST(OpArgs, MaxPoolStrideDefaultsToTheKernel) {
+  ListCallArgs args; // max_pool2d(x, [3, 2], [])
+  args.addTensor();
+  args.addScalar(listScalar({3, 2}));
+  args.addScalar(listScalar({}));
+  MaxPool2dArgs pool;
+  std::string err;
+  ASSERT_TRUE(decodeMaxPool2d(args, pool, err)) << err;
+  EXPECT_EQ(pool.stride, (std::array<int64_t, 2>{3, 2}));
+  EXPECT_EQ(pool.outputSize(0, 7), 2);
+  pool.ceil = true;
+  EXPECT_EQ(pool.outputSize(0, 7), 3);
+  ListCallArgs none;
+  none.addTensor();
+  EXPECT_FALSE(decodeMaxPool2d(none, pool, err));
+  EXPECT_EQ(err, "kernel_size is required");
+}
+
+TEST(OpArgs, ReducedDimsWrapAndRefuseRepeats) {
+  ListCallArgs args;
+  args.addTensor();
+  std::vector<bool> reduced;
+  std::string err;
+  ASSERT_TRUE(decodeReducedDims(args, 1, 3, reduced, err));
+  EXPECT_EQ(reduced, (std::vector<bool>{true, true, true}));
+  args.addScalar(listScalar({-1, 0}));
+  ASSERT_TRUE(decodeReducedDims(args, 1, 3, reduced, err));
+  EXPECT_EQ(reduced, (std::vector<bool>{true, false, true}));
+  args.scalars[1] = listScalar({2, -1});
+  EXPECT_FALSE(decodeReducedDims(args, 1, 3, reduced, err));
+  EXPECT_EQ(err, "dim 2 appears more than once in the list of dims");
+  args.scalars[1] = intScalar(3);
+  EXPECT_FALSE(decodeReducedDims(args, 1, 3, reduced, err));
+  EXPECT_EQ(err, "dim 3 is out of range for a tensor of rank 3");
+  // A 0-d input takes dim 0 or -1 and has nothing to mark.
+  args.scalars[1] = intScalar(-1);
+  ASSERT_TRUE(decodeReducedDims(args, 1, 0, reduced, err));
+  EXPECT_TRUE(reduced.empty());
+}
+
+TEST(OpArgs, LossReductionAndDropout) {
+  ListCallArgs loss;
+  for (int i = 0; i < 3; ++i)
+    loss.addTensor();
+  Reduction r;
+  std::string err;
+  ASSERT_TRUE(decodeLossReduction(loss, 3, r, err));
+  EXPECT_EQ(r, Reduction::Mean);
+  loss.addScalar(stringScalar("sum"));
+  ASSERT_TRUE(decodeLossReduction(loss, 3, r, err));
+  EXPECT_EQ(r, Reduction::Sum);
+  loss.scalars[3] = intScalar(0);
+  ASSERT_TRUE(decodeLossReduction(loss, 3, r, err));
+  EXPECT_EQ(r, Reduction::None);
+  loss.scalars[3] = intScalar(3);
+  EXPECT_FALSE(decodeLossReduction(loss, 3, r, err));
+
+  ListCallArgs dropout; // dropout(x, 0.25): train defaults to True
+  dropout.addTensor();
+  dropout.addScalar(floatScalar(0.25));
+  DropoutArgs d;
+  ASSERT_TRUE(decodeDropout(dropout, d, err)) << err;
+  EXPECT_TRUE(d.train);
+  EXPECT_FALSE(d.isIdentity());
+  dropout.scalars[1] = floatScalar(std::nan(""));
+  EXPECT_FALSE(decodeDropout(dropout, d, err));
+  EXPECT_EQ(err, "dropout probability must be in [0, 1], got nan");
+}
+
+// One bad call each, refused by the registry's inference (the verifier)
+// and, in an unverified graph, by the runtime's kernel, with the same
+// decoder message.
+TEST(OpArgs, RegistryAndKernelsRefuseABadCallAlike) {
+  struct Case {
+    const char *body, *type, *error;
+  } cases[] = {
+      {R"(pyop "conv2d"(%x, %w, None, 0) : (tensor<1x1x4x4xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x3x3xf32>)",
+       "tensor<1x1x3x3xf32>",
+       "stride and dilation must be positive, got stride [0, 0] and "
+       "dilation [1, 1]"},
+      {R"(pyop "conv2d"(%x, %w, None, 1, "full") : (tensor<1x1x4x4xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x3x3xf32>)",
+       "tensor<1x1x3x3xf32>",
+       "padding must be 'same', 'valid' or ints, got 'full'"},
+      {R"(pyop "max_pool2d"(%x, 2, 2, 3) : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32>)",
+       "tensor<1x1x2x2xf32>", "padding 3 must be at most half of kernel 2"},
+      {R"(pyop "sum"(%x, [1, -3]) : (tensor<1x1x4x4xf32>) -> tensor<1x4xf32>)",
+       "tensor<1x4xf32>", "dim 1 appears more than once in the list of dims"},
+      {R"(pyop "nll_loss"(%v2, %t, None, "avg") : (tensor<1x2xf32>, tensor<1xi64>) -> tensor<f32>)",
+       "tensor<f32>", "reduction must be 0/'none', 1/'mean' or 2/'sum'"},
+      {R"(pyop "dropout"(%x, 1.5, True) : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>)",
+       "tensor<1x1x4x4xf32>", "dropout probability must be in [0, 1], got 1.5"},
+      {R"(pyop "batch_norm"(%x, %v, %v, %v, %v, "yes", 0.1, 1.0e-05, False) : (tensor<1x1x4x4xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x1x4x4xf32>)",
+       "tensor<1x1x4x4xf32>", "argument #5 (training) must be a bool"},
+  };
+  mlir::MLIRContext ctx;
+  ctx.loadDialect<mlir::trace::TraceDialect>();
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.body);
+    std::string text =
+        std::string("trace.graph @g(%x: tensor<1x1x4x4xf32> {trace.input = "
+                    "\"x\"}, %w: tensor<1x1x2x2xf32> {trace.input = \"w\"}, "
+                    "%v: tensor<1xf32> {trace.input = \"v\"}, "
+                    "%v2: tensor<1x2xf32> {trace.input = \"v2\"}, "
+                    "%t: tensor<1xi64> {trace.input = \"t\"}) -> ") +
+        c.type + " {\n  %0 = " + c.body + "\n  ret %0 : " + c.type + "\n}\n";
+    mlir::ParserConfig config(&ctx, /*verifyAfterParse=*/false);
+    auto module = mlir::parseSourceString<mlir::ModuleOp>(text, config);
+    ASSERT_TRUE(module);
+
+    std::string diagnostics;
+    {
+      mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+        diagnostics += d.str() + "\n";
+        return mlir::success();
+      });
+      EXPECT_TRUE(mlir::failed(mlir::verify(*module)));
+    }
+    EXPECT_NE(diagnostics.find(c.error), std::string::npos) << diagnostics;
+
+    mlir::trace::GraphOp graph;
+    module->walk([&](mlir::trace::GraphOp g) { graph = g; });
+    auto exe = buildExecutable(graph, Device{});
+    ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+    auto out = (*exe)->run({{"x", f32({1, 1, 4, 4}, std::vector<float>(16, 1))},
+                            {"w", f32({1, 1, 2, 2}, {1, 1, 1, 1})},
+                            {"v", f32({1}, {1})},
+                            {"v2", f32({1, 2}, {1, 2})},
+                            {"t", i64({1}, {0})}});
+    ASSERT_FALSE(static_cast<bool>(out));
+    std::string message = out.takeError().message();
+    EXPECT_NE(message.find(c.error), std::string::npos) << message;
+  }
+}
+
+} // namespace

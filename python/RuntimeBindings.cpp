@@ -199,6 +199,10 @@ void traceir::bindings::bindRuntime(nb::module_ &m) {
         "Threads of the CPU kernels' matrix products (the BLAS's).");
   m.def("num_threads", &api::numThreads);
   m.def("gemm_backend", &api::gemmBackend);
+  m.def(
+      "kernel_ops",
+      [](const std::string &device) { return unwrap(api::kernelOps(device)); },
+      nb::arg("device"));
 
   nb::class_<api::Profiler>(m, "Profiler")
       .def(nb::init<>())

@@ -101,6 +101,17 @@ void setNumThreads(int n) { cpu::setGemmThreads(n); }
 int numThreads() { return cpu::gemmThreads(); }
 std::string gemmBackend() { return cpu::gemmBackend(); }
 
+Result<std::vector<std::string>> kernelOps(const std::string &device) {
+  if (device != "cpu" && device != "cuda")
+    return {{}, "device must be 'cpu' or 'cuda', got '" + device + "'"};
+  Device::Kind kind = device == "cpu" ? Device::Kind::CPU : Device::Kind::CUDA;
+  std::vector<std::string> ops;
+  for (const auto &[name, k] : listKernels())
+    if (k == kind)
+      ops.push_back(name);
+  return {ops, {}};
+}
+
 std::string Executable::device() const { return impl->exe->device().str(); }
 const std::vector<std::string> &Executable::paramNames() const {
   return impl->exe->paramNames();

@@ -632,6 +632,35 @@ INFER(inferAttention) {
 
 //===--- Reductions and normalizations ----------------------------------===//
 
+/// A ScalarType argument as the exporters print it ("torch.float32"; the
+/// bare name works too); None gives a null type.
+static bool dtypeArg(Call &c, unsigned i, const char *what, Type &t) {
+  t = {};
+  if (c.a.isNoneOrAbsent(i))
+    return true;
+  auto s = dyn_cast_or_null<StringAttr>(c.a.scalar(i));
+  StringRef name = s ? s.getValue() : StringRef();
+  name.consume_front("torch.");
+  MLIRContext *ctx = c.ctx;
+  t = llvm::StringSwitch<Type>(name)
+          .Cases({"float32", "float"}, Float32Type::get(ctx))
+          .Cases({"float64", "double"}, Float64Type::get(ctx))
+          .Cases({"float16", "half"}, Float16Type::get(ctx))
+          .Case("bfloat16", BFloat16Type::get(ctx))
+          .Cases({"int64", "long"}, IntegerType::get(ctx, 64))
+          .Cases({"int32", "int"}, IntegerType::get(ctx, 32))
+          .Cases({"int16", "short"}, IntegerType::get(ctx, 16))
+          .Case("int8", IntegerType::get(ctx, 8))
+          .Case("uint8", IntegerType::get(ctx, 8, IntegerType::Unsigned))
+          .Case("bool", IntegerType::get(ctx, 1))
+          .Default(Type());
+  if (!t)
+    return c.err("argument #", i, " (", what,
+                 ") must be None or a dtype such as \"torch.float32\"");
+  return true;
+}
+
+
 /// sum/mean/amax(self, dim, keepdim, dtype): `dim` None reduces all; for sum
 /// and mean an empty list does too, as in PyTorch.
 template <ReduceDtype R> INFER(inferReduce) {
@@ -650,21 +679,46 @@ template <ReduceDtype R> INFER(inferReduce) {
         r.push_back(s[i]);
       else if (keep)
         r.push_back(1);
+    // dtype= casts the input first, as PyTorch does.
+    Type dtype;
+    if (R != ReduceDtype::Same && !dtypeArg(c, 3, "dtype", dtype))
+      return false;
+    if (dtype)
+      elt = dtype;
     if (R == ReduceDtype::Float && !isFloatLike(elt))
-      return c.err("mean needs a floating point input, got ", elt);
-    if (R == ReduceDtype::Sum && category(elt) <= 1)
+      return c.err("mean needs a floating point input or dtype, got ", elt);
+    if (R == ReduceDtype::Sum && !dtype && category(elt) <= 1)
       elt = c.i64();
     return c.push(r, elt);
   });
 }
 
-INFER(inferSoftmax) { // softmax/log_softmax(self, dim, dtype=None)
+/// _to_copy(self, dtype=None, layout, device, pin_memory, non_blocking,
+/// memory_format): a copy of self's shape in `dtype` (self's when None);
+/// the device and layout arguments are the runtime's business.
+INFER(inferToCopy) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    Type dtype;
+    if (!dtypeArg(c, 1, "dtype", dtype))
+      return false;
+    return c.push(s, dtype ? dtype : elt);
+  });
+}
+
+/// softmax/log_softmax(self, dim, dtype=None): dtype= casts the input
+/// first, as PyTorch does, and must be floating.
+INFER(inferSoftmax) {
   CALL;
   return onRanked(c, "self", [&](Shape &s, Type elt) {
     int64_t d;
-    if (!c.intArg(1, "dim", d) || !c.dim(d, s.size(), "dim"))
+    Type dtype;
+    if (!c.intArg(1, "dim", d) || !c.dim(d, s.size(), "dim") ||
+        !dtypeArg(c, 2, "dtype", dtype))
       return false;
-    return c.push(s, isFloatLike(elt) ? elt : c.f32());
+    if (dtype && !isFloatLike(dtype))
+      return c.err("dtype must be floating, got ", dtype);
+    return c.push(s, dtype ? dtype : isFloatLike(elt) ? elt : c.f32());
   });
 }
 
@@ -1486,34 +1540,6 @@ template <bool AllowProbabilities> INFER(inferLoss) {
 }
 
 //===--- Backward ops of the joint training graph -------------------------===//
-
-/// A ScalarType argument as the exporters print it ("torch.float32"; the
-/// bare name works too); None gives a null type.
-static bool dtypeArg(Call &c, unsigned i, const char *what, Type &t) {
-  t = {};
-  if (c.a.isNoneOrAbsent(i))
-    return true;
-  auto s = dyn_cast_or_null<StringAttr>(c.a.scalar(i));
-  StringRef name = s ? s.getValue() : StringRef();
-  name.consume_front("torch.");
-  MLIRContext *ctx = c.ctx;
-  t = llvm::StringSwitch<Type>(name)
-          .Cases({"float32", "float"}, Float32Type::get(ctx))
-          .Cases({"float64", "double"}, Float64Type::get(ctx))
-          .Cases({"float16", "half"}, Float16Type::get(ctx))
-          .Case("bfloat16", BFloat16Type::get(ctx))
-          .Cases({"int64", "long"}, IntegerType::get(ctx, 64))
-          .Cases({"int32", "int"}, IntegerType::get(ctx, 32))
-          .Cases({"int16", "short"}, IntegerType::get(ctx, 16))
-          .Case("int8", IntegerType::get(ctx, 8))
-          .Case("uint8", IntegerType::get(ctx, 8, IntegerType::Unsigned))
-          .Case("bool", IntegerType::get(ctx, 1))
-          .Default(Type());
-  if (!t)
-    return c.err("argument #", i, " (", what,
-                 ") must be None or a dtype such as \"torch.float32\"");
-  return true;
-}
 
 /// _log_softmax(self, dim, half_to_float): half_to_float (CUDA's f16 in,
 /// f32 out) is only defined for an f16 input.

@@ -37,7 +37,7 @@ enum class ReduceDtype { Same, Float, Sum };
 // The table takes the addresses of the template ones without seeing their
 // definitions: each instantiation a row names is also in the list of
 // explicit instantiations at the end of OpInference.cpp.
-InferSig inferWhere, inferDiv, inferSameAsFirst, inferDropout;
+InferSig inferWhere, inferDiv, inferSameAsFirst, inferDropout, inferToCopy;
 template <unsigned N, EltRule R = EltRule::Promote> InferSig inferElementwise;
 
 // Linear algebra

@@ -224,6 +224,8 @@ traceir::buildExecutable(GraphOp graph, Device device,
   }
   unsigned pyIndex = 0;
   SmallVector<ResultAlias, 4> aliases;
+  // The ops without a kernel on the device, each with its locations.
+  std::vector<std::pair<std::string, std::vector<std::string>>> missing;
   for (Operation &op : block) {
     if (auto ret = dyn_cast<RetOp>(op)) {
       for (Value v : ret.getOperands())
@@ -273,10 +275,17 @@ traceir::buildExecutable(GraphOp graph, Device device,
       }
     }
     ++pyIndex;
-    if (!fn)
-      return buildError(
-          "no kernel for op '" + py.getOpName() + "' on " + device.str() +
-          (info.location.empty() ? "" : " (at " + info.location + ")"));
+    if (!fn) {
+      // Every op without a kernel is reported at once, not the first alone.
+      auto it = llvm::find_if(missing, [&](const auto &m) {
+        return m.first == py.getOpName();
+      });
+      if (it == missing.end())
+        it = missing.insert(missing.end(), {py.getOpName().str(), {}});
+      if (!info.location.empty())
+        it->second.push_back(info.location);
+      continue;
+    }
     instr.fn = fn;
     instr.op = exe->ops.size();
     instr.argBegin = exe->args.size();
@@ -320,6 +329,21 @@ traceir::buildExecutable(GraphOp graph, Device device,
     instr.numResults = py->getNumResults();
     exe->ops.push_back(std::move(info));
     exe->instrs.push_back(instr);
+  }
+  if (!missing.empty()) {
+    // no kernel for op 'a' on cpu (at f.py:3:0), nor for 'b' (at f.py:5:0,
+    // f.py:9:0)
+    std::string message;
+    for (const auto &[name, locations] : missing) {
+      message += message.empty() ? "no kernel for op '" + name + "' on " +
+                                       device.str()
+                                 : ", nor for '" + name + "'";
+      for (size_t i = 0; i < locations.size(); ++i)
+        message += (i ? ", " : " (at ") + locations[i];
+      if (!locations.empty())
+        message += ")";
+    }
+    return buildError(message);
   }
   exe->numSlots = slotOf.size();
 

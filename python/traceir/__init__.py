@@ -30,7 +30,8 @@ from ._traceir import TraceIRError
 from .ir import Graph, Node, Value, TensorType
 
 __all__ = ["Module", "Graph", "Node", "Value", "TensorType", "CompiledGraph", "Profile", "TraceIRError", "compile", "from_torch",
-           "import_anf", "load_executable", "profile", "set_num_threads", "num_threads"]
+           "import_anf", "load_executable", "profile", "set_num_threads", "num_threads",
+           "supported_ops", "check"]
 
 HAS_COMPILER = _traceir.HAS_COMPILER
 
@@ -575,6 +576,29 @@ def profile(path=None):
         global _current_profile
         if _current_profile is p:
             p.stop()
+
+
+def supported_ops(device="cpu"):
+    """The ops (PyTorch's ATen names) this runtime has a kernel for on
+    `device` ("cpu" or "cuda"), sorted: what a graph's calls may be for
+    compile(module, device) to run it. The CUDA kernels are compiled and
+    tested on the host in every build with CUDA; none has run on a GPU yet."""
+    return list(_traceir.kernel_ops(device))
+
+
+def check(model, args, kwargs=None, device="cpu", method="export"):
+    """The gaps compile(from_torch(model, args), device) would meet, without
+    compiling: {op: [locations]} for every call of the imported graph that
+    has no kernel on `device`, in graph order ({} when all of it runs).
+    Import errors raise as from_torch's do."""
+    module = from_torch(model, args, kwargs, method=method)
+    ops = set(supported_ops(device))
+    gaps = {}
+    for graph in module.graphs:
+        for node in graph.nodes:
+            if node.op == "pyop" and node.target not in ops:
+                gaps.setdefault(node.target, []).append(node.location)
+    return gaps
 
 
 def from_torch(model, args, kwargs=None, method="export", decompose=False):

@@ -112,6 +112,60 @@ def flat_call_args(values, what):
     return out
 
 
+def decomposed_form(op, args, results, used):
+    """Calls the registry has no op for, as the registry's ops: the
+    decomposed (core ATen) forms torch.export's run_decompositions() emits,
+    and the tensor-list ops both importers meet (chunk, split, unbind), each
+    piece a view of its input. `args` are the call's arguments as built,
+    `results` its example results, `used` the indices of the results read.
+    Returns a list of (op, args, results) calls and a function from their
+    first results (Values) to the node's value (a list for a list op), or
+    None to keep the op as it is."""
+    one = lambda names: names[0]  # noqa: E731
+    if op == "convolution" and not args[6] and len(results[0].shape) == 4:
+        # (input, weight, bias, stride, padding, dilation, transposed,
+        #  output_padding, groups) -> conv2d without the transposed pair.
+        return [("conv2d", args[:6] + [args[8]], results)], one
+    if op in ("_softmax", "_log_softmax") and not args[2]:
+        return [(op[1:], args[:2], results)], one
+    if op == "max_pool2d_with_indices" and used <= {0}:
+        return [("max_pool2d", args, results[:1])], lambda names: [names[0], None]
+    if op == "_native_batch_norm_legit_no_training" and used <= {0}:
+        # (input, weight, bias, running_mean, running_var, momentum, eps)
+        x, wgt, b, rm, rv, momentum, eps = args
+        return ([("batch_norm", [x, wgt, b, rm, rv, False, momentum, eps, False], results[:1])],
+                lambda names: [names[0], None, None])
+    if op in ("split_with_sizes", "split", "chunk") and len(results) >= 1:
+        # Each piece is a view: narrow(self, dim, start, length), its
+        # length the example piece's (chunk's last piece may be short).
+        self_ = args[0]
+        dim = args[2] if len(args) > 2 else 0
+        calls, start = [], 0
+        for r in results:
+            size = r.shape[dim]
+            calls.append(("narrow", [self_, dim, start, size], [r]))
+            start += size
+        return calls, list
+    if op == "unbind":
+        dim = args[1] if len(args) > 1 else 0
+        return [("select", [args[0], dim, i], [r]) for i, r in enumerate(results)], list
+    if op == "lift_fresh_copy":
+        return [("clone", args[:1], results)], one
+    if op in ("detach", "detach_"):
+        return [], lambda names: args[0]  # autograd metadata only
+    if op in ("to", "type_as", "_to_copy") and isinstance(args[0], Value) and results:
+        # to(dtype), to(device, dtype), to(other), type_as(other): PyTorch
+        # returns self itself when nothing changes (copy=False), else a copy
+        # in the result's dtype. A flag set after the dtype (copy=True, or a
+        # non_blocking this cannot tell from it) makes a copy: the same values.
+        dtype = results[0].dtype
+        copy = op == "_to_copy" or (op == "to" and any(a is True for a in args[2:]))
+        if dtype == args[0].dtype and not copy:
+            return [], lambda names: args[0]
+        return [("_to_copy", [args[0], dtype], results)], one
+    return None
+
+
 def input_names(fn, args, kwargs):
     """The forward arguments' names for the flattened tensor inputs: `x`,
     or `hidden.0`, `hidden.1` for the leaves of a tuple argument."""

@@ -12,8 +12,8 @@ prim::NumToTensor, aten::Int) folds to constants: shapes are static.
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
-from ._import_common import GraphBuilder, fail, flat_call_args, input_names, jit_location, \
-    quiet_export
+from ._import_common import GraphBuilder, decomposed_form, fail, flat_call_args, input_names, \
+    jit_location, quiet_export
 from .ir import Value
 
 # TorchScript records convolutions as aten::_convolution; TraceIR's registry
@@ -28,6 +28,29 @@ def _convolution_as_conv2d(args, results):
 
 REWRITES = {"_convolution": _convolution_as_conv2d}
 FOLDED = {"aten::size", "aten::Int", "prim::NumToTensor", "aten::ScalarImplicit"}
+
+
+# c10::ScalarType's values, which TorchScript records a `dtype` argument as
+# (an int): the exporters and the registry name dtypes ("torch.float64").
+_SCALAR_TYPES = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+                 torch.float16, torch.float32, torch.float64, torch.complex32,
+                 torch.complex64, torch.complex128, torch.bool, torch.qint8,
+                 torch.quint8, torch.qint32, torch.bfloat16]
+
+
+class _Folded:
+    """A 0-d tensor that size arithmetic or constant construction folded
+    (torch.tensor(0.5), x.size(0) // 2 before aten::Int): a Python number
+    where a number is read, a constant of its own dtype where a tensor is."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+        self.value = None  # its trace.constant, made on first use as a tensor
+
+
+def _is_tensor_type(t):
+    return isinstance(t, torch._C.TensorType) or (
+        isinstance(t, torch._C.OptionalType) and isinstance(t.getElementType(), torch._C.TensorType))
 
 
 def _is_tensor(v):
@@ -85,6 +108,26 @@ def import_traced(model, args, kwargs):
     def get(v):
         return env[v.unique()]
 
+    def as_arg(built, spec_type, node):
+        """An input as built, for an argument of TorchScript type
+        `spec_type`: a folded 0-d tensor becomes a constant where a tensor
+        is taken and a number elsewhere; an int given for a ScalarType is
+        that dtype."""
+        if isinstance(built, _Folded):
+            if not _is_tensor_type(spec_type):
+                return built.tensor.item()
+            if built.value is None:
+                built.value = b.constant(built.tensor, location=jit_location(node, b.here))
+            return built.value
+        if isinstance(built, (list, tuple)) and isinstance(spec_type, torch._C.ListType):
+            elem = spec_type.getElementType()
+            return type(built)(as_arg(x, elem, node) for x in built)
+        # A schema's real type says ScalarType where TorchScript's says int.
+        if "ScalarType" in str(spec_type) and isinstance(built, int) \
+                and not isinstance(built, bool) and 0 <= built < len(_SCALAR_TYPES):
+            return _SCALAR_TYPES[built]
+        return built
+
     for node in graph.nodes():
         kind = node.kind()
         outs = list(node.outputs())
@@ -109,7 +152,8 @@ def import_traced(model, args, kwargs):
         elif kind in ("prim::ListConstruct", "prim::TupleConstruct"):
             items = [get(i) for i in node.inputs()]
             make = list if kind == "prim::ListConstruct" else tuple
-            env[outs[0].unique()] = (make(i[0] for i in items), make(i[1] for i in items))
+            built = [as_arg(i[0], x.type(), node) for i, x in zip(items, node.inputs())]
+            env[outs[0].unique()] = (make(built), make(i[1] for i in items))
         elif kind in ("prim::ListUnpack", "prim::TupleUnpack"):
             built, vals = get(node.input())
             for o, s, v in zip(outs, built, vals):
@@ -128,8 +172,8 @@ def import_traced(model, args, kwargs):
             # shapes make it a constant.
             res = _run(node, [get(i)[1] for i in node.inputs()], fold=True)
             if isinstance(res, torch.Tensor) and res.dim() == 0:
-                res = res.item()
-            if isinstance(res, torch.Tensor):
+                env[outs[0].unique()] = (_Folded(res), res)
+            elif isinstance(res, torch.Tensor):
                 env[outs[0].unique()] = (b.constant(res, location=jit_location(node, b.here)),
                                          res)
             else:
@@ -137,23 +181,38 @@ def import_traced(model, args, kwargs):
         elif kind.startswith("aten::"):
             op = kind.split("::", 1)[1]
             ins = [get(i) for i in node.inputs()]
-            example = [i[1] for i in ins]
+            specs = [spec.real_type for spec in torch._C.parse_schema(node.schema()).arguments]
+            example = [i[1].item() if isinstance(i[0], _Folded) and not _is_tensor_type(t)
+                       else i[1] for i, t in zip(ins, specs)]
             results = _run(node, example, fold=False)
             results = list(results) if isinstance(results, (tuple, list)) else [results]
-            call_args = [i[0] for i in ins]
+            call_args = [as_arg(i[0], t, node) for i, t in zip(ins, specs)]
             rewrite = REWRITES.get(op)
             if rewrite and (r := rewrite(call_args, results)):
                 op, call_args = r
             what = f"op '{op}'"
+            flat = flat_call_args(call_args, what)
+            loc, label = jit_location(node, b.here), outs[0].debugName()
             # Nodes keep fx-style names (the op's); errors name TorchScript's value.
-            built = b.call(op, flat_call_args(call_args, what), results,
-                           jit_location(node, b.here), label=outs[0].debugName())
-            for o, s, v in zip(outs, built, results):
-                env[o.unique()] = (s, v)
+            rewritten = decomposed_form(op, flat, results, set(range(len(results))))
+            if rewritten is not None:
+                calls, pick = rewritten
+                built = pick([b.call(o, a, r, loc, label=label)[0] for o, a, r in calls])
+            else:
+                built = b.call(op, flat, results, loc, label=label)
+            if len(outs) == 1 and isinstance(outs[0].type(), torch._C.ListType):
+                # A tensor list (chunk, split): prim::ListUnpack takes it apart.
+                env[outs[0].unique()] = (built, results)
+            elif len(outs) == 1 and isinstance(built, Value):
+                env[outs[0].unique()] = (built, results[0])
+            else:
+                for o, s, v in zip(outs, built, results):
+                    env[o.unique()] = (s, v)
         else:
             fail(f"cannot import the TorchScript node {kind} (method='jit')")
     ret = list(graph.return_node().inputs())[0]
     built, vals = get(ret)
+    built = as_arg(built, ret.type(), graph.return_node())
     flat, out_spec = tree_flatten(built)
     if not all(isinstance(v, Value) for v in flat):
         fail("the traced model returns something other than tensors")

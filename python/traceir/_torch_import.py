@@ -18,8 +18,8 @@ import operator
 import torch
 from torch.utils._pytree import tree_flatten
 
-from ._import_common import GraphBuilder, fail, flat_call_args, fx_location, input_names, \
-    quiet_export
+from ._import_common import GraphBuilder, decomposed_form, fail, flat_call_args, fx_location, \
+    input_names, quiet_export
 from .ir import Value
 
 
@@ -42,37 +42,6 @@ def _schema_positional(target, args, kwargs):
         else:
             break
     return out
-
-
-def _decomposed_form(op, args, results, used):
-    """The decomposed (core ATen) forms torch.export's run_decompositions()
-    emits, as the registry's ops: a list of (op, args, results) calls and a
-    function from their first results (Values) to the node's value; None to
-    keep the op as it is."""
-    one = lambda names: names[0]  # noqa: E731
-    if op == "convolution" and not args[6] and len(results[0].shape) == 4:
-        # (input, weight, bias, stride, padding, dilation, transposed,
-        #  output_padding, groups) -> conv2d without the transposed pair.
-        return [("conv2d", args[:6] + [args[8]], results)], one
-    if op in ("_softmax", "_log_softmax") and not args[2]:
-        return [(op[1:], args[:2], results)], one
-    if op == "max_pool2d_with_indices" and used <= {0}:
-        return [("max_pool2d", args, results[:1])], lambda names: [names[0], None]
-    if op == "_native_batch_norm_legit_no_training" and used <= {0}:
-        # (input, weight, bias, running_mean, running_var, momentum, eps)
-        x, wgt, b, rm, rv, momentum, eps = args
-        return ([("batch_norm", [x, wgt, b, rm, rv, False, momentum, eps, False], results[:1])],
-                lambda names: [names[0], None, None])
-    if op == "split_with_sizes":
-        # Each piece is a view: narrow(self, dim, start, length).
-        self_, sizes = args[0], args[1]
-        dim = args[2] if len(args) > 2 else 0
-        calls, start = [], 0
-        for size, r in zip(sizes, results):
-            calls.append(("narrow", [self_, dim, start, size], [r]))
-            start += size
-        return calls, list
-    return None
 
 
 _OP_NAMES = {}  # OpOverload -> its op name ("linear")
@@ -122,7 +91,7 @@ def build_fx_graph(b, graph, placeholders, out_node_args):
         results = list(val) if isinstance(val, (tuple, list)) else [val]
         loc = fx_location(node, b.here)
         used = {u.args[1] for u in node.users if u.target is operator.getitem}
-        rewritten = _decomposed_form(op, args, results, used)
+        rewritten = decomposed_form(op, args, results, used)
         if rewritten is not None:
             calls, pick = rewritten
             names = [b.call(o, a, r, loc, node.name)[0] for o, a, r in calls]

@@ -553,3 +553,18 @@ trace.graph @left_random(%q: tensor<2x3x4xf32>, %x: tensor<3x1x2xf32>, %h: tenso
   %2:3 = pyop "lstm"(%x, %h1, %h1, %w0, %u0, False, 1, 0.5, True, False, False) : (tensor<3x1x2xf32>, tensor<1x1x2xf32>, tensor<1x1x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>) -> (tensor<3x1x2xf32>, tensor<1x1x2xf32>, tensor<1x1x2xf32>)
   ret %0, %1#0, %2#0 : tensor<2x3x4xf32>, tensor<3x1x2xf32>, tensor<3x1x2xf32>
 }
+
+// -----
+
+// _to_copy converts each element as .to(dtype) does: fptosi truncates, a
+// float is True where it is not 0, bool widens unsigned.
+// CHECK-LABEL: func.func @to_copy(
+// CHECK: arith.fptosi %{{.*}} : f32 to i64
+// CHECK: arith.cmpf une, %{{.*}}, %{{.*}} : f32
+// CHECK: arith.uitofp %{{.*}} : i1 to f16
+trace.graph @to_copy(%x: tensor<4xf32>, %b: tensor<4xi1>) -> (tensor<4xi64>, tensor<4xi1>, tensor<4xf16>) {
+  %0 = pyop "_to_copy"(%x, "torch.int64") : (tensor<4xf32>) -> tensor<4xi64>
+  %1 = pyop "_to_copy"(%x, "torch.bool") : (tensor<4xf32>) -> tensor<4xi1>
+  %2 = pyop "_to_copy"(%b, "torch.float16") : (tensor<4xi1>) -> tensor<4xf16>
+  ret %0, %1, %2 : tensor<4xi64>, tensor<4xi1>, tensor<4xf16>
+}

@@ -702,3 +702,26 @@ def test_hardtanh():
     text, inputs = op_graph("hardtanh", [x, 2.0, 1.0], [x])
     with pytest.raises(RunError, match="min_val cannot be greater than max_val"):
         run_graph(text, inputs)
+
+
+@pytest.mark.parametrize("src,dst", [
+    (torch.float32, torch.int64), (torch.float32, torch.bool), (torch.float32, torch.float16),
+    (torch.float64, torch.bfloat16), (torch.int64, torch.float32), (torch.int64, torch.int8),
+    (torch.bool, torch.float32), (torch.int32, torch.int64),
+], ids=str)
+def test_to_copy(src, dst):
+    # As .to(dtype): floats truncate toward zero into integers, any nonzero
+    # (NaN too) is True, integers wrap into narrower ones.
+    x = torch.tensor([-2.75, -0.5, 0.0, 0.25, 3.5, 130.0, -129.0, float("nan")])
+    if not src.is_floating_point:
+        x = x.nan_to_num(0).to(torch.int64)
+    x = x.to(src)
+    if dst in (torch.int64, torch.int8) and src.is_floating_point:
+        x = x[:-1]  # NaN to an integer is undefined in C++ and in PyTorch
+    want = x.to(dst)
+    outputs, _ = run_graph(*op_graph("_to_copy", [x, str(dst)], [want]))
+    assert outputs[0].dtype == dst
+    torch.testing.assert_close(outputs[0], want, rtol=0, atol=0, equal_nan=True)
+    # dtype=None keeps the dtype; a strided input copies to a contiguous one.
+    y = torch.arange(6).reshape(2, 3).to(src)
+    check_op("_to_copy", [Transposed(y)], y)

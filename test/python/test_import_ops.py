@@ -61,6 +61,18 @@ CASES = {
     "attention": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
                   (r(2, 3, 5, 8), r(2, 3, 5, 8), r(2, 3, 5, 8))),
     "unflatten": (lambda a: a.unflatten(1, (2, 3)) + 1, (r(4, 6),)),
+    # Tensor lists: each piece a view (narrow, select); chunk's last is short.
+    "chunk_split_unbind": (lambda a: sum(a.chunk(3, 1)[i].sum(1) for i in range(3))
+                           + torch.split(a, [2, 5], -1)[1].sum(1) + a.split(2, 0)[1].sum()
+                           + a.unbind(0)[2].sum(), (r(3, 7),)),
+    # dtype= arguments (torch.jit.trace records them as ints).
+    "dtype_arguments": (lambda a: F.softmax(a, -1, dtype=torch.float64)
+                        + a.sum(-1, keepdim=True, dtype=torch.float64)
+                        + a.mean(0, dtype=torch.float64), (r(3, 4),)),
+    # Conversions, and a 0-d tensor made from constants.
+    "to_and_constants": (lambda a: torch.where(a > 0, a, torch.tensor(0.5))
+                         + a.to(torch.int64).to(a.dtype) + a.double().float()
+                         + (a > 0).to(torch.float32) + a.type_as(a), (r(3, 4),)),
 }
 
 
@@ -139,3 +151,29 @@ def test_constants_of_every_dtype(case, method):
         ph = [n.name for n in torch.export.export(model, (x,)).graph.nodes if n.op == "placeholder"]
         assert consts[0].name in ph
     torch.testing.assert_close(traceir.compile(m, device=DEVICE)(x), model(x))
+
+
+class Gaps(torch.nn.Module):
+    def forward(self, x):
+        return torch.cumsum(x, 0).roll(1) + torch.cumsum(x, 1)
+
+
+def test_check_and_compile_report_every_missing_op_at_once():
+    x = r(3, 4)
+    gaps = traceir.check(Gaps(), (x,))
+    assert list(gaps) == ["cumsum", "roll"], gaps
+    assert len(gaps["cumsum"]) == 2 and all("test_import_ops.py" in loc for loc in gaps["cumsum"])
+    m = traceir.from_torch(Gaps(), (x,))
+    with pytest.raises(traceir.TraceIRError,
+                       match=r"no kernel for op 'cumsum' on cpu \(at .*test_import_ops.py:\d+.*, "
+                             r".*test_import_ops.py:\d+.*\), nor for 'roll' \(at "):
+        traceir.compile(m)
+    assert traceir.check(Fn(lambda a: a.relu()), (x,)) == {}
+
+
+def test_supported_ops():
+    ops = traceir.supported_ops("cpu")
+    assert ops == sorted(ops) and {"add", "_to_copy", "mm", "conv2d"} <= set(ops)
+    assert "cumsum" not in ops
+    with pytest.raises(traceir.TraceIRError, match="device must be 'cpu' or 'cuda', got 'tpu'"):
+        traceir.supported_ops("tpu")

@@ -79,6 +79,9 @@ void setNumThreads(int n);
 int numThreads();
 /// "OpenBLAS" or "portable".
 std::string gemmBackend();
+/// The ops with a kernel on `device` ("cpu" or "cuda") in this runtime,
+/// sorted; none on cuda in a runtime built without CUDA.
+Result<std::vector<std::string>> kernelOps(const std::string &device);
 
 /// A trace.graph built for one device, with its parameters loaded.
 class Executable {

@@ -118,6 +118,10 @@ template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
     run(c, EwOp::Hardtanh, 1, c.result(0), lo, hi);
   }
   static void clone(KernelContext &c) { run(c, EwOp::Copy, 1, c.result(0)); }
+  // _to_copy: the store converts to the result's dtype, as a cast does.
+  static void _to_copy(KernelContext &c) {
+    run(c, EwOp::Copy, 1, c.result(0));
+  }
   // copy_(self, src) and fill_(self, value): out = argument 1.
   static void copy_(KernelContext &c) { run(c, EwOp::Copy, 2, self(c)); }
   static void fill_(KernelContext &c) { run(c, EwOp::Copy, 2, self(c)); }

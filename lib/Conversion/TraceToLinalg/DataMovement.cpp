@@ -196,6 +196,27 @@ LogicalResult IdentityLowering::lower(const Call &call,
   return success();
 }
 
+/// _to_copy: castElement is `.to(dtype)`'s conversion of one element.
+LogicalResult ConvertLowering::lower(const Call &call,
+                                     PatternRewriter &rewriter,
+                                     std::string &why) const {
+  if (call.tensorType(0).getShape() != call.resultType.getShape())
+    return fail(why, "result shape differs from the input's");
+  Type elt = call.resultElt();
+  // arith takes signless integers only, and castElement reads them signed.
+  for (Type t : {call.tensorType(0).getElementType(), elt})
+    if (t.isUnsignedInteger())
+      return fail(why, "a conversion from or to uint8");
+  rewriter.replaceOp(call.op,
+                     buildElementwise(rewriter, call.op.getLoc(),
+                                      call.resultType, {call.tensor(0)},
+                                      [&](OpBuilder &b, Location l,
+                                          ValueRange a) {
+                                        return castElement(b, l, a[0], elt);
+                                      }));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Embedding (a gather)
 //===----------------------------------------------------------------------===//

@@ -601,15 +601,22 @@ def check(model, args, kwargs=None, device="cpu", method="export"):
     return gaps
 
 
-def from_torch(model, args, kwargs=None, method="export", decompose=False):
+def from_torch(model, args, kwargs=None, method="export", decompose=None):
     """Imports a torch.nn.Module called on `args` as a TraceIR Module:
     torch.export (method="export", the default) or torch.jit.trace
     (method="jit"). Parameters and buffers become trace.param arguments by
     their state_dict names, tensor constants trace.constant, inputs take the
     forward arguments' names, outputs are returned flat (and re-nested when
-    the compiled graph is called). With decompose=True the exported program
-    is first decomposed to core ATen (ExportedProgram.run_decompositions()),
-    whose forms (convolution, _softmax, split_with_sizes, ...) map onto the
-    registry's ops where they can."""
+    the compiled graph is called).
+
+    decompose=None (the default): when the exported graph calls an op
+    TraceIR has no kernel for, it is decomposed with PyTorch's core ATen
+    decompositions, except for the ops TraceIR runs whole (linear,
+    scaled_dot_product_attention, layer_norm, lstm, ...). decompose=True
+    decomposes everything to core ATen (ExportedProgram.run_decompositions()),
+    decompose=False nothing. Decomposed forms (convolution, _softmax,
+    split_with_sizes, ...) map onto the registry's ops where they can; an op
+    left without a kernel stays a pyop, and compile() names all of them
+    (check() lists them without compiling)."""
     from ._torch_import import import_model
     return import_model(model, args, kwargs, method, decompose)

@@ -112,6 +112,12 @@ def flat_call_args(values, what):
     return out
 
 
+# The ops decomposed_form rewrites (where its conditions hold).
+IMPORT_FORMS = {"convolution", "_softmax", "_log_softmax", "max_pool2d_with_indices",
+                "_native_batch_norm_legit_no_training", "split_with_sizes", "split", "chunk",
+                "unbind", "lift_fresh_copy", "detach", "detach_", "to", "type_as", "_to_copy"}
+
+
 def decomposed_form(op, args, results, used):
     """Calls the registry has no op for, as the registry's ops: the
     decomposed (core ATen) forms torch.export's run_decompositions() emits,

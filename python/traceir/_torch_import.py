@@ -18,8 +18,9 @@ import operator
 import torch
 from torch.utils._pytree import tree_flatten
 
-from ._import_common import GraphBuilder, decomposed_form, fail, flat_call_args, fx_location, \
-    input_names, quiet_export
+from ._import_common import IMPORT_FORMS, GraphBuilder, decomposed_form, fail, flat_call_args, \
+    fx_location, input_names, quiet_export
+from ._traceir import kernel_ops
 from .ir import Value
 
 
@@ -110,10 +111,36 @@ def build_fx_graph(b, graph, placeholders, out_node_args):
     return outputs
 
 
-def import_exported(model, args, kwargs, decompose=False):
+def _keep_table(supported):
+    """torch.export's core ATen decompositions less those of the ops
+    TraceIR runs itself (linear, scaled_dot_product_attention, lstm,
+    layer_norm, ...), which stay whole."""
+    table = torch.export.default_decompositions()
+    for op in list(table):
+        if op.name().split("::", 1)[-1].split(".", 1)[0] in supported:
+            del table[op]
+    return table
+
+
+def _unsupported(ep, supported):
+    """Whether a call of the exported graph is neither an op with a kernel
+    nor one the importer rewrites (decomposed_form)."""
+    return any(n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
+               and _op_name(n.target) not in supported and _op_name(n.target) not in IMPORT_FORMS
+               and not _op_name(n.target).startswith("_assert")
+               for n in ep.graph.nodes)
+
+
+def import_exported(model, args, kwargs, decompose=None):
     ep = quiet_export(lambda: torch.export.export(model, tuple(args), kwargs or {}))
     if decompose:
         ep = quiet_export(ep.run_decompositions)
+    elif decompose is None:
+        # Only a graph with an op TraceIR lacks pays for decomposing, and
+        # then the ops it has stay whole.
+        supported = set(kernel_ops("cpu"))
+        if _unsupported(ep, supported):
+            ep = quiet_export(lambda: ep.run_decompositions(_keep_table(supported)))
     sig = ep.graph_signature
     state = {**dict(model.named_parameters(remove_duplicate=False)),
              **dict(model.named_buffers(remove_duplicate=False))}
@@ -175,7 +202,7 @@ def import_joint(model, args, loss_index=0):
     return b.finish(outputs, params, None)
 
 
-def import_model(model, args, kwargs, method, decompose=False):
+def import_model(model, args, kwargs, method, decompose=None):
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"from_torch() takes a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(args, tuple):

@@ -155,18 +155,18 @@ def test_constants_of_every_dtype(case, method):
 
 class Gaps(torch.nn.Module):
     def forward(self, x):
-        return torch.cumsum(x, 0).roll(1) + torch.cumsum(x, 1)
+        return torch.cumsum(x, 0).flip(1) + torch.cumsum(x, 1)  # core ATen ops
 
 
 def test_check_and_compile_report_every_missing_op_at_once():
     x = r(3, 4)
     gaps = traceir.check(Gaps(), (x,))
-    assert list(gaps) == ["cumsum", "roll"], gaps
+    assert list(gaps) == ["cumsum", "flip"], gaps
     assert len(gaps["cumsum"]) == 2 and all("test_import_ops.py" in loc for loc in gaps["cumsum"])
     m = traceir.from_torch(Gaps(), (x,))
     with pytest.raises(traceir.TraceIRError,
                        match=r"no kernel for op 'cumsum' on cpu \(at .*test_import_ops.py:\d+.*, "
-                             r".*test_import_ops.py:\d+.*\), nor for 'roll' \(at "):
+                             r".*test_import_ops.py:\d+.*\), nor for 'flip' \(at "):
         traceir.compile(m)
     assert traceir.check(Fn(lambda a: a.relu()), (x,)) == {}
 
@@ -177,3 +177,20 @@ def test_supported_ops():
     assert "cumsum" not in ops
     with pytest.raises(traceir.TraceIRError, match="device must be 'cpu' or 'cuda', got 'tpu'"):
         traceir.supported_ops("tpu")
+
+
+def test_default_import_decomposes_only_what_lacks_a_kernel():
+    # silu, glu and addcmul have no kernel: PyTorch's decompositions make
+    # them sigmoid, mul, narrow, add; linear, which has one, stays whole.
+    model = Fn(lambda a, w: F.silu(F.linear(a, w))[:, :3] + F.glu(a, -1)
+               + torch.addcmul(a[:, :3], a[:, 3:], a[:, 3:], value=0.5))
+    args = (r(2, 6), r(6, 6))
+    m = traceir.from_torch(model, args)
+    ops = {n.target for n in m.graphs[0].nodes if n.op == "pyop"}
+    assert "linear" in ops and not ops & {"silu", "glu", "addcmul"}, ops
+    exe = traceir.compile(m.run_passes("free-dead-tensors"), device=DEVICE)
+    torch.testing.assert_close(exe(*args), model(*args), rtol=1e-4, atol=1e-5)
+    # decompose=False keeps the calls as they are; check() names the gaps.
+    kept = traceir.from_torch(model, args, decompose=False)
+    assert "silu" in {n.target for n in kept.graphs[0].nodes if n.op == "pyop"}
+    assert set(traceir.check(model, args)) == set()

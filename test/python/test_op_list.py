@@ -65,6 +65,8 @@ def source_files():
 EXEMPT = {os.path.join("lib", "Import", "ANFImporter.cpp")}
 
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+# Python's docstrings first, so that an apostrophe in one starts no string.
+_PY_STRING = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|' + _STRING.pattern)
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/|#[^\n]*", re.S)
 
 
@@ -88,15 +90,18 @@ def op_name_lists(text, ops, python):
     # Bracketed spans: blank out comments (keeping line numbers), then
     # match brackets outside strings.
     def blank(m):
+        if m.group(0).startswith(('"""', "'''")):
+            return re.sub(r"[^\n]", " ", m.group(0))  # a docstring names no ops
         return re.sub(r"[^\n]", " ", m.group(0)) if not m.group(0).startswith(("\"", "'")) \
             else m.group(0)
-    pattern = re.compile(_STRING.pattern + "|" + (r"#[^\n]*" if python else
-                                                   r"//[^\n]*|/\*.*?\*/"), re.S)
+    strings = _PY_STRING if python else _STRING
+    pattern = re.compile(strings.pattern + "|" + (r"#[^\n]*" if python else
+                                                  r"//[^\n]*|/\*.*?\*/"), re.S)
     code = pattern.sub(blank, text)
     stack = []
     spans = []
     pos = 0
-    for m in re.finditer(_STRING.pattern + r"|[\[\](){};]", code):
+    for m in re.finditer(strings.pattern + r"|[\[\](){};]", code):
         tok = m.group(0)
         if tok in "([{":
             stack.append([m.start(), False])
@@ -154,3 +159,7 @@ def test_the_scanner_finds_a_list():
     assert op_name_lists(body, ops, False) == []
     py = 'OPS = {"relu": 1, "neg": 2, "exp": 3, "add": 4}  # "sub"\n'
     assert op_name_lists(py, ops, True) == [(1, ["add", "exp", "neg", "relu"])]
+    # An apostrophe in a docstring starts no string that swallows code.
+    doc = 'def f():\n    """f\'s (x) "relu" "neg" "exp" "add"."""\n' \
+          'OPS = ["relu", "neg", "exp", "add"]\n'
+    assert op_name_lists(doc, ops, True) == [(3, ["add", "exp", "neg", "relu"])]

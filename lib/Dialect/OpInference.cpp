@@ -660,7 +660,6 @@ static bool dtypeArg(Call &c, unsigned i, const char *what, Type &t) {
   return true;
 }
 
-
 /// sum/mean/amax(self, dim, keepdim, dtype): `dim` None reduces all; for sum
 /// and mean an empty list does too, as in PyTorch.
 template <ReduceDtype R> INFER(inferReduce) {
@@ -704,6 +703,58 @@ INFER(inferToCopy) {
       return false;
     return c.push(s, dtype ? dtype : elt);
   });
+}
+
+/// The dtype a tensor made from the Python number at argument `i` gets
+/// without a dtype=: bool, int64, or the default float32 (torch.full's).
+static bool numberDtype(Call &c, unsigned i, const char *what, Type &t) {
+  Attribute v = c.a.scalar(i);
+  if (isa_and_nonnull<BoolAttr>(v))
+    t = IntegerType::get(c.ctx, 1);
+  else if (getInt(v))
+    t = c.i64();
+  else if (getNumber(v))
+    t = c.f32();
+  else
+    return c.err("argument #", i, " (", what, ") must be a number");
+  return true;
+}
+
+/// full(size, fill_value, dtype=None, ...): `size` of non-negative dims.
+INFER(inferFull) {
+  CALL;
+  SmallVector<int64_t> size;
+  Type dflt, dtype;
+  if (!c.intList(0, "size", size) || !numberDtype(c, 1, "fill_value", dflt) ||
+      !dtypeArg(c, 2, "dtype", dtype))
+    return false;
+  for (int64_t d : size)
+    if (d < 0)
+      return c.err("size ", shapeStr(size), " has a negative dim");
+  return c.push(size, dtype ? dtype : dflt);
+}
+
+/// full_like(self, fill_value, dtype=None, ...): self's shape, and its
+/// dtype unless dtype= says another.
+INFER(inferFullLike) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    Type dflt, dtype;
+    if (!numberDtype(c, 1, "fill_value", dflt) ||
+        !dtypeArg(c, 2, "dtype", dtype))
+      return false;
+    return c.push(s, dtype ? dtype : elt);
+  });
+}
+
+/// scalar_tensor(s, dtype=None, ...): a 0-d tensor, float32 unless dtype=
+/// says otherwise (even for an int, as torch.scalar_tensor).
+INFER(inferScalarTensor) {
+  CALL;
+  Type dflt, dtype;
+  if (!numberDtype(c, 0, "s", dflt) || !dtypeArg(c, 1, "dtype", dtype))
+    return false;
+  return c.push({}, dtype ? dtype : c.f32());
 }
 
 /// softmax/log_softmax(self, dim, dtype=None): dtype= casts the input

@@ -38,6 +38,8 @@ enum class ReduceDtype { Same, Float, Sum };
 // definitions: each instantiation a row names is also in the list of
 // explicit instantiations at the end of OpInference.cpp.
 InferSig inferWhere, inferDiv, inferSameAsFirst, inferDropout, inferToCopy;
+// Tensors made from scalars
+InferSig inferFull, inferFullLike, inferScalarTensor;
 template <unsigned N, EltRule R = EltRule::Promote> InferSig inferElementwise;
 
 // Linear algebra

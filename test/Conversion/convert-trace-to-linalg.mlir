@@ -568,3 +568,23 @@ trace.graph @to_copy(%x: tensor<4xf32>, %b: tensor<4xi1>) -> (tensor<4xi64>, ten
   %2 = pyop "_to_copy"(%b, "torch.float16") : (tensor<4xi1>) -> tensor<4xf16>
   ret %0, %1, %2 : tensor<4xi64>, tensor<4xi1>, tensor<4xf16>
 }
+
+// -----
+
+// full, full_like and scalar_tensor fill a tensor.empty; an int64 fill
+// value stays exact, a bool one is i1.
+// CHECK-LABEL: func.func @fill(
+// CHECK: %[[F:.*]] = arith.constant -1.500000e+00 : f32
+// CHECK: linalg.fill ins(%[[F]] : f32)
+// CHECK: %[[I:.*]] = arith.constant 9007199254740993 : i64
+// CHECK: linalg.fill ins(%[[I]] : i64)
+// CHECK: arith.constant 3.000000e+00 : f32
+// CHECK: %[[B:.*]] = arith.constant true
+// CHECK: linalg.fill ins(%[[B]] : i1)
+trace.graph @fill(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<4xi64>, tensor<f32>, tensor<2x3xi1>) {
+  %0 = pyop "full_like"(%x, -1.5) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %1 = pyop "full"([4], 9007199254740993) : () -> tensor<4xi64>
+  %2 = pyop "scalar_tensor"(3) : () -> tensor<f32>
+  %3 = pyop "full_like"(%x, True, "torch.bool") : (tensor<2x3xf32>) -> tensor<2x3xi1>
+  ret %0, %1, %2, %3 : tensor<2x3xf32>, tensor<4xi64>, tensor<f32>, tensor<2x3xi1>
+}

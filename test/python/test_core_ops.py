@@ -704,6 +704,26 @@ def test_hardtanh():
         run_graph(text, inputs)
 
 
+def test_full_full_like_scalar_tensor():
+    # Made from scalars alone (no tensor operand); the fill value converts to
+    # the result's dtype as torch.full's does, an int64 exactly.
+    check_op("full", [[2, 3], -1.5], torch.full((2, 3), -1.5))
+    big = 2 ** 53 + 1  # not a double
+    check_op("full", [[4], big], torch.full((4,), big))
+    check_op("full", [[3], True], torch.full((3,), True))
+    check_op("full", [[2, 2], 7, "torch.float16"], torch.full((2, 2), 7, dtype=torch.float16))
+    check_op("full", [[0, 3], 1.0], torch.full((0, 3), 1.0))
+    x = rnd(3, 4)
+    low = torch.finfo(torch.float32).min  # what attention masks fill with
+    check_op("full_like", [x, low], torch.full_like(x, low))
+    check_op("full_like", [x, 2, "torch.int32"], torch.full_like(x, 2, dtype=torch.int32))
+    check_op("scalar_tensor", [3], torch.scalar_tensor(3))
+    check_op("scalar_tensor", [1, "torch.int64"], torch.scalar_tensor(1, dtype=torch.int64))
+    text, _ = op_graph("full", [[2, -1], 1.0], [torch.zeros(2, 1)])
+    with pytest.raises(RunError, match=r"size \[2, -1\] has a negative dim"):
+        run_graph(text, {})
+
+
 @pytest.mark.parametrize("src,dst", [
     (torch.float32, torch.int64), (torch.float32, torch.bool), (torch.float32, torch.float16),
     (torch.float64, torch.bfloat16), (torch.int64, torch.float32), (torch.int64, torch.int8),

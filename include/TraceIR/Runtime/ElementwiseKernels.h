@@ -122,6 +122,16 @@ template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
   static void _to_copy(KernelContext &c) {
     run(c, EwOp::Copy, 1, c.result(0));
   }
+  // full(size, fill_value, ...) and full_like(self, fill_value, ...): out =
+  // argument 1, converted to the result's dtype; scalar_tensor(s, ...):
+  // argument 0.
+  static void full(KernelContext &c) { run(c, EwOp::Copy, 2, c.result(0)); }
+  static void full_like(KernelContext &c) {
+    run(c, EwOp::Copy, 2, c.result(0));
+  }
+  static void scalar_tensor(KernelContext &c) {
+    run(c, EwOp::Copy, 1, c.result(0));
+  }
   // copy_(self, src) and fill_(self, value): out = argument 1.
   static void copy_(KernelContext &c) { run(c, EwOp::Copy, 2, self(c)); }
   static void fill_(KernelContext &c) { run(c, EwOp::Copy, 2, self(c)); }

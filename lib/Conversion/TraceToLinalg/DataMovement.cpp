@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace mlir::trace::trace_to_linalg {
 
@@ -196,6 +197,42 @@ LogicalResult IdentityLowering::lower(const Call &call,
   return success();
 }
 
+/// The fill value converted to the result's element type as the kernels'
+/// store converts it (an int exactly, a float truncated into an integer,
+/// nonzero as true).
+LogicalResult FillLowering::lower(const Call &call, PatternRewriter &rewriter,
+                                  std::string &why) const {
+  Attribute value =
+      call.args.scalar(call.op.getOpName() == "scalar_tensor" ? 0 : 1);
+  std::optional<double> number = getNumber(value);
+  std::optional<int64_t> integer = getInt(value);
+  if (auto b = dyn_cast_or_null<BoolAttr>(value))
+    number = integer = b.getValue();
+  if (!number)
+    return fail(why, "the fill value is not a number");
+  Type elt = call.resultElt();
+  if (elt.isUnsignedInteger())
+    return fail(why, "a uint8 fill");
+  Location loc = call.op.getLoc();
+  TypedAttr attr;
+  if (isa<FloatType>(elt))
+    attr = rewriter.getFloatAttr(elt, *number);
+  else if (elt.isInteger(1))
+    attr = rewriter.getIntegerAttr(elt, *number != 0);
+  else if (integer)
+    attr = rewriter.getIntegerAttr(elt, *integer);
+  else if (std::isfinite(*number) && std::fabs(*number) < 0x1p63)
+    attr = rewriter.getIntegerAttr(elt, static_cast<int64_t>(*number));
+  else
+    return fail(why, "a fill value that the integer type cannot hold");
+  Value fill = arith::ConstantOp::create(rewriter, loc, attr);
+  rewriter.replaceOp(
+      call.op, linalg::FillOp::create(rewriter, loc, fill,
+                                      emptyLike(rewriter, loc, call.resultType))
+                   .getResult(0));
+  return success();
+}
+
 /// _to_copy: castElement is `.to(dtype)`'s conversion of one element.
 LogicalResult ConvertLowering::lower(const Call &call,
                                      PatternRewriter &rewriter,
@@ -207,13 +244,12 @@ LogicalResult ConvertLowering::lower(const Call &call,
   for (Type t : {call.tensorType(0).getElementType(), elt})
     if (t.isUnsignedInteger())
       return fail(why, "a conversion from or to uint8");
-  rewriter.replaceOp(call.op,
-                     buildElementwise(rewriter, call.op.getLoc(),
-                                      call.resultType, {call.tensor(0)},
-                                      [&](OpBuilder &b, Location l,
-                                          ValueRange a) {
-                                        return castElement(b, l, a[0], elt);
-                                      }));
+  rewriter.replaceOp(
+      call.op, buildElementwise(rewriter, call.op.getLoc(), call.resultType,
+                                {call.tensor(0)},
+                                [&](OpBuilder &b, Location l, ValueRange a) {
+                                  return castElement(b, l, a[0], elt);
+                                }));
   return success();
 }
 

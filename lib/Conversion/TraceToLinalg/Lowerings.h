@@ -153,6 +153,13 @@ public:
                       std::string &why) const override;
 };
 
+/// full, full_like, scalar_tensor: a linalg.fill of the fill value.
+class FillLowering : public PyOpLowering {
+public:
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override;
+};
+
 /// _to_copy: each element converted to the result's dtype.
 class ConvertLowering : public PyOpLowering {
 public:

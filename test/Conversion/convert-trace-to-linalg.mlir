@@ -312,6 +312,24 @@ trace.graph @hardtanh(%x: tensor<4xf32>, %i: tensor<4xi64>) -> (tensor<4xf32>, t
 
 // -----
 
+// The float functions are one math op each; an integer input is converted
+// to the f32 result first (torch.sin of an int64 tensor is f32), and
+// reciprocal divides 1 by it.
+// CHECK-LABEL: func.func @float_functions(
+// CHECK: math.sin %{{.*}} : f32
+// CHECK: %[[F:.*]] = arith.sitofp %{{.*}} : i64 to f32
+// CHECK: math.log1p %[[F]] : f32
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: arith.divf %[[ONE]], %{{.*}} : f32
+trace.graph @float_functions(%x: tensor<4xf32>, %i: tensor<4xi64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = pyop "sin"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = pyop "log1p"(%i) : (tensor<4xi64>) -> tensor<4xf32>
+  %2 = pyop "reciprocal"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  ret %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // f16 against bf16 compares in f32, torch.result_type's promotion (in f16,
 // the first operand's type, bf16's 1e-30 would round to 0 and equal 0).
 // CHECK-LABEL: func.func @compare_halves(

@@ -50,11 +50,12 @@ LISTED = re.findall(r"^TRACEIR_OP\((\w+),",
                     open(os.path.join(ROOT, "include", "TraceIR", "Ops.def")).read(), re.M)
 
 OPS = {
-    "abs", "add", "amax", "clone", "contiguous", "div", "eq", "exp", "expand", "flatten",
-    "ge", "gelu", "gt", "hardtanh", "layer_norm", "le", "log", "lt", "mean", "mul", "ne",
-    "neg", "permute", "pow", "relu", "reshape", "rsqrt", "select", "sigmoid", "slice",
-    "sqrt", "squeeze", "sub", "sum", "t", "tanh", "transpose", "unflatten", "unsqueeze",
-    "view", "zero_",
+    "abs", "acos", "acosh", "add", "amax", "asin", "asinh", "atan", "atanh", "clone",
+    "contiguous", "cos", "cosh", "div", "eq", "erf", "exp", "expand", "expm1", "flatten",
+    "ge", "gelu", "gt", "hardtanh", "layer_norm", "le", "log", "log10", "log1p", "log2",
+    "lt", "mean", "mul", "ne", "neg", "permute", "pow", "reciprocal", "relu", "reshape",
+    "rsqrt", "select", "sigmoid", "sin", "sinh", "slice", "sqrt", "squeeze", "sub", "sum",
+    "t", "tan", "tanh", "transpose", "unflatten", "unsqueeze", "view", "zero_",
 }
 SAMPLES = 4
 DTYPES = (torch.float32, torch.int64)

@@ -56,6 +56,23 @@ enum class EwOp : int32_t {
   ThresholdBackward,
   One,      ///< ones_like
   Hardtanh, ///< clamp to [alpha, beta] (NaN stays NaN)
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Asinh,
+  Acosh,
+  Atanh,
+  Erf,
+  Expm1,
+  Log1p,
+  Log2,
+  Log10,
+  Reciprocal,
 };
 
 constexpr int kEwMaxRank = 8;
@@ -339,6 +356,40 @@ TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
     return 1.0;
   case EwOp::Hardtanh:
     return v[0] < L.alpha ? L.alpha : v[0] > L.beta ? L.beta : v[0];
+  case EwOp::Sin:
+    return sin(v[0]);
+  case EwOp::Cos:
+    return cos(v[0]);
+  case EwOp::Tan:
+    return tan(v[0]);
+  case EwOp::Asin:
+    return asin(v[0]);
+  case EwOp::Acos:
+    return acos(v[0]);
+  case EwOp::Atan:
+    return atan(v[0]);
+  case EwOp::Sinh:
+    return sinh(v[0]);
+  case EwOp::Cosh:
+    return cosh(v[0]);
+  case EwOp::Asinh:
+    return asinh(v[0]);
+  case EwOp::Acosh:
+    return acosh(v[0]);
+  case EwOp::Atanh:
+    return atanh(v[0]);
+  case EwOp::Erf:
+    return erf(v[0]);
+  case EwOp::Expm1:
+    return expm1(v[0]);
+  case EwOp::Log1p:
+    return log1p(v[0]);
+  case EwOp::Log2:
+    return log2(v[0]);
+  case EwOp::Log10:
+    return log10(v[0]);
+  case EwOp::Reciprocal:
+    return 1.0 / v[0];
   }
   return 0.0;
 }

@@ -103,6 +103,25 @@ template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
   static void sigmoid(KernelContext &c) {
     run(c, EwOp::Sigmoid, 1, c.result(0));
   }
+  static void sin(KernelContext &c) { run(c, EwOp::Sin, 1, c.result(0)); }
+  static void cos(KernelContext &c) { run(c, EwOp::Cos, 1, c.result(0)); }
+  static void tan(KernelContext &c) { run(c, EwOp::Tan, 1, c.result(0)); }
+  static void asin(KernelContext &c) { run(c, EwOp::Asin, 1, c.result(0)); }
+  static void acos(KernelContext &c) { run(c, EwOp::Acos, 1, c.result(0)); }
+  static void atan(KernelContext &c) { run(c, EwOp::Atan, 1, c.result(0)); }
+  static void sinh(KernelContext &c) { run(c, EwOp::Sinh, 1, c.result(0)); }
+  static void cosh(KernelContext &c) { run(c, EwOp::Cosh, 1, c.result(0)); }
+  static void asinh(KernelContext &c) { run(c, EwOp::Asinh, 1, c.result(0)); }
+  static void acosh(KernelContext &c) { run(c, EwOp::Acosh, 1, c.result(0)); }
+  static void atanh(KernelContext &c) { run(c, EwOp::Atanh, 1, c.result(0)); }
+  static void erf(KernelContext &c) { run(c, EwOp::Erf, 1, c.result(0)); }
+  static void expm1(KernelContext &c) { run(c, EwOp::Expm1, 1, c.result(0)); }
+  static void log1p(KernelContext &c) { run(c, EwOp::Log1p, 1, c.result(0)); }
+  static void log2(KernelContext &c) { run(c, EwOp::Log2, 1, c.result(0)); }
+  static void log10(KernelContext &c) { run(c, EwOp::Log10, 1, c.result(0)); }
+  static void reciprocal(KernelContext &c) {
+    run(c, EwOp::Reciprocal, 1, c.result(0));
+  }
   static void gelu(KernelContext &c) {
     std::string mode = c.isNone(1) ? "none" : c.scalar(1).s;
     if (mode != "none" && mode != "tanh")

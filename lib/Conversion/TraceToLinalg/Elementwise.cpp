@@ -20,7 +20,38 @@
 
 namespace mlir::trace::trace_to_linalg {
 
-/// add/sub/mul/div/neg/relu/gelu/tanh/sigmoid/exp/log/sqrt/rsqrt/pow/where.
+/// Builds the math dialect op `OpT` on x.
+template <typename OpT>
+static Value unaryMath(OpBuilder &b, Location l, Value x) {
+  return OpT::create(b, l, x);
+}
+using UnaryMathFn = Value (*)(OpBuilder &, Location, Value);
+
+/// The float functions that are one math dialect op each (their results
+/// are floats: the registry promotes an integer input to f32).
+static UnaryMathFn unaryMathOf(StringRef name) {
+  return llvm::StringSwitch<UnaryMathFn>(name)
+      .Case("sin", unaryMath<math::SinOp>)
+      .Case("cos", unaryMath<math::CosOp>)
+      .Case("tan", unaryMath<math::TanOp>)
+      .Case("asin", unaryMath<math::AsinOp>)
+      .Case("acos", unaryMath<math::AcosOp>)
+      .Case("atan", unaryMath<math::AtanOp>)
+      .Case("sinh", unaryMath<math::SinhOp>)
+      .Case("cosh", unaryMath<math::CoshOp>)
+      .Case("asinh", unaryMath<math::AsinhOp>)
+      .Case("acosh", unaryMath<math::AcoshOp>)
+      .Case("atanh", unaryMath<math::AtanhOp>)
+      .Case("erf", unaryMath<math::ErfOp>)
+      .Case("expm1", unaryMath<math::ExpM1Op>)
+      .Case("log1p", unaryMath<math::Log1pOp>)
+      .Case("log2", unaryMath<math::Log2Op>)
+      .Case("log10", unaryMath<math::Log10Op>)
+      .Default(nullptr);
+}
+
+/// add/sub/mul/div/neg/relu/gelu/tanh/sigmoid/exp/log/sqrt/rsqrt/pow/where,
+/// the float functions of unaryMathOf and reciprocal.
 /// Every argument, tensor or Python number, is converted to the result's
 /// element type before the arithmetic: that is PyTorch's type promotion as
 /// the registry inferred it (int / int divides as float, for instance).
@@ -137,6 +168,10 @@ LogicalResult ElementwiseLowering::lower(const Call &call,
       return math::SqrtOp::create(b, l, x);
     if (name == "rsqrt")
       return math::RsqrtOp::create(b, l, x);
+    if (UnaryMathFn build = unaryMathOf(name))
+      return build(b, l, x);
+    if (name == "reciprocal")
+      return arith::DivFOp::create(b, l, c(1), x);
     if (name == "sigmoid") {
       // 1 / (1 + exp(-x))
       Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));

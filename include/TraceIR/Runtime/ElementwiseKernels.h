@@ -25,12 +25,13 @@ bool prepareElementwise(KernelContext &ctx, EwOp op, unsigned n,
 /// &divByZero)`.
 template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
   static void run(KernelContext &ctx, EwOp op, unsigned n, Tensor &out,
-                  double alpha = 1, double beta = 0) {
+                  double alpha = 1, double beta = 0, double gamma = 1) {
     EwLaunch L;
     if (!prepareElementwise(ctx, op, n, out, L))
       return;
     L.alpha = alpha;
     L.beta = beta;
+    L.gamma = gamma;
     bool divByZero = false;
     if (!Exec(L, divByZero))
       return ctx.fail("the elementwise kernel failed to run on " +
@@ -121,6 +122,32 @@ template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
   static void log10(KernelContext &c) { run(c, EwOp::Log10, 1, c.result(0)); }
   static void reciprocal(KernelContext &c) {
     run(c, EwOp::Reciprocal, 1, c.result(0));
+  }
+  static void sign(KernelContext &c) { run(c, EwOp::Sign, 1, c.result(0)); }
+  static void ceil(KernelContext &c) { run(c, EwOp::Ceil, 1, c.result(0)); }
+  static void floor(KernelContext &c) { run(c, EwOp::Floor, 1, c.result(0)); }
+  static void round(KernelContext &c) { run(c, EwOp::Round, 1, c.result(0)); }
+  static void trunc(KernelContext &c) { run(c, EwOp::Trunc, 1, c.result(0)); }
+  static void isnan(KernelContext &c) { run(c, EwOp::IsNan, 1, c.result(0)); }
+  static void isinf(KernelContext &c) { run(c, EwOp::IsInf, 1, c.result(0)); }
+  static void logical_not(KernelContext &c) {
+    run(c, EwOp::LogicalNot, 1, c.result(0));
+  }
+  static void bitwise_not(KernelContext &c) {
+    run(c, EwOp::BitwiseNot, 1, c.result(0));
+  }
+  static void leaky_relu(KernelContext &c) {
+    double slope = numberArg(c, 1, 0.01);
+    if (!c.failed())
+      run(c, EwOp::LeakyRelu, 1, c.result(0), slope);
+  }
+  // elu(self, alpha, scale, input_scale): scale * x where x > 0, else
+  // alpha * scale * (exp(x * input_scale) - 1), as ATen's kernel.
+  static void elu(KernelContext &c) {
+    double alpha = numberArg(c, 1, 1), scale = numberArg(c, 2, 1),
+           inputScale = numberArg(c, 3, 1);
+    if (!c.failed())
+      run(c, EwOp::Elu, 1, c.result(0), alpha * scale, scale, inputScale);
   }
   static void gelu(KernelContext &c) {
     std::string mode = c.isNone(1) ? "none" : c.scalar(1).s;

@@ -51,7 +51,7 @@ LISTED = re.findall(r"^TRACEIR_OP\((\w+),",
 
 OPS = {
     "abs", "acos", "acosh", "add", "amax", "asin", "asinh", "atan", "atanh", "bitwise_not",
-    "ceil", "clone", "contiguous", "cos", "cosh", "div", "eq", "erf", "exp", "expand",
+    "ceil", "clone", "contiguous", "cos", "cosh", "div", "elu", "eq", "erf", "exp", "expand",
     "expm1", "flatten", "floor", "ge", "gelu", "gt", "hardtanh", "isinf", "isnan",
     "layer_norm", "le", "leaky_relu", "log", "log10", "log1p", "log2", "logical_not", "lt",
     "mean", "mul", "ne", "neg", "permute", "pow", "reciprocal", "relu", "reshape", "round",
@@ -59,6 +59,8 @@ OPS = {
     "sum", "t", "tan", "tanh", "transpose", "trunc", "unflatten", "unsqueeze", "view",
     "zero_",
 }
+# OpInfos whose aten_name is not the ATen op's (elu's is its Python name).
+ATEN_NAMES = {"nn.functional.elu": "elu"}
 # OpInfo variants of another overload than Ops.def's: round's `decimals`
 # ones call round.decimals, which is not in Core ATen (round.default is).
 OTHER_OVERLOADS = {("round", "decimals_0"), ("round", "decimals_3"),
@@ -70,8 +72,9 @@ DTYPES = (torch.float32, torch.int64)
 def opinfos():
     """(op, OpInfo) for the ops to run, each variant once."""
     wanted = set(LISTED) if os.environ.get("TRACEIR_OPINFO_ALL") == "1" else OPS
-    return [(o.aten_name, o) for o in op_db if o.aten_name in wanted
-            and (o.aten_name, o.variant_test_name) not in OTHER_OVERLOADS]
+    named = [(ATEN_NAMES.get(o.aten_name, o.aten_name), o) for o in op_db]
+    return [(name, o) for name, o in named if name in wanted
+            and (name, o.variant_test_name) not in OTHER_OVERLOADS]
 
 
 def call_args(op, sample):

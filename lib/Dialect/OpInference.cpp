@@ -384,6 +384,14 @@ static bool elementwise(Call &c, unsigned n, EltRule rule,
     elt = c.f32();
   if (rule == EltRule::Bool)
     elt = c.i1();
+  // PyTorch has no kernel of these ops for the dtype: its error, at the
+  // trace instead of when the graph runs.
+  if (rule == EltRule::NotBool && elt.isInteger(1))
+    return c.err("takes no bool tensor (PyTorch has no bool kernel for it)");
+  if (rule == EltRule::Integral && category(elt) > 1)
+    return c.err("takes integer or bool tensors, got ", elt);
+  if (rule == EltRule::FloatOnly && !isFloatLike(elt))
+    return c.err("takes floating-point tensors, got ", elt);
   return ranked ? c.push(shape, elt) : c.pushUnranked(elt);
 }
 
@@ -1814,7 +1822,12 @@ INFER(inferNllLossBackward) {
 // The instantiations Ops.def's rows name: the table in OpRegistry.cpp takes
 // their addresses without seeing the templates' definitions. A row naming
 // one that is not here fails to link until it is added.
+template InferSig inferElementwise<1>;
 template InferSig inferElementwise<1, EltRule::Float>;
+template InferSig inferElementwise<1, EltRule::Bool>;
+template InferSig inferElementwise<1, EltRule::NotBool>;
+template InferSig inferElementwise<1, EltRule::Integral>;
+template InferSig inferElementwise<1, EltRule::FloatOnly>;
 template InferSig inferElementwise<2>;
 template InferSig inferElementwise<2, EltRule::Bool>;
 template InferSig inferMatmulOfRank<2>;

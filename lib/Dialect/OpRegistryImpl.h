@@ -27,8 +27,11 @@ using FlagSig = std::remove_pointer_t<FlagFn>;
 //===----------------------------------------------------------------------===//
 
 /// The result dtype of an elementwise op: the operands' promoted one, a
-/// float one (integers give f32), or bool.
-enum class EltRule { Promote, Float, Bool };
+/// float one (integers give f32), or bool. NotBool, Integral and FloatOnly
+/// keep the promoted one but refuse what PyTorch has no kernel for: bool
+/// (ceil, floor, round, trunc), floats (bitwise_not), integers and bools
+/// (leaky_relu, elu).
+enum class EltRule { Promote, Float, Bool, NotBool, Integral, FloatOnly };
 
 /// What a reduction does to the dtype: amax keeps it, mean needs a float,
 /// sum widens integers and bools to i64 (as PyTorch does).

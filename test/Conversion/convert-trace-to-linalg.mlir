@@ -312,6 +312,52 @@ trace.graph @hardtanh(%x: tensor<4xf32>, %i: tensor<4xi64>) -> (tensor<4xf32>, t
 
 // -----
 
+// The float functions are one math op each; an integer input is converted
+// to the f32 result first (torch.sin of an int64 tensor is f32), and
+// reciprocal divides 1 by it.
+// CHECK-LABEL: func.func @float_functions(
+// CHECK: math.sin %{{.*}} : f32
+// CHECK: %[[F:.*]] = arith.sitofp %{{.*}} : i64 to f32
+// CHECK: math.log1p %[[F]] : f32
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: arith.divf %[[ONE]], %{{.*}} : f32
+trace.graph @float_functions(%x: tensor<4xf32>, %i: tensor<4xi64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = pyop "sin"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = pyop "log1p"(%i) : (tensor<4xi64>) -> tensor<4xf32>
+  %2 = pyop "reciprocal"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  ret %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// sign is (x > 0) - (x < 0) as selects (NaN and -0.0 give +0.0); round
+// is half to even; an integer rounds to itself; isnan compares unordered
+// in the input's type; bitwise_not of a bool is xor with true.
+// CHECK-LABEL: func.func @sign_round_predicates(
+// CHECK: %[[POS:.*]] = arith.cmpf ogt, %[[X:.*]], %{{.*}} : f32
+// CHECK: %[[NEG:.*]] = arith.cmpf olt, %[[X]], %{{.*}} : f32
+// CHECK: %[[S:.*]] = arith.select %[[NEG]], %{{.*}}, %{{.*}} : f32
+// CHECK: arith.select %[[POS]], %{{.*}}, %[[S]] : f32
+// CHECK: math.roundeven %{{.*}} : f32
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[I:.*]]: i64, %{{.*}}: i64):
+// CHECK-NEXT: linalg.yield %[[I]] : i64
+// CHECK: ^bb0(%[[Y:.*]]: f32, %{{.*}}: i1):
+// CHECK-NEXT: %[[NAN:.*]] = arith.cmpf uno, %[[Y]], %[[Y]] : f32
+// CHECK-NEXT: linalg.yield %[[NAN]] : i1
+// CHECK: %[[TRUE:.*]] = arith.constant true
+// CHECK: arith.xori %{{.*}}, %[[TRUE]] : i1
+trace.graph @sign_round_predicates(%x: tensor<4xf32>, %i: tensor<4xi64>, %b: tensor<4xi1>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xi64>, tensor<4xi1>, tensor<4xi1>) {
+  %0 = pyop "sign"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = pyop "round"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = pyop "floor"(%i) : (tensor<4xi64>) -> tensor<4xi64>
+  %3 = pyop "isnan"(%x) : (tensor<4xf32>) -> tensor<4xi1>
+  %4 = pyop "bitwise_not"(%b) : (tensor<4xi1>) -> tensor<4xi1>
+  ret %0, %1, %2, %3, %4 : tensor<4xf32>, tensor<4xf32>, tensor<4xi64>, tensor<4xi1>, tensor<4xi1>
+}
+
+// -----
+
 // f16 against bf16 compares in f32, torch.result_type's promotion (in f16,
 // the first operand's type, bf16's 1e-30 would round to 0 and equal 0).
 // CHECK-LABEL: func.func @compare_halves(

@@ -394,3 +394,29 @@ trace.graph @cat_overflow(%x: tensor<0x4611686018427387904xi1>) -> () {
   %0 = pyop "cat"(%x, %x, 1) : (tensor<0x4611686018427387904xi1>, tensor<0x4611686018427387904xi1>) -> tensor<0x?xi1>
   ret
 }
+
+// -----
+
+// PyTorch has no bool kernel for the rounding ops, nor a float one for
+// bitwise_not, nor an integer one for leaky_relu and elu.
+trace.graph @rounding_bool(%b: tensor<4xi1>) -> () {
+  // expected-error @+1 {{"ceil": takes no bool tensor (PyTorch has no bool kernel for it)}}
+  %0 = pyop "ceil"(%b) : (tensor<4xi1>) -> tensor<4xi1>
+  ret
+}
+
+// -----
+
+trace.graph @bitwise_not_float(%x: tensor<4xf32>) -> () {
+  // expected-error @+1 {{"bitwise_not": takes integer or bool tensors, got f32}}
+  %0 = pyop "bitwise_not"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @leaky_relu_int(%i: tensor<4xi64>) -> () {
+  // expected-error @+1 {{"leaky_relu": takes floating-point tensors, got i64}}
+  %0 = pyop "leaky_relu"(%i, 0.1) : (tensor<4xi64>) -> tensor<4xi64>
+  ret
+}

@@ -745,3 +745,60 @@ def test_to_copy(src, dst):
     # dtype=None keeps the dtype; a strided input copies to a contiguous one.
     y = torch.arange(6).reshape(2, 3).to(src)
     check_op("_to_copy", [Transposed(y)], y)
+
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize("op", ["ceil", "floor", "round", "trunc", "sign"])
+def test_rounding_and_sign_special_values(op):
+    # The OpInfo samples cover ordinary values; here: NaN, signed zeros,
+    # infinities, halves (round is half to even), int64 beyond 2^53 (which
+    # a round trip through double would change), bools for sign.
+    x = torch.tensor([NAN, -0.0, 0.0, INF, -INF, 0.5, 1.5, 2.5, -0.5, -2.5, 2.7, -2.7])
+    want = getattr(torch, op)(x)
+    got = check_op_nan(op, [x], want)
+    assert torch.equal(got.signbit(), want.signbit())  # -0.0 stays -0.0; sign(-0.0) is +0.0
+    i = torch.tensor([-2**62 - 1, -3, 0, 7, 2**62 + 1])
+    check_op(op, [i], getattr(torch, op)(i))
+    y = rnd(3, 4) * 4
+    check_op(op, [Transposed(y)], getattr(torch, op)(y))
+    b = torch.tensor([True, False])
+    if op == "sign":
+        check_op(op, [b], torch.sign(b))
+    else:
+        with pytest.raises(RunError, match=f'"{op}": takes no bool tensor'):
+            run_graph(*op_graph(op, [b], [b]))
+
+
+def test_predicates_and_bitwise_not():
+    # isnan, isinf and logical_not of floats (NaN's not is False), integers
+    # and bools; bitwise_not of integers (int32 stays int32) and bools (~ is
+    # not), refused for floats as in PyTorch.
+    x = torch.tensor([NAN, INF, -INF, 0.0, -0.0, 1.5, -1e38])
+    i = torch.tensor([-2**63, -3, 0, 5, 2**63 - 1])
+    b = torch.tensor([True, False, True])
+    for op in ("isnan", "isinf", "logical_not"):
+        for t in (x, i, b, i.to(torch.int32)):
+            check_op(op, [t], getattr(torch, op)(t))
+    for t in (i, b, i.to(torch.int32), torch.tensor([0, 255], dtype=torch.uint8)):
+        check_op("bitwise_not", [t], torch.bitwise_not(t))
+    with pytest.raises(RunError, match='"bitwise_not": takes integer or bool tensors, got f32'):
+        run_graph(*op_graph("bitwise_not", [x], [x]))
+
+
+@pytest.mark.parametrize("op,args", [
+    ("leaky_relu", []), ("leaky_relu", [0.3]), ("leaky_relu", [-2]),
+    ("elu", []), ("elu", [0.5, 2.0, 1.5]), ("elu", [1.0, 1.0, 3])])
+def test_leaky_relu_and_elu(op, args):
+    # NaN passes through, signed zeros, given and default parameters
+    # (elu's alpha, scale and input_scale; leaky_relu's slope, an int one
+    # too); a strided input; integers are refused as in PyTorch.
+    x = torch.tensor([NAN, -30.0, -3.0, -0.5, -0.0, 0.0, 0.5, 4.0])
+    fn = getattr(torch.ops.aten, op)
+    check_op_nan(op, [x, *args], fn(x, *args))
+    y = rnd(4, 3) * 3
+    check_op(op, [Transposed(y), *args], fn(y, *args))
+    i = torch.tensor([-2, 3])
+    with pytest.raises(RunError, match=f'"{op}": takes floating-point tensors, got i64'):
+        run_graph(*op_graph(op, [i, *args], [i]))

@@ -30,6 +30,10 @@ def pos(*shape):
     return torch.rand(*shape) + 0.5
 
 
+def rounded(a):
+    return torch.round(a) + a.ceil() + a.floor() + a.trunc() + a.sign()
+
+
 CASES = {
     "add": (lambda a, b: a + b * 2, (r(3, 4), r(4))),
     "sub_alpha": (lambda a, b: torch.sub(a, b, alpha=3), (r(3, 4), r(3, 4))),
@@ -38,6 +42,16 @@ CASES = {
     "unary": (lambda a: torch.exp(a).log() + a.sqrt() + a.rsqrt() + torch.tanh(a) + torch.sigmoid(a),
               (pos(4, 3),)),
     "relu_gelu": (lambda a: F.relu(a) + F.gelu(a), (r(6),)),
+    "float_functions": (lambda a: torch.sin(a) + a.cos() + a.tan() + a.asin() + a.acos() + a.atan()
+                        + a.sinh() + a.cosh() + a.asinh() + torch.acosh(a + 1) + a.atanh()
+                        + torch.erf(a) + a.expm1() + a.log1p() + a.log2() + a.log10()
+                        + a.reciprocal(), (torch.rand(4, 3) * 0.8 + 0.1,)),
+    "rounding_predicates": (lambda a, i: rounded(torch.where(torch.logical_not(a.isnan()), a, 0.0))
+                            + a.isinf() + ~i,
+                            (torch.tensor([float("nan"), float("inf"), -2.5, 0.5, 1.7, -0.3]),
+                             torch.tensor([3, -1, 0, 7, -8, 2]))),
+    "leaky_relu_elu": (lambda a: F.leaky_relu(a) + F.leaky_relu(a, 0.2) + F.elu(a) + F.elu(a, 0.5),
+                       (r(7),)),
     "pow": (lambda a: a ** 2.5, (pos(3),)),
     "where_compare": (lambda a, b: torch.where(a > b, a, b) + torch.where(a <= b, a, 1.5), (r(4), r(4))),
     "sum_mean_amax": (lambda a: a.sum(1, keepdim=True) + a.mean(-1, keepdim=True) + a.amax(1, True),

@@ -12,6 +12,7 @@
 #ifndef TRACEIR_RUNTIME_ELEMENTWISE_H
 #define TRACEIR_RUNTIME_ELEMENTWISE_H
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -56,6 +57,34 @@ enum class EwOp : int32_t {
   ThresholdBackward,
   One,      ///< ones_like
   Hardtanh, ///< clamp to [alpha, beta] (NaN stays NaN)
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Asinh,
+  Acosh,
+  Atanh,
+  Erf,
+  Expm1,
+  Log1p,
+  Log2,
+  Log10,
+  Reciprocal,
+  Sign,
+  Ceil,
+  Floor,
+  Round, ///< half to even, as torch.round
+  Trunc,
+  IsNan,
+  IsInf,
+  LogicalNot,
+  BitwiseNot,
+  LeakyRelu, ///< x, or x * alpha where x <= 0
+  Elu,       ///< x * beta, or expm1(x * gamma) * alpha where x <= 0
 };
 
 constexpr int kEwMaxRank = 8;
@@ -83,8 +112,11 @@ struct EwLaunch {
   int64_t outStrides[kEwMaxRank] = {};
   int32_t numOperands = 0;
   EwOperand in[kEwMaxOperands];
-  double alpha = 1; ///< add/sub's alpha; hardtanh's min_val
-  double beta = 0;  ///< hardtanh's max_val
+  /// add/sub's alpha; hardtanh's min_val; leaky_relu's negative_slope;
+  /// elu's alpha * scale
+  double alpha = 1;
+  double beta = 0;  ///< hardtanh's max_val; elu's scale
+  double gamma = 1; ///< elu's input_scale
   /// Compute in double (some operand or the result is floating) or else in
   /// int64 (exact integer and bool arithmetic).
   bool floating = true;
@@ -339,6 +371,64 @@ TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
     return 1.0;
   case EwOp::Hardtanh:
     return v[0] < L.alpha ? L.alpha : v[0] > L.beta ? L.beta : v[0];
+  case EwOp::Sin:
+    return sin(v[0]);
+  case EwOp::Cos:
+    return cos(v[0]);
+  case EwOp::Tan:
+    return tan(v[0]);
+  case EwOp::Asin:
+    return asin(v[0]);
+  case EwOp::Acos:
+    return acos(v[0]);
+  case EwOp::Atan:
+    return atan(v[0]);
+  case EwOp::Sinh:
+    return sinh(v[0]);
+  case EwOp::Cosh:
+    return cosh(v[0]);
+  case EwOp::Asinh:
+    return asinh(v[0]);
+  case EwOp::Acosh:
+    return acosh(v[0]);
+  case EwOp::Atanh:
+    return atanh(v[0]);
+  case EwOp::Erf:
+    return erf(v[0]);
+  case EwOp::Expm1:
+    return expm1(v[0]);
+  case EwOp::Log1p:
+    return log1p(v[0]);
+  case EwOp::Log2:
+    return log2(v[0]);
+  case EwOp::Log10:
+    return log10(v[0]);
+  case EwOp::Reciprocal:
+    return 1.0 / v[0];
+  case EwOp::Sign:
+    // As PyTorch: NaN and -0.0 give +0.0.
+    return (v[0] > 0) - (v[0] < 0);
+  case EwOp::Ceil:
+    return ceil(v[0]);
+  case EwOp::Floor:
+    return floor(v[0]);
+  case EwOp::Round:
+    return rint(v[0]); // the default rounding mode: to nearest, ties to even
+  case EwOp::Trunc:
+    return trunc(v[0]);
+  case EwOp::IsNan:
+    return v[0] != v[0];
+  case EwOp::IsInf:
+    return fabs(v[0]) > DBL_MAX;
+  case EwOp::LogicalNot:
+    return v[0] == 0; // NaN is true, so its not is false
+  case EwOp::BitwiseNot:
+    // Inference refuses floats; this is ~x for the integer a double holds.
+    return -v[0] - 1;
+  case EwOp::LeakyRelu:
+    return v[0] > 0 ? v[0] : v[0] * L.alpha; // NaN stays NaN
+  case EwOp::Elu:
+    return v[0] > 0 ? v[0] * L.beta : expm1(v[0] * L.gamma) * L.alpha;
   }
   return 0.0;
 }
@@ -402,6 +492,21 @@ TRACEIR_HD inline int64_t ewApplyInt(const EwLaunch &L, const int64_t *v,
     return v[1] <= v[2] ? 0 : v[0];
   case EwOp::One:
     return 1;
+  case EwOp::Sign:
+    return (v[0] > 0) - (v[0] < 0);
+  case EwOp::Ceil:
+  case EwOp::Floor:
+  case EwOp::Round:
+  case EwOp::Trunc:
+    return v[0]; // an integer is its own rounding (exact beyond 2^53)
+  case EwOp::IsNan:
+  case EwOp::IsInf:
+    return 0;
+  case EwOp::LogicalNot:
+    return v[0] == 0;
+  case EwOp::BitwiseNot:
+    // A bool's ~ is its not: ~1 would store as true.
+    return L.outDtype == Bool ? !v[0] : ~v[0];
   default: { // float-only functions of an integer: through double
     double d[kEwMaxOperands] = {double(v[0]), double(v[1]), double(v[2])};
     return static_cast<int64_t>(ewApply(L, d));

@@ -25,12 +25,13 @@ bool prepareElementwise(KernelContext &ctx, EwOp op, unsigned n,
 /// &divByZero)`.
 template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
   static void run(KernelContext &ctx, EwOp op, unsigned n, Tensor &out,
-                  double alpha = 1, double beta = 0) {
+                  double alpha = 1, double beta = 0, double gamma = 1) {
     EwLaunch L;
     if (!prepareElementwise(ctx, op, n, out, L))
       return;
     L.alpha = alpha;
     L.beta = beta;
+    L.gamma = gamma;
     bool divByZero = false;
     if (!Exec(L, divByZero))
       return ctx.fail("the elementwise kernel failed to run on " +
@@ -102,6 +103,51 @@ template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
   static void tanh(KernelContext &c) { run(c, EwOp::Tanh, 1, c.result(0)); }
   static void sigmoid(KernelContext &c) {
     run(c, EwOp::Sigmoid, 1, c.result(0));
+  }
+  static void sin(KernelContext &c) { run(c, EwOp::Sin, 1, c.result(0)); }
+  static void cos(KernelContext &c) { run(c, EwOp::Cos, 1, c.result(0)); }
+  static void tan(KernelContext &c) { run(c, EwOp::Tan, 1, c.result(0)); }
+  static void asin(KernelContext &c) { run(c, EwOp::Asin, 1, c.result(0)); }
+  static void acos(KernelContext &c) { run(c, EwOp::Acos, 1, c.result(0)); }
+  static void atan(KernelContext &c) { run(c, EwOp::Atan, 1, c.result(0)); }
+  static void sinh(KernelContext &c) { run(c, EwOp::Sinh, 1, c.result(0)); }
+  static void cosh(KernelContext &c) { run(c, EwOp::Cosh, 1, c.result(0)); }
+  static void asinh(KernelContext &c) { run(c, EwOp::Asinh, 1, c.result(0)); }
+  static void acosh(KernelContext &c) { run(c, EwOp::Acosh, 1, c.result(0)); }
+  static void atanh(KernelContext &c) { run(c, EwOp::Atanh, 1, c.result(0)); }
+  static void erf(KernelContext &c) { run(c, EwOp::Erf, 1, c.result(0)); }
+  static void expm1(KernelContext &c) { run(c, EwOp::Expm1, 1, c.result(0)); }
+  static void log1p(KernelContext &c) { run(c, EwOp::Log1p, 1, c.result(0)); }
+  static void log2(KernelContext &c) { run(c, EwOp::Log2, 1, c.result(0)); }
+  static void log10(KernelContext &c) { run(c, EwOp::Log10, 1, c.result(0)); }
+  static void reciprocal(KernelContext &c) {
+    run(c, EwOp::Reciprocal, 1, c.result(0));
+  }
+  static void sign(KernelContext &c) { run(c, EwOp::Sign, 1, c.result(0)); }
+  static void ceil(KernelContext &c) { run(c, EwOp::Ceil, 1, c.result(0)); }
+  static void floor(KernelContext &c) { run(c, EwOp::Floor, 1, c.result(0)); }
+  static void round(KernelContext &c) { run(c, EwOp::Round, 1, c.result(0)); }
+  static void trunc(KernelContext &c) { run(c, EwOp::Trunc, 1, c.result(0)); }
+  static void isnan(KernelContext &c) { run(c, EwOp::IsNan, 1, c.result(0)); }
+  static void isinf(KernelContext &c) { run(c, EwOp::IsInf, 1, c.result(0)); }
+  static void logical_not(KernelContext &c) {
+    run(c, EwOp::LogicalNot, 1, c.result(0));
+  }
+  static void bitwise_not(KernelContext &c) {
+    run(c, EwOp::BitwiseNot, 1, c.result(0));
+  }
+  static void leaky_relu(KernelContext &c) {
+    double slope = numberArg(c, 1, 0.01);
+    if (!c.failed())
+      run(c, EwOp::LeakyRelu, 1, c.result(0), slope);
+  }
+  // elu(self, alpha, scale, input_scale): scale * x where x > 0, else
+  // alpha * scale * (exp(x * input_scale) - 1), as ATen's kernel.
+  static void elu(KernelContext &c) {
+    double alpha = numberArg(c, 1, 1), scale = numberArg(c, 2, 1),
+           inputScale = numberArg(c, 3, 1);
+    if (!c.failed())
+      run(c, EwOp::Elu, 1, c.result(0), alpha * scale, scale, inputScale);
   }
   static void gelu(KernelContext &c) {
     std::string mode = c.isNone(1) ? "none" : c.scalar(1).s;

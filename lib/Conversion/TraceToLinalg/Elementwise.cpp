@@ -17,10 +17,64 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
+#include <limits>
 
 namespace mlir::trace::trace_to_linalg {
 
-/// add/sub/mul/div/neg/relu/gelu/tanh/sigmoid/exp/log/sqrt/rsqrt/pow/where.
+/// Builds the math dialect op `OpT` on x.
+template <typename OpT>
+static Value unaryMath(OpBuilder &b, Location l, Value x) {
+  return OpT::create(b, l, x);
+}
+using UnaryMathFn = Value (*)(OpBuilder &, Location, Value);
+
+/// The float functions that are one math dialect op each (their results
+/// are floats: the registry promotes an integer input to f32).
+static UnaryMathFn unaryMathOf(StringRef name) {
+  return llvm::StringSwitch<UnaryMathFn>(name)
+      .Case("sin", unaryMath<math::SinOp>)
+      .Case("cos", unaryMath<math::CosOp>)
+      .Case("tan", unaryMath<math::TanOp>)
+      .Case("asin", unaryMath<math::AsinOp>)
+      .Case("acos", unaryMath<math::AcosOp>)
+      .Case("atan", unaryMath<math::AtanOp>)
+      .Case("sinh", unaryMath<math::SinhOp>)
+      .Case("cosh", unaryMath<math::CoshOp>)
+      .Case("asinh", unaryMath<math::AsinhOp>)
+      .Case("acosh", unaryMath<math::AcoshOp>)
+      .Case("atanh", unaryMath<math::AtanhOp>)
+      .Case("erf", unaryMath<math::ErfOp>)
+      .Case("expm1", unaryMath<math::ExpM1Op>)
+      .Case("log1p", unaryMath<math::Log1pOp>)
+      .Case("log2", unaryMath<math::Log2Op>)
+      .Case("log10", unaryMath<math::Log10Op>)
+      .Default(nullptr);
+}
+
+/// trunc as ceil below zero and floor elsewhere (-0.0 and NaN kept): the
+/// GPU pipeline's NVVM conversion has no math.trunc.
+static Value truncOf(OpBuilder &b, Location l, Value x) {
+  Value zero = constantOf(b, l, x.getType(), 0);
+  Value below = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, x, zero);
+  return arith::SelectOp::create(b, l, below, math::CeilOp::create(b, l, x),
+                                 math::FloorOp::create(b, l, x));
+}
+
+/// The rounding ops of a float (torch.round rounds half to even: round(2.5)
+/// is 2).
+static UnaryMathFn roundingOf(StringRef name) {
+  return llvm::StringSwitch<UnaryMathFn>(name)
+      .Case("ceil", unaryMath<math::CeilOp>)
+      .Case("floor", unaryMath<math::FloorOp>)
+      .Case("round", unaryMath<math::RoundEvenOp>)
+      .Case("trunc", truncOf)
+      .Default(nullptr);
+}
+
+/// add/sub/mul/div/neg/relu/gelu/tanh/sigmoid/exp/log/sqrt/rsqrt/pow/where,
+/// the float functions of unaryMathOf, reciprocal, sign, the rounding ops of
+/// roundingOf, isnan/isinf/logical_not (which read the input in its own
+/// type), bitwise_not, leaky_relu and elu.
 /// Every argument, tensor or Python number, is converted to the result's
 /// element type before the arithmetic: that is PyTorch's type promotion as
 /// the registry inferred it (int / int divides as float, for instance).
@@ -59,6 +113,22 @@ LogicalResult ElementwiseLowering::lower(const Call &call,
     }
     if (lo > hi)
       return fail(why, "hardtanh: min_val cannot be greater than max_val");
+  }
+  // leaky_relu's negative_slope; elu's alpha, scale and input_scale.
+  SmallVector<double, 3> params;
+  if (name == "leaky_relu" || name == "elu") {
+    params.assign(name == "elu" ? 3 : 1, 1.0);
+    if (name == "leaky_relu")
+      params[0] = 0.01;
+    for (unsigned i = 0; i < params.size(); ++i) {
+      if (call.args.isNoneOrAbsent(i + 1))
+        continue;
+      auto v = getNumber(call.args.scalar(i + 1));
+      if (!v)
+        return fail(why, "'" + name + "': argument #" + Twine(i + 1) +
+                             " is not a number");
+      params[i] = *v;
+    }
   }
   bool tanhGelu = false;
   if (name == "gelu" && !call.args.isNoneOrAbsent(1)) {
@@ -102,6 +172,25 @@ LogicalResult ElementwiseLowering::lower(const Call &call,
       return constantOf(b, l, t, *getNumber(numbers[i]));
     };
     auto c = [&](double v) { return constantOf(b, l, elt, v); };
+    // The predicates read the input in its own type (their result is i1).
+    if (name == "isnan" || name == "isinf" || name == "logical_not") {
+      Value v = slot[0] >= 0 ? in[slot[0]] : operand(0, elt);
+      Type t = v.getType();
+      if (!isa<FloatType>(t)) // an integer or bool is never NaN or infinite
+        return name == "logical_not"
+                   ? Value(arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                                 v, constantOf(b, l, t, 0)))
+                   : constantOf(b, l, elt, 0);
+      if (name == "isnan")
+        return arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, v, v);
+      if (name == "isinf")
+        return arith::CmpFOp::create(
+            b, l, arith::CmpFPredicate::OEQ, math::AbsFOp::create(b, l, v),
+            constantOf(b, l, t, std::numeric_limits<double>::infinity()));
+      // Ordered: NaN is true, so its not is false.
+      return arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, v,
+                                   constantOf(b, l, t, 0));
+    }
     if (name == "where") {
       Value cond = operand(0, b.getI1Type());
       return arith::SelectOp::create(b, l, cond, operand(1, elt),
@@ -137,6 +226,50 @@ LogicalResult ElementwiseLowering::lower(const Call &call,
       return math::SqrtOp::create(b, l, x);
     if (name == "rsqrt")
       return math::RsqrtOp::create(b, l, x);
+    if (UnaryMathFn build = unaryMathOf(name))
+      return build(b, l, x);
+    if (name == "reciprocal")
+      return arith::DivFOp::create(b, l, c(1), x);
+    if (name == "sign") {
+      // (x > 0) - (x < 0), as PyTorch: NaN and -0.0 give +0.0; a bool is
+      // its own sign (and i1's true is -1 as a signed value).
+      if (elt.isInteger(1))
+        return x;
+      Value pos = isF ? Value(arith::CmpFOp::create(
+                            b, l, arith::CmpFPredicate::OGT, x, c(0)))
+                      : Value(arith::CmpIOp::create(
+                            b, l, arith::CmpIPredicate::sgt, x, c(0)));
+      Value neg = isF ? Value(arith::CmpFOp::create(
+                            b, l, arith::CmpFPredicate::OLT, x, c(0)))
+                      : Value(arith::CmpIOp::create(
+                            b, l, arith::CmpIPredicate::slt, x, c(0)));
+      return arith::SelectOp::create(
+          b, l, pos, c(1), arith::SelectOp::create(b, l, neg, c(-1), c(0)));
+    }
+    // An integer is its own rounding, as in PyTorch.
+    if (UnaryMathFn build = roundingOf(name))
+      return isF ? build(b, l, x) : x;
+    if (name == "bitwise_not") {
+      // x xor all ones; on i1 that is logical not, as PyTorch's bool ~.
+      unsigned width = elt.getIntOrFloatBitWidth();
+      Value ones = arith::ConstantOp::create(
+          b, l, b.getIntegerAttr(elt, APInt::getAllOnes(width)));
+      return arith::XOrIOp::create(b, l, x, ones);
+    }
+    if (name == "leaky_relu")
+      return arith::SelectOp::create(
+          b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, x, c(0)),
+          x, mul(b, l, x, c(params[0])));
+    if (name == "elu") {
+      // scale x where x > 0, else alpha scale (exp(input_scale x) - 1).
+      Value pos = mul(b, l, x, c(params[1]));
+      Value neg =
+          mul(b, l, math::ExpM1Op::create(b, l, mul(b, l, x, c(params[2]))),
+              c(params[0] * params[1]));
+      return arith::SelectOp::create(
+          b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, x, c(0)),
+          pos, neg);
+    }
     if (name == "sigmoid") {
       // 1 / (1 + exp(-x))
       Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));

@@ -52,7 +52,7 @@ LISTED = re.findall(r"^TRACEIR_OP\((\w+),",
 OPS = {
     "abs", "acos", "acosh", "add", "amax", "asin", "asinh", "atan", "atanh", "bitwise_not",
     "ceil", "clone", "contiguous", "cos", "cosh", "div", "elu", "eq", "erf", "exp", "expand",
-    "expm1", "flatten", "floor", "ge", "gelu", "gt", "hardtanh", "isinf", "isnan",
+    "expm1", "flatten", "floor", "full_like", "ge", "gelu", "gt", "hardtanh", "isinf", "isnan",
     "layer_norm", "le", "leaky_relu", "log", "log10", "log1p", "log2", "logical_not", "lt",
     "mean", "mul", "ne", "neg", "permute", "pow", "reciprocal", "relu", "reshape", "round",
     "rsqrt", "select", "sigmoid", "sign", "sin", "sinh", "slice", "sqrt", "squeeze", "sub",

@@ -660,10 +660,9 @@ static bool dtypeArg(Call &c, unsigned i, const char *what, Type &t) {
   return true;
 }
 
-
-/// sum/mean/amax(self, dim, keepdim, dtype): `dim` None reduces all; for sum
-/// and mean an empty list does too, as in PyTorch.
-template <ReduceDtype R> INFER(inferReduce) {
+/// sum/mean/amax/amin/prod/any(self, dim, keepdim, dtype): `dim` read as
+/// `F` says (traceir::DimArg); None reduces all.
+template <ReduceDtype R, traceir::DimArg F> INFER(inferReduce) {
   CALL;
   return onRanked(c, "self", [&](Shape &s, Type elt) {
     bool keep;
@@ -671,7 +670,12 @@ template <ReduceDtype R> INFER(inferReduce) {
       return false;
     std::vector<bool> reduced;
     std::string why;
-    if (!traceir::decodeReducedDims(callArgs(a), 1, s.size(), reduced, why))
+    if (!traceir::decodeReducedDims(callArgs(a), 1, s.size(), F, reduced, why))
+      return c.err(why);
+    // amax and amin have no identity: PyTorch refuses an empty group even
+    // where the result is empty.
+    if (R == ReduceDtype::Same &&
+        !traceir::checkReducedNonEmpty(s, reduced, why))
       return c.err(why);
     Shape r;
     for (size_t i = 0; i < s.size(); ++i)
@@ -681,7 +685,8 @@ template <ReduceDtype R> INFER(inferReduce) {
         r.push_back(1);
     // dtype= casts the input first, as PyTorch does.
     Type dtype;
-    if (R != ReduceDtype::Same && !dtypeArg(c, 3, "dtype", dtype))
+    if ((R == ReduceDtype::Float || R == ReduceDtype::Sum) &&
+        !dtypeArg(c, 3, "dtype", dtype))
       return false;
     if (dtype)
       elt = dtype;
@@ -689,6 +694,9 @@ template <ReduceDtype R> INFER(inferReduce) {
       return c.err("mean needs a floating point input or dtype, got ", elt);
     if (R == ReduceDtype::Sum && !dtype && category(elt) <= 1)
       elt = c.i64();
+    // any gives bool, but keeps uint8 (PyTorch's legacy mask dtype).
+    if (R == ReduceDtype::Bool && !elt.isUnsignedInteger(8))
+      elt = c.i1();
     return c.push(r, elt);
   });
 }
@@ -1768,9 +1776,12 @@ template InferSig inferElementwise<2>;
 template InferSig inferElementwise<2, EltRule::Bool>;
 template InferSig inferMatmulOfRank<2>;
 template InferSig inferMatmulOfRank<3>;
+template InferSig
+    inferReduce<ReduceDtype::Bool, traceir::DimArg::ListEmptyMarksNone>;
 template InferSig inferReduce<ReduceDtype::Float>;
 template InferSig inferReduce<ReduceDtype::Same>;
 template InferSig inferReduce<ReduceDtype::Sum>;
+template InferSig inferReduce<ReduceDtype::Sum, traceir::DimArg::One>;
 template InferSig inferLayerNorm<false>;
 template InferSig inferLayerNorm<true>;
 template InferSig inferBatchNorm<false>;

@@ -30,9 +30,10 @@ using FlagSig = std::remove_pointer_t<FlagFn>;
 /// float one (integers give f32), or bool.
 enum class EltRule { Promote, Float, Bool };
 
-/// What a reduction does to the dtype: amax keeps it, mean needs a float,
-/// sum widens integers and bools to i64 (as PyTorch does).
-enum class ReduceDtype { Same, Float, Sum };
+/// What a reduction does to the dtype: amax and amin keep it (and, having
+/// no identity, refuse an empty group), mean needs a float, sum and prod
+/// widen integers and bools to i64 (as PyTorch does), any gives bool.
+enum class ReduceDtype { Same, Float, Sum, Bool };
 
 // The table takes the addresses of the template ones without seeing their
 // definitions: each instantiation a row names is also in the list of
@@ -45,7 +46,8 @@ InferSig inferMatmul, inferLinear, inferAddmm, inferAttention;
 template <unsigned Rank> InferSig inferMatmulOfRank;
 
 // Reductions and normalizations
-template <ReduceDtype R> InferSig inferReduce;
+template <ReduceDtype R, traceir::DimArg F = traceir::DimArg::List>
+InferSig inferReduce;
 InferSig inferSoftmax, inferBatchNormBackward, inferBatchNormDoubleBackward;
 template <bool Native> InferSig inferLayerNorm;
 template <bool Native> InferSig inferBatchNorm;

@@ -59,6 +59,19 @@ bool traceir::checkReducedResult(KernelContext &ctx, const Tensor &in,
   return false;
 }
 
+bool traceir::reductionArgs(KernelContext &ctx, const Tensor &in,
+                            const Tensor &out, DimArg form, bool needsElement,
+                            std::vector<bool> &reduced) {
+  if (!decodeArgs(ctx, decodeReducedDims, 1u, in.rank(), form, reduced) ||
+      !checkReducedResult(ctx, in, reduced, out))
+    return false;
+  std::string why;
+  if (!needsElement || checkReducedNonEmpty(in.shape, reduced, why))
+    return true;
+  ctx.fail(why);
+  return false;
+}
+
 bool traceir::catArgs(KernelContext &ctx, unsigned &n, int64_t &dim) {
   const Tensor &out = ctx.result(0);
   n = 0;

@@ -59,6 +59,13 @@ bool catArgs(KernelContext &ctx, unsigned &n, int64_t &dim);
 /// `reduced` leaves (with or without keepdim's 1s).
 bool checkReducedResult(KernelContext &ctx, const Tensor &in,
                         const std::vector<bool> &reduced, const Tensor &out);
+/// The dims a reduction over dims (sum, mean, amax, amin, prod, any)
+/// reduces: its dim argument 1 read as `form` says, with `out` checked by
+/// checkReducedResult and, where `needsElement` (amax and amin, which have
+/// no identity), every reduced dim checked nonempty. The CPU and CUDA host
+/// halves both read their calls with it.
+bool reductionArgs(KernelContext &ctx, const Tensor &in, const Tensor &out,
+                   DimArg form, bool needsElement, std::vector<bool> &reduced);
 
 } // namespace traceir
 

@@ -1,4 +1,4 @@
-//===- Reductions.cpp - sum, mean, amax, softmax, log_softmax -------------===//
+//===- Reductions.cpp - sum, mean, amax, amin, prod, any, softmax ---------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/KernelArgs.h"
@@ -57,48 +57,81 @@ void forEachGroup(const Tensor &in, const std::vector<bool> &reduced, F visit) {
   }
 }
 
-enum class Reduce { Sum, Mean, Max };
+enum class Reduce { Sum, Mean, Max, Min, Prod, Any };
+
+/// Wrapping int64 arithmetic, as PyTorch's integer sum and prod overflow.
+int64_t wrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                              static_cast<uint64_t>(b));
+}
+int64_t wrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) *
+                              static_cast<uint64_t>(b));
+}
 
 void reduce(KernelContext &ctx, Reduce kind) {
   const Tensor &in = ctx.tensor(0);
   Tensor &out = ctx.result(0);
+  bool extremum = kind == Reduce::Max || kind == Reduce::Min;
+  DimArg form = kind == Reduce::Prod  ? DimArg::One
+                : kind == Reduce::Any ? DimArg::ListEmptyMarksNone
+                                      : DimArg::List;
   std::vector<bool> reduced;
-  if (!decodeArgs(ctx, decodeReducedDims, 1u, in.rank(), reduced) ||
-      !checkReducedResult(ctx, in, reduced, out))
+  if (!reductionArgs(ctx, in, out, form, extremum, reduced))
     return;
   const char *base = static_cast<const char *>(in.storage->data);
   size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype);
   bool integer = !isFloating(out.dtype);
-  forEachGroup(
-      in, reduced,
-      [&](int64_t k, int64_t off, const std::vector<int64_t> &group) {
-        if (integer && kind != Reduce::Mean) {
-          int64_t acc =
-              kind == Reduce::Max ? std::numeric_limits<int64_t>::min() : 0;
-          for (int64_t g : group) {
-            int64_t v = loadInt(base + (off + g) * es, in.dtype);
-            acc = kind == Reduce::Max ? std::max(acc, v) : acc + v;
-          }
-          storeInt(out.bytes() + k * os, out.dtype, acc);
-          return;
-        }
-        double acc = kind == Reduce::Max
-                         ? -std::numeric_limits<double>::infinity()
-                         : 0.0;
-        bool nan = false;
-        for (int64_t g : group) {
-          double v = loadDouble(base + (off + g) * es, in.dtype);
-          nan |= std::isnan(v);
-          acc = kind == Reduce::Max ? std::max(acc, v) : acc + v;
-        }
-        if (kind == Reduce::Max && nan)
-          acc = std::numeric_limits<double>::quiet_NaN(); // amax propagates NaN
-        if (kind == Reduce::Mean)
-          acc /= static_cast<double>(group.size());
-        storeDouble(out.bytes() + k * os, out.dtype, acc);
-      });
-  if (kind == Reduce::Max && in.numel() == 0)
-    ctx.fail("amax of an empty tensor has no identity");
+  forEachGroup(in, reduced,
+               [&](int64_t k, int64_t off, const std::vector<int64_t> &group) {
+                 if (kind == Reduce::Any) {
+                   // Each element is tested in its own dtype: 0.5 and NaN are
+                   // true.
+                   bool any = false;
+                   for (int64_t g = 0; g < int64_t(group.size()) && !any; ++g) {
+                     const char *p = base + (off + group[g]) * es;
+                     any = isFloating(in.dtype) ? loadDouble(p, in.dtype) != 0
+                                                : loadInt(p, in.dtype) != 0;
+                   }
+                   storeInt(out.bytes() + k * os, out.dtype, any);
+                   return;
+                 }
+                 if (integer && kind != Reduce::Mean) {
+                   int64_t acc = kind == Reduce::Max
+                                     ? std::numeric_limits<int64_t>::min()
+                                 : kind == Reduce::Min
+                                     ? std::numeric_limits<int64_t>::max()
+                                 : kind == Reduce::Prod ? 1
+                                                        : 0;
+                   for (int64_t g : group) {
+                     int64_t v = loadInt(base + (off + g) * es, in.dtype);
+                     acc = kind == Reduce::Max    ? std::max(acc, v)
+                           : kind == Reduce::Min  ? std::min(acc, v)
+                           : kind == Reduce::Prod ? wrapMul(acc, v)
+                                                  : wrapAdd(acc, v);
+                   }
+                   storeInt(out.bytes() + k * os, out.dtype, acc);
+                   return;
+                 }
+                 double acc = kind == Reduce::Max    ? -INFINITY
+                              : kind == Reduce::Min  ? INFINITY
+                              : kind == Reduce::Prod ? 1.0
+                                                     : 0.0;
+                 bool nan = false;
+                 for (int64_t g : group) {
+                   double v = loadDouble(base + (off + g) * es, in.dtype);
+                   nan |= std::isnan(v);
+                   acc = kind == Reduce::Max    ? std::max(acc, v)
+                         : kind == Reduce::Min  ? std::min(acc, v)
+                         : kind == Reduce::Prod ? acc * v
+                                                : acc + v;
+                 }
+                 if (extremum && nan)
+                   acc = NAN; // amax and amin propagate NaN, as PyTorch
+                 if (kind == Reduce::Mean)
+                   acc /= static_cast<double>(group.size());
+                 storeDouble(out.bytes() + k * os, out.dtype, acc);
+               });
 }
 
 /// softmax/log_softmax along one dim: out has in's shape (contiguous).
@@ -152,6 +185,9 @@ void softmaxImpl(KernelContext &ctx, bool log) {
 void cpu::sum(KernelContext &ctx) { reduce(ctx, Reduce::Sum); }
 void cpu::mean(KernelContext &ctx) { reduce(ctx, Reduce::Mean); }
 void cpu::amax(KernelContext &ctx) { reduce(ctx, Reduce::Max); }
+void cpu::amin(KernelContext &ctx) { reduce(ctx, Reduce::Min); }
+void cpu::prod(KernelContext &ctx) { reduce(ctx, Reduce::Prod); }
+void cpu::any(KernelContext &ctx) { reduce(ctx, Reduce::Any); }
 void cpu::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
 void cpu::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
 

@@ -1,4 +1,4 @@
-//===- Reductions.cpp - Host side of sum, mean, amax, softmax on CUDA -----===//
+//===- Reductions.cpp - Host side of the reductions and softmax on CUDA ---===//
 //
 // Reads the arguments as CPU/Reductions.cpp does, splits the input around
 // the reduced dims (any strides) and launches Reductions.cu.
@@ -45,11 +45,12 @@ void failLaunch(KernelContext &ctx, std::string_view what, const char *err) {
 void reduce(KernelContext &ctx, RdKind kind, std::string_view name) {
   const Tensor &in = ctx.tensor(0);
   Tensor &out = ctx.result(0);
-  if (kind == RdKind::Max && in.numel() == 0)
-    return ctx.fail("amax of an empty tensor has no identity");
+  DimArg form = kind == RdKind::Prod  ? DimArg::One
+                : kind == RdKind::Any ? DimArg::ListEmptyMarksNone
+                                      : DimArg::List;
   std::vector<bool> reduced;
-  if (!decodeArgs(ctx, decodeReducedDims, 1u, in.rank(), reduced) ||
-      !checkReducedResult(ctx, in, reduced, out))
+  if (!reductionArgs(ctx, in, out, form,
+                     kind == RdKind::Max || kind == RdKind::Min, reduced))
     return;
   ReduceLaunch L;
   if (!splitGroups(in, reduced, L.in))
@@ -60,6 +61,7 @@ void reduce(KernelContext &ctx, RdKind kind, std::string_view name) {
   L.out = out.bytes();
   L.outDtype = static_cast<int32_t>(out.dtype);
   L.integer = !isFloatingDType(out.dtype) && kind != RdKind::Mean;
+  L.floatInput = isFloatingDType(in.dtype);
   if (const char *err = launchReduceCUDA(L))
     failLaunch(ctx, name, err);
 }
@@ -94,6 +96,9 @@ void softmaxImpl(KernelContext &ctx, bool log) {
 void cuda::sum(KernelContext &ctx) { reduce(ctx, RdKind::Sum, "sum"); }
 void cuda::mean(KernelContext &ctx) { reduce(ctx, RdKind::Mean, "mean"); }
 void cuda::amax(KernelContext &ctx) { reduce(ctx, RdKind::Max, "amax"); }
+void cuda::amin(KernelContext &ctx) { reduce(ctx, RdKind::Min, "amin"); }
+void cuda::prod(KernelContext &ctx) { reduce(ctx, RdKind::Prod, "prod"); }
+void cuda::any(KernelContext &ctx) { reduce(ctx, RdKind::Any, "any"); }
 void cuda::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
 void cuda::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
 

@@ -1,8 +1,9 @@
-//===- Reductions.cu - sum, mean, amax, softmax on CUDA devices -----------===//
+//===- Reductions.cu - sum, mean, amax, amin, prod, any, softmax on CUDA -===//
 //
 // The device halves of CUDA/Reductions.cpp. Each mirrors the CPU kernel in
-// CPU/Reductions.cpp: values go through double (int64 for integer sum and
-// amax, exactly), amax propagates NaN, softmax subtracts the row's max.
+// CPU/Reductions.cpp: values go through double (int64 for integer results
+// and any, exactly), amax and amin propagate NaN, softmax subtracts the
+// row's max.
 // Short groups take one thread each (the CPU's sequential loop); longer
 // ones one block each, reducing in shared memory. Both orders are fixed, so
 // results are deterministic.
@@ -20,33 +21,96 @@ namespace {
 /// A group this short is reduced by one thread.
 constexpr int64_t kSequentialMax = 32;
 
-/// amax's identity for integers.
 constexpr int64_t kInt64Min = -0x7fffffffffffffffLL - 1;
+constexpr int64_t kInt64Max = 0x7fffffffffffffffLL;
+
+/// The reductions over int64 (integer results; any's 0/1) and over double,
+/// each the CPU's rule: std::max and std::min leave the accumulator on a
+/// NaN (the NaN flag propagates it after), sums and products wrap.
+struct CombineI {
+  RdKind kind;
+  __device__ int64_t operator()(int64_t a, int64_t b) const {
+    switch (kind) {
+    case RdKind::Max:
+      return MaxI()(a, b);
+    case RdKind::Min:
+      return b < a ? b : a;
+    case RdKind::Prod:
+      return static_cast<int64_t>(static_cast<uint64_t>(a) *
+                                  static_cast<uint64_t>(b));
+    case RdKind::Any:
+      return a | b;
+    default:
+      return SumI()(a, b);
+    }
+  }
+};
+struct CombineD {
+  RdKind kind;
+  __device__ double operator()(double a, double b) const {
+    switch (kind) {
+    case RdKind::Max:
+      return MaxD()(a, b);
+    case RdKind::Min:
+      return b < a ? b : a;
+    case RdKind::Prod:
+      return a * b;
+    default:
+      return a + b;
+    }
+  }
+};
+
+__device__ int64_t identityI(RdKind k) {
+  return k == RdKind::Max    ? kInt64Min
+         : k == RdKind::Min  ? kInt64Max
+         : k == RdKind::Prod ? 1
+                             : 0;
+}
+__device__ double identityD(RdKind k) {
+  return k == RdKind::Max    ? -INFINITY
+         : k == RdKind::Min  ? INFINITY
+         : k == RdKind::Prod ? 1.0
+                             : 0.0;
+}
+
+/// Element `r` of group `base` as the int64 path reads it: any tests it in
+/// its own dtype (0.5 and NaN are true).
+__device__ int64_t loadI(const ReduceLaunch &L, int64_t base, int64_t r,
+                         int es) {
+  const char *p = L.data + (base + rdRedOffset(L.in, r)) * es;
+  if (L.kind == RdKind::Any)
+    return L.floatInput ? ewLoadDouble(p, L.inDtype) != 0
+                        : ewLoadInt(p, L.inDtype) != 0;
+  return ewLoadInt(p, L.inDtype);
+}
+
+__device__ bool isExtremum(RdKind k) {
+  return k == RdKind::Max || k == RdKind::Min;
+}
 
 /// One group, sequentially (thread per group): the CPU's loop.
 __device__ void reduceSequential(const ReduceLaunch &L, int64_t k) {
   int es = ewSize(L.inDtype), os = ewSize(L.outDtype);
   int64_t base = rdKeptOffset(L.in, k);
-  bool isMax = L.kind == RdKind::Max;
   if (L.integer) {
-    int64_t acc = isMax ? kInt64Min : 0;
-    for (int64_t r = 0; r < L.in.numRed; ++r) {
-      int64_t v =
-          ewLoadInt(L.data + (base + rdRedOffset(L.in, r)) * es, L.inDtype);
-      acc = isMax ? MaxI()(acc, v) : SumI()(acc, v);
-    }
+    CombineI op{L.kind};
+    int64_t acc = identityI(L.kind);
+    for (int64_t r = 0; r < L.in.numRed; ++r)
+      acc = op(acc, loadI(L, base, r, es));
     ewStoreInt(L.out + k * os, L.outDtype, acc);
     return;
   }
-  double acc = isMax ? -INFINITY : 0.0;
+  CombineD op{L.kind};
+  double acc = identityD(L.kind);
   bool nan = false;
   for (int64_t r = 0; r < L.in.numRed; ++r) {
     double v =
         ewLoadDouble(L.data + (base + rdRedOffset(L.in, r)) * es, L.inDtype);
     nan |= v != v;
-    acc = isMax ? MaxD()(acc, v) : acc + v;
+    acc = op(acc, v);
   }
-  if (isMax && nan)
+  if (isExtremum(L.kind) && nan)
     acc = NAN;
   if (L.kind == RdKind::Mean)
     acc /= static_cast<double>(L.in.numRed);
@@ -67,37 +131,33 @@ __global__ void reduceBlockKernel(ReduceLaunch L) {
   __shared__ int64_t shI[kMaxThreads];
   __shared__ int shN[kMaxThreads];
   int es = ewSize(L.inDtype), os = ewSize(L.outDtype);
-  bool isMax = L.kind == RdKind::Max;
   int64_t t = threadIdx.x, B = blockDim.x;
   for (int64_t k = blockIdx.x; k < L.in.numKept; k += gridDim.x) {
     int64_t base = rdKeptOffset(L.in, k);
     if (L.integer) {
-      int64_t acc = isMax ? kInt64Min : 0;
-      for (int64_t r = t; r < L.in.numRed; r += B) {
-        int64_t v =
-            ewLoadInt(L.data + (base + rdRedOffset(L.in, r)) * es, L.inDtype);
-        acc = isMax ? MaxI()(acc, v) : SumI()(acc, v);
-      }
-      int64_t total = isMax ? blockReduce<int64_t>(acc, shI, MaxI())
-                            : blockReduce<int64_t>(acc, shI, SumI());
+      CombineI op{L.kind};
+      int64_t acc = identityI(L.kind);
+      for (int64_t r = t; r < L.in.numRed; r += B)
+        acc = op(acc, loadI(L, base, r, es));
+      int64_t total = blockReduce<int64_t>(acc, shI, op);
       if (t == 0)
         ewStoreInt(L.out + k * os, L.outDtype, total);
       continue;
     }
-    double acc = isMax ? -INFINITY : 0.0;
+    CombineD op{L.kind};
+    double acc = identityD(L.kind);
     int nan = 0;
     for (int64_t r = t; r < L.in.numRed; r += B) {
       double v =
           ewLoadDouble(L.data + (base + rdRedOffset(L.in, r)) * es, L.inDtype);
       nan |= v != v;
-      acc = isMax ? MaxD()(acc, v) : acc + v;
+      acc = op(acc, v);
     }
-    acc = isMax ? blockReduce<double>(acc, shD, MaxD())
-                : blockReduce<double>(acc, shD, SumD());
+    acc = blockReduce<double>(acc, shD, op);
     nan = blockReduce<int>(nan, shN, OrN());
     if (t == 0) {
-      if (isMax && nan)
-        acc = NAN; // amax propagates NaN
+      if (isExtremum(L.kind) && nan)
+        acc = NAN; // amax and amin propagate NaN
       if (L.kind == RdKind::Mean)
         acc /= static_cast<double>(L.in.numRed);
       ewStoreDouble(L.out + k * os, L.outDtype, acc);

@@ -59,9 +59,10 @@ TRACEIR_HD inline int64_t rdRedOffset(const RdGroups &g, int64_t r) {
 
 //===--- Reductions.cu ----------------------------------------------------===//
 
-enum class RdKind : int32_t { Sum, Mean, Max };
+enum class RdKind : int32_t { Sum, Mean, Max, Min, Prod, Any };
 
-/// sum/mean/amax: out[k] (contiguous) = reduce over group k of `in`.
+/// sum/mean/amax/amin/prod/any: out[k] (contiguous) = reduce over group k
+/// of `in`.
 struct ReduceLaunch {
   RdKind kind = RdKind::Sum;
   RdGroups in;
@@ -69,8 +70,11 @@ struct ReduceLaunch {
   int32_t inDtype = F32;
   char *out = nullptr;
   int32_t outDtype = F32;
-  /// Accumulate in int64 (an integer result of sum/amax), else in double.
+  /// Accumulate in int64 (an integer result of sum/amax/amin/prod, and
+  /// any), else in double.
   bool integer = false;
+  /// any: the input is floating, so its elements are tested as doubles.
+  bool floatInput = false;
 };
 
 /// softmax/log_softmax: `in` and `out` split around the same dim.

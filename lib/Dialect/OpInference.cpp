@@ -660,8 +660,8 @@ static bool dtypeArg(Call &c, unsigned i, const char *what, Type &t) {
   return true;
 }
 
-/// sum/mean/amax/amin/prod/any(self, dim, keepdim, dtype): `dim` read as
-/// `F` says (traceir::DimArg); None reduces all.
+/// sum/mean/amax/amin/prod/any/argmax/argmin(self, dim, keepdim, dtype):
+/// `dim` read as `F` says (traceir::DimArg); None reduces all.
 template <ReduceDtype R, traceir::DimArg F> INFER(inferReduce) {
   CALL;
   return onRanked(c, "self", [&](Shape &s, Type elt) {
@@ -672,9 +672,9 @@ template <ReduceDtype R, traceir::DimArg F> INFER(inferReduce) {
     std::string why;
     if (!traceir::decodeReducedDims(callArgs(a), 1, s.size(), F, reduced, why))
       return c.err(why);
-    // amax and amin have no identity: PyTorch refuses an empty group even
-    // where the result is empty.
-    if (R == ReduceDtype::Same &&
+    // amax, amin, argmax and argmin have no identity: PyTorch refuses an
+    // empty group even where the result is empty.
+    if ((R == ReduceDtype::Same || R == ReduceDtype::Index) &&
         !traceir::checkReducedNonEmpty(s, reduced, why))
       return c.err(why);
     Shape r;
@@ -697,6 +697,11 @@ template <ReduceDtype R, traceir::DimArg F> INFER(inferReduce) {
     // any gives bool, but keeps uint8 (PyTorch's legacy mask dtype).
     if (R == ReduceDtype::Bool && !elt.isUnsignedInteger(8))
       elt = c.i1();
+    if (R == ReduceDtype::Index) {
+      if (elt.isInteger(1)) // as PyTorch, which has no order on bools
+        return c.err("does not support bool input");
+      elt = c.i64();
+    }
     return c.push(r, elt);
   });
 }
@@ -1779,6 +1784,7 @@ template InferSig inferMatmulOfRank<3>;
 template InferSig
     inferReduce<ReduceDtype::Bool, traceir::DimArg::ListEmptyMarksNone>;
 template InferSig inferReduce<ReduceDtype::Float>;
+template InferSig inferReduce<ReduceDtype::Index, traceir::DimArg::One>;
 template InferSig inferReduce<ReduceDtype::Same>;
 template InferSig inferReduce<ReduceDtype::Sum>;
 template InferSig inferReduce<ReduceDtype::Sum, traceir::DimArg::One>;

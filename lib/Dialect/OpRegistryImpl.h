@@ -32,8 +32,9 @@ enum class EltRule { Promote, Float, Bool };
 
 /// What a reduction does to the dtype: amax and amin keep it (and, having
 /// no identity, refuse an empty group), mean needs a float, sum and prod
-/// widen integers and bools to i64 (as PyTorch does), any gives bool.
-enum class ReduceDtype { Same, Float, Sum, Bool };
+/// widen integers and bools to i64 (as PyTorch does), any gives bool,
+/// argmax and argmin give i64 positions (and refuse an empty group).
+enum class ReduceDtype { Same, Float, Sum, Bool, Index };
 
 // The table takes the addresses of the template ones without seeing their
 // definitions: each instantiation a row names is also in the list of

@@ -144,6 +144,9 @@ trace.graph @reductions(%b: tensor<2x3xi1>, %u: tensor<2x3xui8>, %i: tensor<2x3x
   %4 = pyop "any"(%i, None, True) : (tensor<2x3xi32>) -> tensor<1x1xi1>
   // amin keeps the dtype; () reduces everything, as amax.
   %5 = pyop "amin"(%i, ()) : (tensor<2x3xi32>) -> tensor<i32>
+  // argmax gives i64 positions; dim=None with keepdim keeps every dim as 1.
+  %6 = pyop "argmax"(%i, None, True) : (tensor<2x3xi32>) -> tensor<1x1xi64>
+  %7 = pyop "argmin"(%u, -1) : (tensor<2x3xui8>) -> tensor<2xi64>
   ret
 }
 
@@ -152,6 +155,14 @@ trace.graph @reductions(%b: tensor<2x3xi1>, %u: tensor<2x3xui8>, %i: tensor<2x3x
 trace.graph @prod_dim_list(%x: tensor<2x3xf32>) -> () {
   // expected-error @+1 {{"prod": argument #1 (dim) must be an int}}
   %0 = pyop "prod"(%x, (0, 1)) : (tensor<2x3xf32>) -> tensor<f32>
+  ret
+}
+
+// -----
+
+trace.graph @argmax_bool(%b: tensor<2x3xi1>) -> () {
+  // expected-error @+1 {{"argmax": does not support bool input}}
+  %0 = pyop "argmax"(%b, 1) : (tensor<2x3xi1>) -> tensor<2xi64>
   ret
 }
 

@@ -2,8 +2,8 @@
 fixture of conftest.py; the cuda cases skip, with one line saying why,
 where trace-run finds no CUDA device): elementwise ops with broadcasting,
 dtype promotion and non-contiguous operands, views, matrix products (BLAS
-on the CPU, cuBLAS on CUDA), sum, mean, amax, amin, prod, any, softmax,
-log_softmax,
+on the CPU, cuBLAS on CUDA), sum, mean, amax, amin, prod, any, argmax,
+argmin, softmax, log_softmax,
 layer_norm, native_layer_norm, cat, embedding and dropout
 (lib/Runtime/CPU, CUDA/Reductions.cpp/.cu, CUDA/NN.cpp/.cu), and the
 memory report of a run.
@@ -467,6 +467,42 @@ def test_any():
     check_op("any", [i, 1], i.any(1))
     u = torch.randint(0, 2, (4, 8), dtype=torch.uint8)
     check_op("any", [u, 0], u.any(0))  # uint8 stays uint8, as PyTorch
+
+
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_argmax_argmin(op):
+    fn = getattr(torch, op)
+    x = rnd(3, 4, 5)
+    check_op(op, [x], fn(x))  # dim=None: a position in the flattened input
+    check_op(op, [x, None, True], fn(x, None, keepdim=True))
+    check_op(op, [x, 1], fn(x, 1))
+    check_op(op, [Transposed(x), -1, True], fn(x, -1, keepdim=True))
+    check_op(op, [Sliced(x), 0], fn(x, 0))
+    # Ties go to the first position; the first NaN wins, as PyTorch's.
+    t = torch.tensor([[1.0, 3.0, 3.0, -1.0, -1.0], [float("nan"), 2.0, float("nan"), 9.0, -9.0],
+                      [0.0, 0.0, 0.0, 0.0, 0.0]])
+    check_op(op, [t, 1], fn(t, 1))
+    check_op(op, [t], fn(t))
+    y = rnd(3, 400)  # the CUDA block path, ties and NaN across threads
+    y[0, 100:] = y[0].max() + 1 if op == "argmax" else y[0].min() - 1
+    y[1, 333] = y[1, 77] = float("nan")
+    check_op(op, [y, 1], fn(y, 1))
+    # Integers compare exactly beyond double's 53 bits.
+    big = 2 ** 60
+    i = torch.tensor([[big + 1, big + 3, big + 2], [-big - 1, -big - 3, -big - 2]])
+    check_op(op, [i, 1], fn(i, 1))
+    u = torch.randint(0, 255, (4, 50), dtype=torch.uint8)
+    check_op(op, [u, 0], fn(u, 0))
+    check_op(op, [torch.tensor(2.5), 0], fn(torch.tensor(2.5), 0))
+    e = torch.zeros(0, 3)
+    check_op(op, [e, 1], fn(e, 1))  # an empty result of nonempty groups
+    text, inputs = op_graph(op, [e, 0], [torch.zeros(3, dtype=torch.int64)])
+    with pytest.raises(RunError, match="reduction dim 0 has size 0"):
+        run_graph(text, inputs)
+    b = torch.ones(4, 2, dtype=torch.bool)  # PyTorch orders no bools
+    text, inputs = op_graph(op, [b, 0], [torch.zeros(2, dtype=torch.int64)])
+    with pytest.raises(RunError, match=f"{op}.*does not support bool input"):
+        run_graph(text, inputs)
 
 
 #===--- softmax / log_softmax ------------------------------------------------===#

@@ -1,4 +1,4 @@
-//===- Reductions.cpp - sum, mean, amax, amin, prod, any, softmax ---------===//
+//===- Reductions.cpp - Reductions, argmax, argmin, softmax ---------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/KernelArgs.h"
@@ -134,6 +134,48 @@ void reduce(KernelContext &ctx, Reduce kind) {
                });
 }
 
+/// argmax/argmin: the position of each group's first extreme element,
+/// row-major over the reduced dims (along `dim`, or in the flattened input
+/// for dim=None); the first NaN is the extreme, as PyTorch's. Integers
+/// compare as int64, exactly.
+void argReduce(KernelContext &ctx, bool isMax) {
+  const Tensor &in = ctx.tensor(0);
+  Tensor &out = ctx.result(0);
+  std::vector<bool> reduced;
+  if (!reductionArgs(ctx, in, out, DimArg::One, /*needsElement=*/true, reduced))
+    return;
+  const char *base = static_cast<const char *>(in.storage->data);
+  size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype);
+  bool floating = isFloating(in.dtype);
+  forEachGroup(
+      in, reduced,
+      [&](int64_t k, int64_t off, const std::vector<int64_t> &group) {
+        // reductionArgs saw every group hold an element.
+        int64_t best = 0;
+        if (floating) {
+          double bv = loadDouble(base + (off + group[0]) * es, in.dtype);
+          for (int64_t g = 1; g < int64_t(group.size()) && !std::isnan(bv);
+               ++g) {
+            double v = loadDouble(base + (off + group[g]) * es, in.dtype);
+            if (std::isnan(v) || (isMax ? v > bv : v < bv)) {
+              bv = v;
+              best = g;
+            }
+          }
+        } else {
+          int64_t bv = loadInt(base + (off + group[0]) * es, in.dtype);
+          for (int64_t g = 1; g < int64_t(group.size()); ++g) {
+            int64_t v = loadInt(base + (off + group[g]) * es, in.dtype);
+            if (isMax ? v > bv : v < bv) {
+              bv = v;
+              best = g;
+            }
+          }
+        }
+        storeInt(out.bytes() + k * os, out.dtype, best);
+      });
+}
+
 /// softmax/log_softmax along one dim: out has in's shape (contiguous).
 void softmaxImpl(KernelContext &ctx, bool log) {
   const Tensor &in = ctx.tensor(0);
@@ -188,6 +230,8 @@ void cpu::amax(KernelContext &ctx) { reduce(ctx, Reduce::Max); }
 void cpu::amin(KernelContext &ctx) { reduce(ctx, Reduce::Min); }
 void cpu::prod(KernelContext &ctx) { reduce(ctx, Reduce::Prod); }
 void cpu::any(KernelContext &ctx) { reduce(ctx, Reduce::Any); }
+void cpu::argmax(KernelContext &ctx) { argReduce(ctx, true); }
+void cpu::argmin(KernelContext &ctx) { argReduce(ctx, false); }
 void cpu::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
 void cpu::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
 

@@ -45,12 +45,14 @@ void failLaunch(KernelContext &ctx, std::string_view what, const char *err) {
 void reduce(KernelContext &ctx, RdKind kind, std::string_view name) {
   const Tensor &in = ctx.tensor(0);
   Tensor &out = ctx.result(0);
-  DimArg form = kind == RdKind::Prod  ? DimArg::One
-                : kind == RdKind::Any ? DimArg::ListEmptyMarksNone
-                                      : DimArg::List;
+  bool arg = kind == RdKind::ArgMax || kind == RdKind::ArgMin;
+  DimArg form = kind == RdKind::Prod || arg ? DimArg::One
+                : kind == RdKind::Any       ? DimArg::ListEmptyMarksNone
+                                            : DimArg::List;
   std::vector<bool> reduced;
   if (!reductionArgs(ctx, in, out, form,
-                     kind == RdKind::Max || kind == RdKind::Min, reduced))
+                     kind == RdKind::Max || kind == RdKind::Min || arg,
+                     reduced))
     return;
   ReduceLaunch L;
   if (!splitGroups(in, reduced, L.in))
@@ -62,6 +64,8 @@ void reduce(KernelContext &ctx, RdKind kind, std::string_view name) {
   L.outDtype = static_cast<int32_t>(out.dtype);
   L.integer = !isFloatingDType(out.dtype) && kind != RdKind::Mean;
   L.floatInput = isFloatingDType(in.dtype);
+  if (arg)
+    L.integer = !L.floatInput; // how the values compare
   if (const char *err = launchReduceCUDA(L))
     failLaunch(ctx, name, err);
 }
@@ -99,6 +103,8 @@ void cuda::amax(KernelContext &ctx) { reduce(ctx, RdKind::Max, "amax"); }
 void cuda::amin(KernelContext &ctx) { reduce(ctx, RdKind::Min, "amin"); }
 void cuda::prod(KernelContext &ctx) { reduce(ctx, RdKind::Prod, "prod"); }
 void cuda::any(KernelContext &ctx) { reduce(ctx, RdKind::Any, "any"); }
+void cuda::argmax(KernelContext &ctx) { reduce(ctx, RdKind::ArgMax, "argmax"); }
+void cuda::argmin(KernelContext &ctx) { reduce(ctx, RdKind::ArgMin, "argmin"); }
 void cuda::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
 void cuda::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
 

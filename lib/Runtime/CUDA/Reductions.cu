@@ -1,9 +1,9 @@
-//===- Reductions.cu - sum, mean, amax, amin, prod, any, softmax on CUDA -===//
+//===- Reductions.cu - Reductions, argmax, argmin, softmax on CUDA --------===//
 //
 // The device halves of CUDA/Reductions.cpp. Each mirrors the CPU kernel in
 // CPU/Reductions.cpp: values go through double (int64 for integer results
-// and any, exactly), amax and amin propagate NaN, softmax subtracts the
-// row's max.
+// and any, exactly), amax and amin propagate NaN, argmax and argmin pick
+// the first NaN else the first extreme, softmax subtracts the row's max.
 // Short groups take one thread each (the CPU's sequential loop); longer
 // ones one block each, reducing in shared memory. Both orders are fixed, so
 // results are deterministic.
@@ -13,6 +13,8 @@
 #include "TraceIR/Runtime/CUDA/ReduceLaunch.h"
 
 #include <cuda_runtime.h>
+
+#include <type_traits>
 
 using namespace traceir;
 using namespace traceir::cudadev;
@@ -165,6 +167,78 @@ __global__ void reduceBlockKernel(ReduceLaunch L) {
   }
 }
 
+/// An argmax/argmin candidate: a value and its position in the group (-1:
+/// none yet, a thread that met no element).
+template <typename T> struct ArgCand {
+  T v;
+  int64_t i;
+};
+
+/// The better of two candidates, as the CPU's sequential scan picks: the
+/// extreme value, a NaN over any number, the earlier position on a tie
+/// (the block combines candidates out of position order, so ties are
+/// broken by position, not by argument order).
+template <typename T> struct ArgBetter {
+  bool isMax;
+  __device__ ArgCand<T> operator()(ArgCand<T> a, ArgCand<T> b) const {
+    if (a.i < 0)
+      return b;
+    if (b.i < 0)
+      return a;
+    bool an = a.v != a.v, bn = b.v != b.v; // NaN; never for integers
+    if (an || bn) {
+      if (an && bn)
+        return a.i < b.i ? a : b;
+      return an ? a : b;
+    }
+    if (a.v == b.v)
+      return a.i < b.i ? a : b;
+    return (isMax ? b.v > a.v : b.v < a.v) ? b : a;
+  }
+};
+
+/// Element `r` of group `base`, read as a T.
+template <typename T>
+__device__ T argLoad(const ReduceLaunch &L, int64_t base, int64_t r, int es) {
+  const char *p = L.data + (base + rdRedOffset(L.in, r)) * es;
+  if constexpr (std::is_same_v<T, double>)
+    return ewLoadDouble(p, L.inDtype);
+  else
+    return ewLoadInt(p, L.inDtype);
+}
+
+/// argmax/argmin, a thread per group (short groups) or a block per group;
+/// T is double for floating inputs, int64 for the rest.
+template <typename T> __global__ void argSequentialKernel(ReduceLaunch L) {
+  int es = ewSize(L.inDtype), os = ewSize(L.outDtype);
+  ArgBetter<T> op{L.kind == RdKind::ArgMax};
+  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       k < L.in.numKept; k += stride) {
+    int64_t base = rdKeptOffset(L.in, k);
+    ArgCand<T> best{T(0), -1};
+    for (int64_t r = 0; r < L.in.numRed; ++r)
+      best = op(best, ArgCand<T>{argLoad<T>(L, base, r, es), r});
+    ewStoreInt(L.out + k * os, L.outDtype, best.i);
+  }
+}
+
+template <typename T> __global__ void argBlockKernel(ReduceLaunch L) {
+  __shared__ ArgCand<T> sh[kMaxThreads];
+  int es = ewSize(L.inDtype), os = ewSize(L.outDtype);
+  ArgBetter<T> op{L.kind == RdKind::ArgMax};
+  int64_t t = threadIdx.x, B = blockDim.x;
+  for (int64_t k = blockIdx.x; k < L.in.numKept; k += gridDim.x) {
+    int64_t base = rdKeptOffset(L.in, k);
+    ArgCand<T> best{T(0), -1};
+    for (int64_t r = t; r < L.in.numRed; r += B)
+      best = op(best, ArgCand<T>{argLoad<T>(L, base, r, es), r});
+    best = blockReduce<ArgCand<T>>(best, sh, op);
+    if (t == 0)
+      ewStoreInt(L.out + k * os, L.outDtype, best.i);
+  }
+}
+
 /// softmax/log_softmax: one block per row, three passes (max, sum of
 /// exponentials, results) as the CPU does them.
 __global__ void softmaxKernel(SoftmaxLaunch L) {
@@ -224,6 +298,22 @@ __global__ void logSoftmaxBackwardKernel(SoftmaxLaunch L) {
 const char *traceir::launchReduceCUDA(const ReduceLaunch &launch) {
   if (launch.in.numKept == 0)
     return nullptr;
+  if (launch.kind == RdKind::ArgMax || launch.kind == RdKind::ArgMin) {
+    auto seq = launch.integer ? argSequentialKernel<int64_t>
+                              : argSequentialKernel<double>;
+    auto block =
+        launch.integer ? argBlockKernel<int64_t> : argBlockKernel<double>;
+    if (launch.in.numRed <= kSequentialMax) {
+      int64_t blocks = gridFor(launch.in.numKept, kMaxThreads);
+      seq<<<static_cast<unsigned>(blocks), kMaxThreads>>>(launch);
+    } else {
+      int64_t blocks =
+          launch.in.numKept < kMaxBlocks ? launch.in.numKept : kMaxBlocks;
+      block<<<static_cast<unsigned>(blocks), threadsFor(launch.in.numRed)>>>(
+          launch);
+    }
+    return lastError();
+  }
   if (launch.in.numRed <= kSequentialMax) {
     int64_t blocks = gridFor(launch.in.numKept, kMaxThreads);
     reduceSequentialKernel<<<static_cast<unsigned>(blocks), kMaxThreads>>>(

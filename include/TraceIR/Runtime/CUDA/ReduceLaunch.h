@@ -59,10 +59,11 @@ TRACEIR_HD inline int64_t rdRedOffset(const RdGroups &g, int64_t r) {
 
 //===--- Reductions.cu ----------------------------------------------------===//
 
-enum class RdKind : int32_t { Sum, Mean, Max, Min, Prod, Any };
+enum class RdKind : int32_t { Sum, Mean, Max, Min, Prod, Any, ArgMax, ArgMin };
 
 /// sum/mean/amax/amin/prod/any: out[k] (contiguous) = reduce over group k
-/// of `in`.
+/// of `in`; argmax/argmin: out[k] (int64) = the position in group k
+/// (row-major over the reduced dims) of its first extreme element.
 struct ReduceLaunch {
   RdKind kind = RdKind::Sum;
   RdGroups in;
@@ -73,7 +74,8 @@ struct ReduceLaunch {
   /// Accumulate in int64 (an integer result of sum/amax/amin/prod, and
   /// any), else in double.
   bool integer = false;
-  /// any: the input is floating, so its elements are tested as doubles.
+  /// any, argmax, argmin: the input is floating, so its elements are read
+  /// as doubles (else as int64).
   bool floatInput = false;
 };
 

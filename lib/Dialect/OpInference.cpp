@@ -735,6 +735,24 @@ INFER(inferSoftmax) {
   });
 }
 
+/// cumsum(self, dim, dtype=None): self's shape; dtype= casts the input
+/// first, else integers and bools accumulate in i64, as PyTorch's.
+INFER(inferCumsum) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d;
+    Type dtype;
+    if (!c.intArg(1, "dim", d) || !c.dim(d, s.size(), "dim") ||
+        !dtypeArg(c, 2, "dtype", dtype))
+      return false;
+    if (dtype)
+      elt = dtype;
+    else if (category(elt) <= 1)
+      elt = c.i64();
+    return c.push(s, elt);
+  });
+}
+
 /// layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable) and
 /// native_layer_norm, which also returns mean and rstd.
 template <bool Native> INFER(inferLayerNorm) {

@@ -49,7 +49,8 @@ template <unsigned Rank> InferSig inferMatmulOfRank;
 // Reductions and normalizations
 template <ReduceDtype R, traceir::DimArg F = traceir::DimArg::List>
 InferSig inferReduce;
-InferSig inferSoftmax, inferBatchNormBackward, inferBatchNormDoubleBackward;
+InferSig inferSoftmax, inferCumsum, inferBatchNormBackward,
+    inferBatchNormDoubleBackward;
 template <bool Native> InferSig inferLayerNorm;
 template <bool Native> InferSig inferBatchNorm;
 

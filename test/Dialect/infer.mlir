@@ -147,6 +147,9 @@ trace.graph @reductions(%b: tensor<2x3xi1>, %u: tensor<2x3xui8>, %i: tensor<2x3x
   // argmax gives i64 positions; dim=None with keepdim keeps every dim as 1.
   %6 = pyop "argmax"(%i, None, True) : (tensor<2x3xi32>) -> tensor<1x1xi64>
   %7 = pyop "argmin"(%u, -1) : (tensor<2x3xui8>) -> tensor<2xi64>
+  // cumsum keeps the shape; bools and ints sum to i64 unless dtype= says.
+  %8 = pyop "cumsum"(%b, 0) : (tensor<2x3xi1>) -> tensor<2x3xi64>
+  %9 = pyop "cumsum"(%i, 1, "torch.int32") : (tensor<2x3xi32>) -> tensor<2x3xi32>
   ret
 }
 

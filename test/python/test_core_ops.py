@@ -3,7 +3,7 @@ fixture of conftest.py; the cuda cases skip, with one line saying why,
 where trace-run finds no CUDA device): elementwise ops with broadcasting,
 dtype promotion and non-contiguous operands, views, matrix products (BLAS
 on the CPU, cuBLAS on CUDA), sum, mean, amax, amin, prod, any, argmax,
-argmin, softmax, log_softmax,
+argmin, cumsum, softmax, log_softmax,
 layer_norm, native_layer_norm, cat, embedding and dropout
 (lib/Runtime/CPU, CUDA/Reductions.cpp/.cu, CUDA/NN.cpp/.cu), and the
 memory report of a run.
@@ -502,6 +502,32 @@ def test_argmax_argmin(op):
     b = torch.ones(4, 2, dtype=torch.bool)  # PyTorch orders no bools
     text, inputs = op_graph(op, [b, 0], [torch.zeros(2, dtype=torch.int64)])
     with pytest.raises(RunError, match=f"{op}.*does not support bool input"):
+        run_graph(text, inputs)
+
+
+def test_cumsum():
+    x = rnd(3, 4, 5)
+    check_op("cumsum", [x, 1], x.cumsum(1), rtol=1e-5, atol=1e-5)
+    check_op("cumsum", [Transposed(x), -1], x.cumsum(-1), rtol=1e-5, atol=1e-5)
+    check_op("cumsum", [Sliced(x), 0], x.cumsum(0), rtol=1e-5, atol=1e-5)
+    check_op("cumsum", [x, 2, "torch.float64"], x.cumsum(2, dtype=torch.float64))
+    check_op("cumsum", [torch.tensor(2.5), 0], torch.tensor(2.5).cumsum(0))
+    e = torch.zeros(3, 0)
+    check_op("cumsum", [e, 1], e.cumsum(1))
+    check_op("cumsum", [e, 0], e.cumsum(0))
+    # Integers and bools sum to i64, exactly and wrapping; dtype= casts.
+    i = torch.randint(-100, 100, (4, 50), dtype=torch.int32)
+    check_op("cumsum", [i, 1], i.cumsum(1))
+    check_op("cumsum", [i, 0, "torch.int32"], i.cumsum(0, dtype=torch.int32))
+    b = torch.rand(4, 7) < 0.5
+    check_op("cumsum", [b, 1], b.cumsum(1))
+    big = torch.tensor([2 ** 62, 2 ** 62, 2 ** 62, 1], dtype=torch.int64)
+    check_op("cumsum", [big, 0], big.cumsum(0))
+    n = x.clone()
+    n[1, 2, 0] = float("nan")
+    assert check_op_nan("cumsum", [n, 1], n.cumsum(1))[1, 3, 0].isnan()
+    text, inputs = op_graph("cumsum", [x, 3], [x])
+    with pytest.raises(RunError, match="dim 3 is out of range for a tensor of rank 3"):
         run_graph(text, inputs)
 
 

@@ -55,7 +55,7 @@ OPS = {
     "neg", "permute", "pow", "relu", "reshape", "rsqrt", "select", "sigmoid", "slice",
     "sqrt", "squeeze", "sub", "sum", "t", "tanh", "transpose", "unflatten", "unsqueeze",
     "view", "zero_",
-    "amin", "any", "argmax", "argmin", "prod",
+    "amin", "any", "argmax", "argmin", "cumsum", "prod",
 }
 SAMPLES = 4
 DTYPES = (torch.float32, torch.int64)

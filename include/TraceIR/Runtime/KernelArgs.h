@@ -50,6 +50,9 @@ bool outputMask(KernelContext &ctx, unsigned i, bool mask[3]);
 /// the kernels write by them.
 bool checkResultShape(KernelContext &ctx, unsigned r,
                       std::span<const int64_t> shape);
+/// cumsum(self, dim, dtype): the wrapped `dim` (0 for a 0-d input). Fails
+/// the call unless result 0 has the input's shape.
+bool cumsumArgs(KernelContext &ctx, int64_t &dim);
 /// cat(tensors..., dim): the number of tensors `n` and the wrapped `dim`
 /// of result 0. Fails the call unless every input but PyTorch's legacy
 /// empty [0] matches the result in rank and in every dim but `dim`, and the

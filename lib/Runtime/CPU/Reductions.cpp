@@ -235,6 +235,45 @@ void cpu::argmin(KernelContext &ctx) { argReduce(ctx, false); }
 void cpu::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
 void cpu::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
 
+/// cumsum along one dim: the running sums in int64 (wrapping) for an
+/// integer result, else in double, in order.
+void cpu::cumsum(KernelContext &ctx) {
+  const Tensor &in = ctx.tensor(0);
+  Tensor &out = ctx.result(0);
+  int64_t dim;
+  if (!cumsumArgs(ctx, dim))
+    return;
+  std::vector<bool> reduced(in.rank(), false);
+  if (in.rank() > 0)
+    reduced[dim] = true;
+  // out has in's shape: the same grouping of its strides gives the groups
+  // in the same order.
+  std::vector<int64_t> outBase;
+  forEachGroup(out, reduced,
+               [&](int64_t, int64_t off, const std::vector<int64_t> &) {
+                 outBase.push_back(off);
+               });
+  int64_t outStride = in.rank() > 0 ? out.strides[dim] : 1;
+  const char *base = static_cast<const char *>(in.storage->data);
+  char *ob = static_cast<char *>(out.storage->data);
+  size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype);
+  bool integer = !isFloating(out.dtype);
+  forEachGroup(in, reduced,
+               [&](int64_t k, int64_t off, const std::vector<int64_t> &group) {
+                 int64_t accI = 0;
+                 double accD = 0;
+                 for (size_t g = 0; g < group.size(); ++g) {
+                   const char *p = base + (off + group[g]) * es;
+                   char *o = ob + (outBase[k] + int64_t(g) * outStride) * os;
+                   if (integer)
+                     storeInt(o, out.dtype,
+                              accI = wrapAdd(accI, loadInt(p, in.dtype)));
+                   else
+                     storeDouble(o, out.dtype, accD += loadDouble(p, in.dtype));
+                 }
+               });
+}
+
 /// _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 /// grad - exp(output) * sum(grad) along dim, in f64.
 void cpu::_log_softmax_backward_data(KernelContext &ctx) {

@@ -108,6 +108,28 @@ void cuda::argmin(KernelContext &ctx) { reduce(ctx, RdKind::ArgMin, "argmin"); }
 void cuda::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
 void cuda::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
 
+/// cumsum along one dim, as CPU/Reductions.cpp.
+void cuda::cumsum(KernelContext &ctx) {
+  const Tensor &in = ctx.tensor(0);
+  Tensor &out = ctx.result(0);
+  int64_t dim;
+  if (!cumsumArgs(ctx, dim))
+    return;
+  std::vector<bool> reduced(in.rank(), false);
+  if (in.rank() > 0)
+    reduced[dim] = true;
+  CumsumLaunch L;
+  if (!splitGroups(in, reduced, L.in) || !splitGroups(out, reduced, L.out))
+    return failRank(ctx, in);
+  L.data = static_cast<const char *>(in.storage->data);
+  L.inDtype = static_cast<int32_t>(in.dtype);
+  L.outData = static_cast<char *>(out.storage->data);
+  L.outDtype = static_cast<int32_t>(out.dtype);
+  L.integer = !isFloatingDType(out.dtype);
+  if (const char *err = launchCumsumCUDA(L))
+    failLaunch(ctx, "cumsum", err);
+}
+
 /// grad - exp(output) * sum(grad) along dim, as CPU/Reductions.cpp.
 void cuda::_log_softmax_backward_data(KernelContext &ctx) {
   const Tensor &g = ctx.tensor(0), &o = ctx.tensor(1);

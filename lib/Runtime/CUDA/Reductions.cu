@@ -293,6 +293,30 @@ __global__ void logSoftmaxBackwardKernel(SoftmaxLaunch L) {
     }
   }
 }
+/// A thread per row, scanning in order: the CPU's sums, to the bit. (A
+/// parallel scan would sum in another order; it is the optimized tier's.)
+__global__ void cumsumKernel(CumsumLaunch L) {
+  int es = ewSize(L.inDtype), os = ewSize(L.outDtype);
+  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       k < L.in.numKept; k += stride) {
+    int64_t inBase = rdKeptOffset(L.in, k), outBase = rdKeptOffset(L.out, k);
+    int64_t accI = 0;
+    double accD = 0;
+    for (int64_t r = 0; r < L.in.numRed; ++r) {
+      const char *p = L.data + (inBase + rdRedOffset(L.in, r)) * es;
+      char *o = L.outData + (outBase + rdRedOffset(L.out, r)) * os;
+      if (L.integer) {
+        accI = SumI()(accI, ewLoadInt(p, L.inDtype));
+        ewStoreInt(o, L.outDtype, accI);
+      } else {
+        accD += ewLoadDouble(p, L.inDtype);
+        ewStoreDouble(o, L.outDtype, accD);
+      }
+    }
+  }
+}
+
 } // namespace
 
 const char *traceir::launchReduceCUDA(const ReduceLaunch &launch) {
@@ -324,6 +348,14 @@ const char *traceir::launchReduceCUDA(const ReduceLaunch &launch) {
     reduceBlockKernel<<<static_cast<unsigned>(blocks),
                         threadsFor(launch.in.numRed)>>>(launch);
   }
+  return lastError();
+}
+
+const char *traceir::launchCumsumCUDA(const CumsumLaunch &launch) {
+  if (launch.in.numKept == 0 || launch.in.numRed == 0)
+    return nullptr;
+  int64_t blocks = gridFor(launch.in.numKept, kMaxThreads);
+  cumsumKernel<<<static_cast<unsigned>(blocks), kMaxThreads>>>(launch);
   return lastError();
 }
 

@@ -94,8 +94,20 @@ struct SoftmaxLaunch {
   int32_t gradDtype = F32;
 };
 
+/// cumsum: `in` and `out` split around the same dim; row k's running sums
+/// (int64 for an integer result, else double) go to its row of `out`.
+struct CumsumLaunch {
+  RdGroups in, out;
+  const char *data = nullptr;
+  int32_t inDtype = F32;
+  char *outData = nullptr;
+  int32_t outDtype = F32;
+  bool integer = false;
+};
+
 /// Each returns null on success, else the CUDA error's text.
 const char *launchReduceCUDA(const ReduceLaunch &launch);
+const char *launchCumsumCUDA(const CumsumLaunch &launch);
 const char *launchSoftmaxCUDA(const SoftmaxLaunch &launch);
 const char *launchLogSoftmaxBackwardCUDA(const SoftmaxLaunch &launch);
 

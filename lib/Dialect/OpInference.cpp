@@ -660,6 +660,18 @@ static bool dtypeArg(Call &c, unsigned i, const char *what, Type &t) {
   return true;
 }
 
+/// The shape of a reduction of `s` over `reduced`, keepdim's 1s kept.
+static Shape reducedShape(const Shape &s, const std::vector<bool> &reduced,
+                          bool keep) {
+  Shape r;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (!reduced[i])
+      r.push_back(s[i]);
+    else if (keep)
+      r.push_back(1);
+  return r;
+}
+
 /// sum/mean/amax/amin/prod/any/argmax/argmin(self, dim, keepdim, dtype):
 /// `dim` read as `F` says (traceir::DimArg); None reduces all.
 template <ReduceDtype R, traceir::DimArg F> INFER(inferReduce) {
@@ -677,12 +689,7 @@ template <ReduceDtype R, traceir::DimArg F> INFER(inferReduce) {
     if ((R == ReduceDtype::Same || R == ReduceDtype::Index) &&
         !traceir::checkReducedNonEmpty(s, reduced, why))
       return c.err(why);
-    Shape r;
-    for (size_t i = 0; i < s.size(); ++i)
-      if (!reduced[i])
-        r.push_back(s[i]);
-      else if (keep)
-        r.push_back(1);
+    Shape r = reducedShape(s, reduced, keep);
     // dtype= casts the input first, as PyTorch does.
     Type dtype;
     if ((R == ReduceDtype::Float || R == ReduceDtype::Sum) &&
@@ -703,6 +710,28 @@ template <ReduceDtype R, traceir::DimArg F> INFER(inferReduce) {
       elt = c.i64();
     }
     return c.push(r, elt);
+  });
+}
+
+/// var(self, dim=None, *, correction=None, keepdim=False), var.correction:
+/// a floating input's variance over dims read as sum's, in its dtype.
+INFER(inferVar) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    std::vector<bool> reduced;
+    std::string why;
+    double correction;
+    if (!traceir::decodeReducedDims(callArgs(a), 1, s.size(),
+                                    traceir::DimArg::List, reduced, why) ||
+        !traceir::readNumber(callArgs(a), 2, "correction", correction, 1.0,
+                             why))
+      return c.err(why);
+    bool keep;
+    if (!c.boolArg(3, "keepdim", keep, false))
+      return false;
+    if (!isFloatLike(elt))
+      return c.err("std and var only support floating point dtypes, got ", elt);
+    return c.push(reducedShape(s, reduced, keep), elt);
   });
 }
 

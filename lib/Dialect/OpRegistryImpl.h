@@ -49,7 +49,7 @@ template <unsigned Rank> InferSig inferMatmulOfRank;
 // Reductions and normalizations
 template <ReduceDtype R, traceir::DimArg F = traceir::DimArg::List>
 InferSig inferReduce;
-InferSig inferSoftmax, inferCumsum, inferBatchNormBackward,
+InferSig inferSoftmax, inferCumsum, inferVar, inferBatchNormBackward,
     inferBatchNormDoubleBackward;
 template <bool Native> InferSig inferLayerNorm;
 template <bool Native> InferSig inferBatchNorm;

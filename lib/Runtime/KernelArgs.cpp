@@ -72,6 +72,11 @@ bool traceir::reductionArgs(KernelContext &ctx, const Tensor &in,
   return false;
 }
 
+bool traceir::varCorrection(KernelContext &ctx, double &correction) {
+  return decodeArgs(ctx, readNumber, 2u, "correction", correction,
+                    std::optional<double>(1.0));
+}
+
 bool traceir::cumsumArgs(KernelContext &ctx, int64_t &dim) {
   const Tensor &in = ctx.tensor(0);
   if (!decodeArgs(ctx, readInt, 1u, "dim", dim, std::optional<int64_t>()))

@@ -155,6 +155,15 @@ trace.graph @reductions(%b: tensor<2x3xi1>, %u: tensor<2x3xui8>, %i: tensor<2x3x
 
 // -----
 
+trace.graph @var(%x: tensor<2x3xf32>) -> () {
+  // var.correction: keepdim is argument 3, after the keyword correction.
+  %0 = pyop "var"(%x, 1, 0, True) : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %1 = pyop "var"(%x) : (tensor<2x3xf32>) -> tensor<f32>
+  ret
+}
+
+// -----
+
 trace.graph @prod_dim_list(%x: tensor<2x3xf32>) -> () {
   // expected-error @+1 {{"prod": argument #1 (dim) must be an int}}
   %0 = pyop "prod"(%x, (0, 1)) : (tensor<2x3xf32>) -> tensor<f32>

@@ -3,7 +3,7 @@ fixture of conftest.py; the cuda cases skip, with one line saying why,
 where trace-run finds no CUDA device): elementwise ops with broadcasting,
 dtype promotion and non-contiguous operands, views, matrix products (BLAS
 on the CPU, cuBLAS on CUDA), sum, mean, amax, amin, prod, any, argmax,
-argmin, cumsum, softmax, log_softmax,
+argmin, cumsum, var, softmax, log_softmax,
 layer_norm, native_layer_norm, cat, embedding and dropout
 (lib/Runtime/CPU, CUDA/Reductions.cpp/.cu, CUDA/NN.cpp/.cu), and the
 memory report of a run.
@@ -502,6 +502,35 @@ def test_argmax_argmin(op):
     b = torch.ones(4, 2, dtype=torch.bool)  # PyTorch orders no bools
     text, inputs = op_graph(op, [b, 0], [torch.zeros(2, dtype=torch.int64)])
     with pytest.raises(RunError, match=f"{op}.*does not support bool input"):
+        run_graph(text, inputs)
+
+
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0")
+def test_var():
+    # var.correction(self, dim=None, *, correction=None, keepdim=False).
+    x = rnd(3, 4, 5)
+    check_op("var", [x], x.var())
+    check_op("var", [x, 1], x.var(1))
+    check_op("var", [x, (0, 2), 0, True], x.var((0, 2), correction=0, keepdim=True))
+    check_op("var", [Transposed(x), -1, 2.5], x.var(-1, correction=2.5))
+    check_op("var", [Sliced(x), ()], x.var(()))  # [] reduces every dim, as sum
+    y = 3 + rnd(2, 300)  # the CUDA block path; an offset mean
+    check_op("var", [y, 1], y.var(1), rtol=1e-5, atol=1e-5)
+    d = rnd(4, 6, dtype=torch.float64)
+    check_op("var", [d, 0, 1], d.var(0, correction=1), rtol=1e-10, atol=1e-12)
+    # A group of 1: correction=1 divides 0 by 0 (nan), correction=0 gives 0;
+    # correction past n divides a nonzero sum by 0 (inf) as PyTorch's max(0, .).
+    one = rnd(3, 1)
+    assert check_op_nan("var", [one, 1], one.var(1)).isnan().all()
+    check_op("var", [one, 1, 0], one.var(1, correction=0))
+    two = torch.tensor([[1.0, 2.0]])
+    check_op("var", [two, 1, 3], two.var(1, correction=3))
+    e = torch.zeros(0, 3)
+    assert check_op_nan("var", [e, 0], e.var(0)).isnan().all()
+    check_op("var", [e, 1], e.var(1))
+    i = torch.ones(3, dtype=torch.int64)
+    text, inputs = op_graph("var", [i], [torch.zeros(())])
+    with pytest.raises(RunError, match="var.*only support floating point"):
         run_graph(text, inputs)
 
 

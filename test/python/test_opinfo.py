@@ -19,7 +19,9 @@ reorders ATen's arguments (`where`'s) is not taken.
 OPS are the ops whose samples all pass. The others that have an OpInfo are
 the Core ATen work still open (integer matrix products and convolutions,
 dtype= keywords, tensor-valued `narrow` starts, `where`'s argument order,
-the batch norm and pooling samples the schema cannot place):
+the batch norm and pooling samples the schema cannot place, the
+var.unbiased variant's var(self, unbiased), a non-core overload whose bool
+lands in var.correction's dim):
 TRACEIR_OPINFO_ALL=1 runs every op that has one, to see what fails.
 """
 import os

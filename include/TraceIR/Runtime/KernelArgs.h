@@ -50,6 +50,9 @@ bool outputMask(KernelContext &ctx, unsigned i, bool mask[3]);
 /// the kernels write by them.
 bool checkResultShape(KernelContext &ctx, unsigned r,
                       std::span<const int64_t> shape);
+/// var(self, dim, correction, keepdim): the correction (1 when None), the
+/// divisor of a group of `n` then max(0, n - correction), as PyTorch's.
+bool varCorrection(KernelContext &ctx, double &correction);
 /// cumsum(self, dim, dtype): the wrapped `dim` (0 for a 0-d input). Fails
 /// the call unless result 0 has the input's shape.
 bool cumsumArgs(KernelContext &ctx, int64_t &dim);

@@ -57,7 +57,7 @@ void forEachGroup(const Tensor &in, const std::vector<bool> &reduced, F visit) {
   }
 }
 
-enum class Reduce { Sum, Mean, Max, Min, Prod, Any };
+enum class Reduce { Sum, Mean, Max, Min, Prod, Any, Var };
 
 /// Wrapping int64 arithmetic, as PyTorch's integer sum and prod overflow.
 int64_t wrapAdd(int64_t a, int64_t b) {
@@ -77,61 +77,81 @@ void reduce(KernelContext &ctx, Reduce kind) {
                 : kind == Reduce::Any ? DimArg::ListEmptyMarksNone
                                       : DimArg::List;
   std::vector<bool> reduced;
-  if (!reductionArgs(ctx, in, out, form, extremum, reduced))
+  double correction = 1;
+  if (!reductionArgs(ctx, in, out, form, extremum, reduced) ||
+      (kind == Reduce::Var && !varCorrection(ctx, correction)))
     return;
+  if (kind == Reduce::Var && !isFloating(out.dtype))
+    return ctx.fail("var needs a floating point result, got " +
+                    std::string(dtypeName(out.dtype)));
   const char *base = static_cast<const char *>(in.storage->data);
   size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype);
   bool integer = !isFloating(out.dtype);
-  forEachGroup(in, reduced,
-               [&](int64_t k, int64_t off, const std::vector<int64_t> &group) {
-                 if (kind == Reduce::Any) {
-                   // Each element is tested in its own dtype: 0.5 and NaN are
-                   // true.
-                   bool any = false;
-                   for (int64_t g = 0; g < int64_t(group.size()) && !any; ++g) {
-                     const char *p = base + (off + group[g]) * es;
-                     any = isFloating(in.dtype) ? loadDouble(p, in.dtype) != 0
-                                                : loadInt(p, in.dtype) != 0;
-                   }
-                   storeInt(out.bytes() + k * os, out.dtype, any);
-                   return;
-                 }
-                 if (integer && kind != Reduce::Mean) {
-                   int64_t acc = kind == Reduce::Max
-                                     ? std::numeric_limits<int64_t>::min()
-                                 : kind == Reduce::Min
-                                     ? std::numeric_limits<int64_t>::max()
-                                 : kind == Reduce::Prod ? 1
-                                                        : 0;
-                   for (int64_t g : group) {
-                     int64_t v = loadInt(base + (off + g) * es, in.dtype);
-                     acc = kind == Reduce::Max    ? std::max(acc, v)
-                           : kind == Reduce::Min  ? std::min(acc, v)
-                           : kind == Reduce::Prod ? wrapMul(acc, v)
-                                                  : wrapAdd(acc, v);
-                   }
-                   storeInt(out.bytes() + k * os, out.dtype, acc);
-                   return;
-                 }
-                 double acc = kind == Reduce::Max    ? -INFINITY
-                              : kind == Reduce::Min  ? INFINITY
-                              : kind == Reduce::Prod ? 1.0
-                                                     : 0.0;
-                 bool nan = false;
-                 for (int64_t g : group) {
-                   double v = loadDouble(base + (off + g) * es, in.dtype);
-                   nan |= std::isnan(v);
-                   acc = kind == Reduce::Max    ? std::max(acc, v)
-                         : kind == Reduce::Min  ? std::min(acc, v)
-                         : kind == Reduce::Prod ? acc * v
-                                                : acc + v;
-                 }
-                 if (extremum && nan)
-                   acc = NAN; // amax and amin propagate NaN, as PyTorch
-                 if (kind == Reduce::Mean)
-                   acc /= static_cast<double>(group.size());
-                 storeDouble(out.bytes() + k * os, out.dtype, acc);
-               });
+  forEachGroup(
+      in, reduced,
+      [&](int64_t k, int64_t off, const std::vector<int64_t> &group) {
+        if (kind == Reduce::Any) {
+          // Each element is tested in its own dtype: 0.5 and NaN are
+          // true.
+          bool any = false;
+          for (int64_t g = 0; g < int64_t(group.size()) && !any; ++g) {
+            const char *p = base + (off + group[g]) * es;
+            any = isFloating(in.dtype) ? loadDouble(p, in.dtype) != 0
+                                       : loadInt(p, in.dtype) != 0;
+          }
+          storeInt(out.bytes() + k * os, out.dtype, any);
+          return;
+        }
+        if (kind == Reduce::Var) {
+          // Two passes (the mean, then the squared deviations from it), as
+          // PyTorch's; n - correction at or below 0 divides by 0 (nan, inf).
+          double n = static_cast<double>(group.size()), mean = 0, ss = 0;
+          for (int64_t g : group)
+            mean += loadDouble(base + (off + g) * es, in.dtype);
+          mean /= n;
+          for (int64_t g : group) {
+            double d = loadDouble(base + (off + g) * es, in.dtype) - mean;
+            ss += d * d;
+          }
+          storeDouble(out.bytes() + k * os, out.dtype,
+                      ss / std::max(0.0, n - correction));
+          return;
+        }
+        if (integer && kind != Reduce::Mean) {
+          int64_t acc =
+              kind == Reduce::Max    ? std::numeric_limits<int64_t>::min()
+              : kind == Reduce::Min  ? std::numeric_limits<int64_t>::max()
+              : kind == Reduce::Prod ? 1
+                                     : 0;
+          for (int64_t g : group) {
+            int64_t v = loadInt(base + (off + g) * es, in.dtype);
+            acc = kind == Reduce::Max    ? std::max(acc, v)
+                  : kind == Reduce::Min  ? std::min(acc, v)
+                  : kind == Reduce::Prod ? wrapMul(acc, v)
+                                         : wrapAdd(acc, v);
+          }
+          storeInt(out.bytes() + k * os, out.dtype, acc);
+          return;
+        }
+        double acc = kind == Reduce::Max    ? -INFINITY
+                     : kind == Reduce::Min  ? INFINITY
+                     : kind == Reduce::Prod ? 1.0
+                                            : 0.0;
+        bool nan = false;
+        for (int64_t g : group) {
+          double v = loadDouble(base + (off + g) * es, in.dtype);
+          nan |= std::isnan(v);
+          acc = kind == Reduce::Max    ? std::max(acc, v)
+                : kind == Reduce::Min  ? std::min(acc, v)
+                : kind == Reduce::Prod ? acc * v
+                                       : acc + v;
+        }
+        if (extremum && nan)
+          acc = NAN; // amax and amin propagate NaN, as PyTorch
+        if (kind == Reduce::Mean)
+          acc /= static_cast<double>(group.size());
+        storeDouble(out.bytes() + k * os, out.dtype, acc);
+      });
 }
 
 /// argmax/argmin: the position of each group's first extreme element,
@@ -230,6 +250,7 @@ void cpu::amax(KernelContext &ctx) { reduce(ctx, Reduce::Max); }
 void cpu::amin(KernelContext &ctx) { reduce(ctx, Reduce::Min); }
 void cpu::prod(KernelContext &ctx) { reduce(ctx, Reduce::Prod); }
 void cpu::any(KernelContext &ctx) { reduce(ctx, Reduce::Any); }
+void cpu::var(KernelContext &ctx) { reduce(ctx, Reduce::Var); }
 void cpu::argmax(KernelContext &ctx) { argReduce(ctx, true); }
 void cpu::argmin(KernelContext &ctx) { argReduce(ctx, false); }
 void cpu::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }

@@ -50,11 +50,15 @@ void reduce(KernelContext &ctx, RdKind kind, std::string_view name) {
                 : kind == RdKind::Any       ? DimArg::ListEmptyMarksNone
                                             : DimArg::List;
   std::vector<bool> reduced;
+  ReduceLaunch L;
   if (!reductionArgs(ctx, in, out, form,
                      kind == RdKind::Max || kind == RdKind::Min || arg,
-                     reduced))
+                     reduced) ||
+      (kind == RdKind::Var && !varCorrection(ctx, L.correction)))
     return;
-  ReduceLaunch L;
+  if (kind == RdKind::Var && !isFloatingDType(out.dtype))
+    return ctx.fail("var needs a floating point result, got " +
+                    std::string(dtypeName(out.dtype)));
   if (!splitGroups(in, reduced, L.in))
     return failRank(ctx, in);
   L.kind = kind;
@@ -103,6 +107,7 @@ void cuda::amax(KernelContext &ctx) { reduce(ctx, RdKind::Max, "amax"); }
 void cuda::amin(KernelContext &ctx) { reduce(ctx, RdKind::Min, "amin"); }
 void cuda::prod(KernelContext &ctx) { reduce(ctx, RdKind::Prod, "prod"); }
 void cuda::any(KernelContext &ctx) { reduce(ctx, RdKind::Any, "any"); }
+void cuda::var(KernelContext &ctx) { reduce(ctx, RdKind::Var, "var"); }
 void cuda::argmax(KernelContext &ctx) { reduce(ctx, RdKind::ArgMax, "argmax"); }
 void cuda::argmin(KernelContext &ctx) { reduce(ctx, RdKind::ArgMin, "argmin"); }
 void cuda::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }

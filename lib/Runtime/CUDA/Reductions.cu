@@ -91,10 +91,31 @@ __device__ bool isExtremum(RdKind k) {
   return k == RdKind::Max || k == RdKind::Min;
 }
 
+/// var's divisor of a group of `n`, as the CPU's.
+__device__ double varDivisor(const ReduceLaunch &L, double n) {
+  double d = n - L.correction;
+  return d > 0 ? d : 0.0;
+}
+
 /// One group, sequentially (thread per group): the CPU's loop.
 __device__ void reduceSequential(const ReduceLaunch &L, int64_t k) {
   int es = ewSize(L.inDtype), os = ewSize(L.outDtype);
   int64_t base = rdKeptOffset(L.in, k);
+  if (L.kind == RdKind::Var) { // two passes: the mean, then deviations
+    double n = static_cast<double>(L.in.numRed), mean = 0, ss = 0;
+    for (int64_t r = 0; r < L.in.numRed; ++r)
+      mean +=
+          ewLoadDouble(L.data + (base + rdRedOffset(L.in, r)) * es, L.inDtype);
+    mean /= n;
+    for (int64_t r = 0; r < L.in.numRed; ++r) {
+      double d =
+          ewLoadDouble(L.data + (base + rdRedOffset(L.in, r)) * es, L.inDtype) -
+          mean;
+      ss += d * d;
+    }
+    ewStoreDouble(L.out + k * os, L.outDtype, ss / varDivisor(L, n));
+    return;
+  }
   if (L.integer) {
     CombineI op{L.kind};
     int64_t acc = identityI(L.kind);
@@ -136,6 +157,24 @@ __global__ void reduceBlockKernel(ReduceLaunch L) {
   int64_t t = threadIdx.x, B = blockDim.x;
   for (int64_t k = blockIdx.x; k < L.in.numKept; k += gridDim.x) {
     int64_t base = rdKeptOffset(L.in, k);
+    if (L.kind == RdKind::Var) { // the sequential path's two passes
+      double n = static_cast<double>(L.in.numRed), part = 0;
+      for (int64_t r = t; r < L.in.numRed; r += B)
+        part += ewLoadDouble(L.data + (base + rdRedOffset(L.in, r)) * es,
+                             L.inDtype);
+      double mean = blockReduce<double>(part, shD, SumD()) / n;
+      part = 0;
+      for (int64_t r = t; r < L.in.numRed; r += B) {
+        double d = ewLoadDouble(L.data + (base + rdRedOffset(L.in, r)) * es,
+                                L.inDtype) -
+                   mean;
+        part += d * d;
+      }
+      double ss = blockReduce<double>(part, shD, SumD());
+      if (t == 0)
+        ewStoreDouble(L.out + k * os, L.outDtype, ss / varDivisor(L, n));
+      continue;
+    }
     if (L.integer) {
       CombineI op{L.kind};
       int64_t acc = identityI(L.kind);

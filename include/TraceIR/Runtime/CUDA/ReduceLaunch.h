@@ -59,10 +59,20 @@ TRACEIR_HD inline int64_t rdRedOffset(const RdGroups &g, int64_t r) {
 
 //===--- Reductions.cu ----------------------------------------------------===//
 
-enum class RdKind : int32_t { Sum, Mean, Max, Min, Prod, Any, ArgMax, ArgMin };
+enum class RdKind : int32_t {
+  Sum,
+  Mean,
+  Max,
+  Min,
+  Prod,
+  Any,
+  ArgMax,
+  ArgMin,
+  Var
+};
 
-/// sum/mean/amax/amin/prod/any: out[k] (contiguous) = reduce over group k
-/// of `in`; argmax/argmin: out[k] (int64) = the position in group k
+/// sum/mean/amax/amin/prod/any/var: out[k] (contiguous) = reduce over
+/// group k of `in`; argmax/argmin: out[k] (int64) = the position in group k
 /// (row-major over the reduced dims) of its first extreme element.
 struct ReduceLaunch {
   RdKind kind = RdKind::Sum;
@@ -77,6 +87,8 @@ struct ReduceLaunch {
   /// any, argmax, argmin: the input is floating, so its elements are read
   /// as doubles (else as int64).
   bool floatInput = false;
+  /// var: the divisor of a group of n is max(0, n - correction).
+  double correction = 1;
 };
 
 /// softmax/log_softmax: `in` and `out` split around the same dim.

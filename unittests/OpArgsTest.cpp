@@ -117,21 +117,50 @@ TEST(OpArgs, ReducedDimsWrapAndRefuseRepeats) {
   args.addTensor();
   std::vector<bool> reduced;
   std::string err;
-  ASSERT_TRUE(decodeReducedDims(args, 1, 3, reduced, err));
+  ASSERT_TRUE(decodeReducedDims(args, 1, 3, DimArg::List, reduced, err));
   EXPECT_EQ(reduced, (std::vector<bool>{true, true, true}));
   args.addScalar(listScalar({-1, 0}));
-  ASSERT_TRUE(decodeReducedDims(args, 1, 3, reduced, err));
+  ASSERT_TRUE(decodeReducedDims(args, 1, 3, DimArg::List, reduced, err));
   EXPECT_EQ(reduced, (std::vector<bool>{true, false, true}));
   args.scalars[1] = listScalar({2, -1});
-  EXPECT_FALSE(decodeReducedDims(args, 1, 3, reduced, err));
+  EXPECT_FALSE(decodeReducedDims(args, 1, 3, DimArg::List, reduced, err));
   EXPECT_EQ(err, "dim 2 appears more than once in the list of dims");
   args.scalars[1] = intScalar(3);
-  EXPECT_FALSE(decodeReducedDims(args, 1, 3, reduced, err));
+  EXPECT_FALSE(decodeReducedDims(args, 1, 3, DimArg::List, reduced, err));
   EXPECT_EQ(err, "dim 3 is out of range for a tensor of rank 3");
   // A 0-d input takes dim 0 or -1 and has nothing to mark.
   args.scalars[1] = intScalar(-1);
-  ASSERT_TRUE(decodeReducedDims(args, 1, 0, reduced, err));
+  ASSERT_TRUE(decodeReducedDims(args, 1, 0, DimArg::List, reduced, err));
   EXPECT_TRUE(reduced.empty());
+}
+
+TEST(OpArgs, ReducedDimsForms) {
+  ListCallArgs args;
+  args.addTensor();
+  args.addScalar(listScalar({}));
+  std::vector<bool> reduced;
+  std::string err;
+  // An empty list: every dim for amax's List, none for any.dims.
+  ASSERT_TRUE(decodeReducedDims(args, 1, 2, DimArg::List, reduced, err));
+  EXPECT_EQ(reduced, (std::vector<bool>{true, true}));
+  ASSERT_TRUE(
+      decodeReducedDims(args, 1, 2, DimArg::ListEmptyMarksNone, reduced, err));
+  EXPECT_EQ(reduced, (std::vector<bool>{false, false}));
+  // prod.dim_int takes one int, not a list; None (prod.default) is all.
+  EXPECT_FALSE(decodeReducedDims(args, 1, 2, DimArg::One, reduced, err));
+  EXPECT_NE(err.find("dim"), std::string::npos) << err;
+  args.scalars[1] = intScalar(-1);
+  ASSERT_TRUE(decodeReducedDims(args, 1, 2, DimArg::One, reduced, err));
+  EXPECT_EQ(reduced, (std::vector<bool>{false, true}));
+  args.scalars[1] = Scalar();
+  ASSERT_TRUE(decodeReducedDims(args, 1, 2, DimArg::One, reduced, err));
+  EXPECT_EQ(reduced, (std::vector<bool>{true, true}));
+  // amax and amin refuse a reduced dim of size 0, even for an empty result.
+  std::vector<int64_t> shape{3, 0};
+  EXPECT_FALSE(checkReducedNonEmpty(shape, reduced, err));
+  EXPECT_EQ(err, "reduction dim 1 has size 0, and a reduction without an "
+                 "identity needs at least one element");
+  EXPECT_TRUE(checkReducedNonEmpty(shape, {true, false}, err));
 }
 
 TEST(OpArgs, LossReductionAndDropout) {

@@ -668,9 +668,21 @@ static bool dtypeArg(Call &c, unsigned i, const char *what, Type &t) {
   return true;
 }
 
-/// sum/mean/amax(self, dim, keepdim, dtype): `dim` None reduces all; for sum
-/// and mean an empty list does too, as in PyTorch.
-template <ReduceDtype R> INFER(inferReduce) {
+/// The shape of a reduction of `s` over `reduced`, keepdim's 1s kept.
+static Shape reducedShape(const Shape &s, const std::vector<bool> &reduced,
+                          bool keep) {
+  Shape r;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (!reduced[i])
+      r.push_back(s[i]);
+    else if (keep)
+      r.push_back(1);
+  return r;
+}
+
+/// sum/mean/amax/amin/prod/any/argmax/argmin(self, dim, keepdim, dtype):
+/// `dim` read as `F` says (traceir::DimArg); None reduces all.
+template <ReduceDtype R, traceir::DimArg F> INFER(inferReduce) {
   CALL;
   return onRanked(c, "self", [&](Shape &s, Type elt) {
     bool keep;
@@ -678,17 +690,18 @@ template <ReduceDtype R> INFER(inferReduce) {
       return false;
     std::vector<bool> reduced;
     std::string why;
-    if (!traceir::decodeReducedDims(callArgs(a), 1, s.size(), reduced, why))
+    if (!traceir::decodeReducedDims(callArgs(a), 1, s.size(), F, reduced, why))
       return c.err(why);
-    Shape r;
-    for (size_t i = 0; i < s.size(); ++i)
-      if (!reduced[i])
-        r.push_back(s[i]);
-      else if (keep)
-        r.push_back(1);
+    // amax, amin, argmax and argmin have no identity: PyTorch refuses an
+    // empty group even where the result is empty.
+    if ((R == ReduceDtype::Same || R == ReduceDtype::Index) &&
+        !traceir::checkReducedNonEmpty(s, reduced, why))
+      return c.err(why);
+    Shape r = reducedShape(s, reduced, keep);
     // dtype= casts the input first, as PyTorch does.
     Type dtype;
-    if (R != ReduceDtype::Same && !dtypeArg(c, 3, "dtype", dtype))
+    if ((R == ReduceDtype::Float || R == ReduceDtype::Sum) &&
+        !dtypeArg(c, 3, "dtype", dtype))
       return false;
     if (dtype)
       elt = dtype;
@@ -696,7 +709,37 @@ template <ReduceDtype R> INFER(inferReduce) {
       return c.err("mean needs a floating point input or dtype, got ", elt);
     if (R == ReduceDtype::Sum && !dtype && category(elt) <= 1)
       elt = c.i64();
+    // any gives bool, but keeps uint8 (PyTorch's legacy mask dtype).
+    if (R == ReduceDtype::Bool && !elt.isUnsignedInteger(8))
+      elt = c.i1();
+    if (R == ReduceDtype::Index) {
+      if (elt.isInteger(1)) // as PyTorch, which has no order on bools
+        return c.err("does not support bool input");
+      elt = c.i64();
+    }
     return c.push(r, elt);
+  });
+}
+
+/// var(self, dim=None, *, correction=None, keepdim=False), var.correction:
+/// a floating input's variance over dims read as sum's, in its dtype.
+INFER(inferVar) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    std::vector<bool> reduced;
+    std::string why;
+    double correction;
+    if (!traceir::decodeReducedDims(callArgs(a), 1, s.size(),
+                                    traceir::DimArg::List, reduced, why) ||
+        !traceir::readNumber(callArgs(a), 2, "correction", correction, 1.0,
+                             why))
+      return c.err(why);
+    bool keep;
+    if (!c.boolArg(3, "keepdim", keep, false))
+      return false;
+    if (!isFloatLike(elt))
+      return c.err("std and var only support floating point dtypes, got ", elt);
+    return c.push(reducedShape(s, reduced, keep), elt);
   });
 }
 
@@ -778,6 +821,24 @@ INFER(inferSoftmax) {
     if (dtype && !isFloatLike(dtype))
       return c.err("dtype must be floating, got ", dtype);
     return c.push(s, dtype ? dtype : isFloatLike(elt) ? elt : c.f32());
+  });
+}
+
+/// cumsum(self, dim, dtype=None): self's shape; dtype= casts the input
+/// first, else integers and bools accumulate in i64, as PyTorch's.
+INFER(inferCumsum) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d;
+    Type dtype;
+    if (!c.intArg(1, "dim", d) || !c.dim(d, s.size(), "dim") ||
+        !dtypeArg(c, 2, "dtype", dtype))
+      return false;
+    if (dtype)
+      elt = dtype;
+    else if (category(elt) <= 1)
+      elt = c.i64();
+    return c.push(s, elt);
   });
 }
 
@@ -1832,9 +1893,13 @@ template InferSig inferElementwise<2>;
 template InferSig inferElementwise<2, EltRule::Bool>;
 template InferSig inferMatmulOfRank<2>;
 template InferSig inferMatmulOfRank<3>;
+template InferSig
+    inferReduce<ReduceDtype::Bool, traceir::DimArg::ListEmptyMarksNone>;
 template InferSig inferReduce<ReduceDtype::Float>;
+template InferSig inferReduce<ReduceDtype::Index, traceir::DimArg::One>;
 template InferSig inferReduce<ReduceDtype::Same>;
 template InferSig inferReduce<ReduceDtype::Sum>;
+template InferSig inferReduce<ReduceDtype::Sum, traceir::DimArg::One>;
 template InferSig inferLayerNorm<false>;
 template InferSig inferLayerNorm<true>;
 template InferSig inferBatchNorm<false>;

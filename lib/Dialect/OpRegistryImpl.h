@@ -33,9 +33,11 @@ using FlagSig = std::remove_pointer_t<FlagFn>;
 /// (leaky_relu, elu).
 enum class EltRule { Promote, Float, Bool, NotBool, Integral, FloatOnly };
 
-/// What a reduction does to the dtype: amax keeps it, mean needs a float,
-/// sum widens integers and bools to i64 (as PyTorch does).
-enum class ReduceDtype { Same, Float, Sum };
+/// What a reduction does to the dtype: amax and amin keep it (and, having
+/// no identity, refuse an empty group), mean needs a float, sum and prod
+/// widen integers and bools to i64 (as PyTorch does), any gives bool,
+/// argmax and argmin give i64 positions (and refuse an empty group).
+enum class ReduceDtype { Same, Float, Sum, Bool, Index };
 
 // The table takes the addresses of the template ones without seeing their
 // definitions: each instantiation a row names is also in the list of
@@ -50,8 +52,10 @@ InferSig inferMatmul, inferLinear, inferAddmm, inferAttention;
 template <unsigned Rank> InferSig inferMatmulOfRank;
 
 // Reductions and normalizations
-template <ReduceDtype R> InferSig inferReduce;
-InferSig inferSoftmax, inferBatchNormBackward, inferBatchNormDoubleBackward;
+template <ReduceDtype R, traceir::DimArg F = traceir::DimArg::List>
+InferSig inferReduce;
+InferSig inferSoftmax, inferCumsum, inferVar, inferBatchNormBackward,
+    inferBatchNormDoubleBackward;
 template <bool Native> InferSig inferLayerNorm;
 template <bool Native> InferSig inferBatchNorm;
 

@@ -59,6 +59,39 @@ bool traceir::checkReducedResult(KernelContext &ctx, const Tensor &in,
   return false;
 }
 
+bool traceir::reductionArgs(KernelContext &ctx, const Tensor &in,
+                            const Tensor &out, DimArg form, bool needsElement,
+                            std::vector<bool> &reduced) {
+  if (!decodeArgs(ctx, decodeReducedDims, 1u, in.rank(), form, reduced) ||
+      !checkReducedResult(ctx, in, reduced, out))
+    return false;
+  std::string why;
+  if (!needsElement || checkReducedNonEmpty(in.shape, reduced, why))
+    return true;
+  ctx.fail(why);
+  return false;
+}
+
+bool traceir::varCorrection(KernelContext &ctx, double &correction) {
+  return decodeArgs(ctx, readNumber, 2u, "correction", correction,
+                    std::optional<double>(1.0));
+}
+
+bool traceir::cumsumArgs(KernelContext &ctx, int64_t &dim) {
+  const Tensor &in = ctx.tensor(0);
+  if (!decodeArgs(ctx, readInt, 1u, "dim", dim, std::optional<int64_t>()))
+    return false;
+  int64_t r = std::max<int64_t>(in.rank(), 1);
+  if (dim < -r || dim >= r) {
+    ctx.fail("dim " + strCat(dim) + " is out of range for a tensor of rank " +
+             strCat(in.rank()));
+    return false;
+  }
+  if (dim < 0)
+    dim += r;
+  return checkResultShape(ctx, 0, in.shape);
+}
+
 bool traceir::catArgs(KernelContext &ctx, unsigned &n, int64_t &dim) {
   const Tensor &out = ctx.result(0);
   n = 0;

@@ -219,11 +219,19 @@ std::optional<int64_t> MaxPool2dArgs::outputSize(int d, int64_t in) const {
 //===--- Reductions -------------------------------------------------------===//
 
 bool traceir::decodeReducedDims(const CallArgs &args, unsigned i, int64_t rank,
-                                std::vector<bool> &reduced, std::string &err) {
+                                DimArg form, std::vector<bool> &reduced,
+                                std::string &err) {
   std::vector<int64_t> dims;
-  if (!args.isNone(i) && !readIntList(args, i, "dim", dims, err))
+  bool none = args.isNone(i);
+  if (!none && form == DimArg::One) {
+    int64_t d;
+    if (!readInt(args, i, "dim", d, std::nullopt, err))
+      return false;
+    dims.push_back(d);
+  } else if (!none && !readIntList(args, i, "dim", dims, err)) {
     return false;
-  reduced.assign(rank, dims.empty());
+  }
+  reduced.assign(rank, none || (dims.empty() && form == DimArg::List));
   for (int64_t d : dims) {
     int64_t w = views::wrapDim(d, rank);
     if (w < 0 || w >= std::max<int64_t>(rank, 1)) {
@@ -239,6 +247,20 @@ bool traceir::decodeReducedDims(const CallArgs &args, unsigned i, int64_t rank,
       return false;
     }
     reduced[w] = true;
+  }
+  return true;
+}
+
+bool traceir::checkReducedNonEmpty(std::span<const int64_t> shape,
+                                   const std::vector<bool> &reduced,
+                                   std::string &err) {
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (reduced[d] && shape[d] == 0) {
+      err = "reduction dim " + std::to_string(d) +
+            " has size 0, and a reduction without an identity needs at "
+            "least one element";
+      return false;
+    }
   }
   return true;
 }

@@ -99,8 +99,9 @@ def scalar(v, what):
 
 
 def flat_call_args(values, what):
-    """Call arguments with tensor lists flattened in place (cat's tensors,
-    lstm's hidden state and weights), as the registry's signatures take them."""
+    """Call arguments with tensor lists flattened in place (the tensors of
+    cat, the hidden state and weights of lstm), as the signatures of the
+    registry take them."""
     out = []
     for a in values:
         if isinstance(a, (list, tuple)) and any(isinstance(x, Value) for x in a):

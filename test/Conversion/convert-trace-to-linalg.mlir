@@ -126,6 +126,29 @@ trace.graph @mean_amax(%x: tensor<2x3x4xf32>) -> (tensor<f32>, tensor<2x3xf32>) 
 
 // -----
 
+// amin starts from +inf and takes the NaN-propagating minimumf; prod of
+// bools starts from 1 and multiplies them widened to i64; any ors x != 0
+// (unordered: NaN is true). An integer amin keeps its kernel.
+// CHECK-LABEL: func.func @amin_prod_any(
+// CHECK: arith.constant 0x7F800000 : f32
+// CHECK: arith.minimumf
+// CHECK: arith.constant 1 : i64
+// CHECK: arith.extui
+// CHECK: arith.muli
+// CHECK: arith.cmpf une
+// CHECK: arith.ori
+// CHECK: trace.pyop "amin"
+trace.graph @amin_prod_any(%x: tensor<2x3xf32>, %b: tensor<2x3xi1>, %i: tensor<2x3xi64>) -> (tensor<2xf32>, tensor<i64>, tensor<3xi1>, tensor<2xi64>) {
+  %0 = pyop "amin"(%x, 1) : (tensor<2x3xf32>) -> tensor<2xf32>
+  %1 = pyop "prod"(%b) : (tensor<2x3xi1>) -> tensor<i64>
+  %2 = pyop "any"(%x, 0) : (tensor<2x3xf32>) -> tensor<3xi1>
+  // expected-remark @+1 {{not lowered to linalg: amin of an integer type}}
+  %3 = pyop "amin"(%i, 1) : (tensor<2x3xi64>) -> tensor<2xi64>
+  ret %0, %1, %2, %3 : tensor<2xf32>, tensor<i64>, tensor<3xi1>, tensor<2xi64>
+}
+
+// -----
+
 // softmax over dim 1: max, sum of exp(x - max), then exp(x - max) / sum;
 // log_softmax ends in x - max - log(sum).
 // CHECK-LABEL: func.func @softmax(

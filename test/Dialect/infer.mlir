@@ -134,6 +134,60 @@ trace.graph @sum_duplicate_dims(%x: tensor<2x3xf32>) -> () {
 
 // -----
 
+trace.graph @reductions(%b: tensor<2x3xi1>, %u: tensor<2x3xui8>, %i: tensor<2x3xi32>) -> () {
+  // prod widens bools and narrow ints to i64, as sum; prod.default takes no dim.
+  %0 = pyop "prod"(%b, 1) : (tensor<2x3xi1>) -> tensor<2xi64>
+  %1 = pyop "prod"(%i) : (tensor<2x3xi32>) -> tensor<i64>
+  // any gives bool but keeps uint8; any.dims with () reduces nothing.
+  %2 = pyop "any"(%u, 0) : (tensor<2x3xui8>) -> tensor<3xui8>
+  %3 = pyop "any"(%i, ()) : (tensor<2x3xi32>) -> tensor<2x3xi1>
+  %4 = pyop "any"(%i, None, True) : (tensor<2x3xi32>) -> tensor<1x1xi1>
+  // amin keeps the dtype; () reduces everything, as amax.
+  %5 = pyop "amin"(%i, ()) : (tensor<2x3xi32>) -> tensor<i32>
+  // argmax gives i64 positions; dim=None with keepdim keeps every dim as 1.
+  %6 = pyop "argmax"(%i, None, True) : (tensor<2x3xi32>) -> tensor<1x1xi64>
+  %7 = pyop "argmin"(%u, -1) : (tensor<2x3xui8>) -> tensor<2xi64>
+  // cumsum keeps the shape; bools and ints sum to i64 unless dtype= says.
+  %8 = pyop "cumsum"(%b, 0) : (tensor<2x3xi1>) -> tensor<2x3xi64>
+  %9 = pyop "cumsum"(%i, 1, "torch.int32") : (tensor<2x3xi32>) -> tensor<2x3xi32>
+  ret
+}
+
+// -----
+
+trace.graph @var(%x: tensor<2x3xf32>) -> () {
+  // var.correction: keepdim is argument 3, after the keyword correction.
+  %0 = pyop "var"(%x, 1, 0, True) : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %1 = pyop "var"(%x) : (tensor<2x3xf32>) -> tensor<f32>
+  ret
+}
+
+// -----
+
+trace.graph @prod_dim_list(%x: tensor<2x3xf32>) -> () {
+  // expected-error @+1 {{"prod": argument #1 (dim) must be an int}}
+  %0 = pyop "prod"(%x, (0, 1)) : (tensor<2x3xf32>) -> tensor<f32>
+  ret
+}
+
+// -----
+
+trace.graph @argmax_bool(%b: tensor<2x3xi1>) -> () {
+  // expected-error @+1 {{"argmax": does not support bool input}}
+  %0 = pyop "argmax"(%b, 1) : (tensor<2x3xi1>) -> tensor<2xi64>
+  ret
+}
+
+// -----
+
+trace.graph @amin_empty_group(%x: tensor<0x3xf32>) -> () {
+  // expected-error @+1 {{"amin": reduction dim 0 has size 0, and a reduction without an identity needs at least one element}}
+  %0 = pyop "amin"(%x, 0) : (tensor<0x3xf32>) -> tensor<3xf32>
+  ret
+}
+
+// -----
+
 trace.graph @where_condition(%c: tensor<4xf32>, %x: tensor<4xf32>) -> () {
   // expected-error @+1 {{"where": condition must be a bool tensor, got f32}}
   %0 = pyop "where"(%c, %x, 0.0) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>

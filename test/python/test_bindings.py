@@ -297,12 +297,12 @@ def test_bad_inputs():
 
 
 def test_unknown_op_is_kept_and_named_at_run_time():
-    class Cumsum(torch.nn.Module):
+    class Cumprod(torch.nn.Module):
         def forward(self, x):
-            return torch.cumsum(x, 0) * 2
-    m = traceir.from_torch(Cumsum(), (torch.randn(4),))
-    assert 'pyop "cumsum"(%x, 0)' in str(m)
-    with pytest.raises(traceir.TraceIRError, match=r"no kernel for op 'cumsum' on cpu \(at .*test_bindings.py"):
+            return torch.cumprod(x, 0) * 2
+    m = traceir.from_torch(Cumprod(), (torch.randn(4),))
+    assert 'pyop "cumprod"(%x, 0)' in str(m)
+    with pytest.raises(traceir.TraceIRError, match=r"no kernel for op 'cumprod' on cpu \(at .*test_bindings.py"):
         traceir.compile(m)
 
 

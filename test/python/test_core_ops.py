@@ -2,7 +2,8 @@
 fixture of conftest.py; the cuda cases skip, with one line saying why,
 where trace-run finds no CUDA device): elementwise ops with broadcasting,
 dtype promotion and non-contiguous operands, views, matrix products (BLAS
-on the CPU, cuBLAS on CUDA), sum, mean, amax, softmax, log_softmax,
+on the CPU, cuBLAS on CUDA), sum, mean, amax, amin, prod, any, argmax,
+argmin, cumsum, var, softmax, log_softmax,
 layer_norm, native_layer_norm, cat, embedding and dropout
 (lib/Runtime/CPU, CUDA/Reductions.cpp/.cu, CUDA/NN.cpp/.cu), and the
 memory report of a run.
@@ -268,7 +269,7 @@ def test_second_device_where_present():
     torch.testing.assert_close(outs[0], torch.tanh(x), rtol=1e-5, atol=1e-6)
 
 
-#===--- sum / mean / amax ----------------------------------------------------===#
+#===--- sum / mean / amax / amin / prod / any --------------------------------===#
 
 def test_reductions():
     x = rnd(3, 4, 5)
@@ -276,6 +277,9 @@ def test_reductions():
     check_op("sum", [x, (0, 2), True], x.sum((0, 2), keepdim=True))
     check_op("mean", [Transposed(x), 1], x.mean(1))
     check_op("amax", [x, -1], x.amax(-1))
+    check_op("amin", [x, (0, 1), True], x.amin((0, 1), keepdim=True))
+    check_op("prod", [x, 1], x.prod(1))
+    check_op("any", [x > 1, (0, 2)], (x > 1).any((0, 2)))
     i = torch.randint(0, 9, (3, 4), dtype=torch.int32)
     check_op("sum", [i, 1], i.sum(1))  # ints sum to i64
 
@@ -286,7 +290,7 @@ REDUCE_DIMS = [(None, False), ((), True), (0, False), (-1, True), ((0, 2), False
 
 
 @CUDA_ONLY
-@pytest.mark.parametrize("op", ["sum", "mean", "amax"])
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin"])
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_reduce_float(op, dtype):
     x = rnd(3, 4, 5, dtype=dtype)
@@ -295,8 +299,8 @@ def test_reduce_float(op, dtype):
             want = via_f64(lambda t: getattr(t, op)(), x)
             check_op(op, [x], want, **TOL[dtype])
             continue
-        if op == "amax":
-            want = x.amax(dims, keepdim=keepdim)
+        if op in ("amax", "amin"):
+            want = getattr(x, op)(dims, keepdim=keepdim)
         else:
             all_dims = dims if dims != () else tuple(range(x.dim()))
             want = via_f64(lambda t: getattr(t, op)(all_dims, keepdim=keepdim), x)
@@ -304,7 +308,7 @@ def test_reduce_float(op, dtype):
 
 
 @CUDA_ONLY
-@pytest.mark.parametrize("op", ["sum", "mean", "amax"])
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin"])
 def test_reduce_long_groups(op):
     # Groups longer than 32 take the block path; longer than 256 loop in it.
     for shape, dims in [((2, 300), 1), ((700,), 0), ((5, 33, 2), (1, 2)), ((4, 1000), (0, 1)),
@@ -316,7 +320,7 @@ def test_reduce_long_groups(op):
         check_op(op, args, want, rtol=1e-5, atol=1e-4)
 
 
-@pytest.mark.parametrize("op", ["sum", "mean", "amax"])
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin"])
 def test_reduce_strided(op):
     x = rnd(6, 7, 40)
     fn = getattr(torch, op)
@@ -333,6 +337,9 @@ def test_reduce_0d():
     check_op("sum", [x], x.sum())
     check_op("mean", [x], x.mean())
     check_op("amax", [x], x.amax())
+    check_op("amin", [x, 0, True], x.amin(0, keepdim=True))
+    check_op("prod", [x, -1], x.prod(-1))
+    check_op("any", [x], x.any())
 
 
 @CUDA_ONLY
@@ -350,7 +357,12 @@ def test_reduce_integer(dtype):
         check_op("amax", [Sliced(x), dims, True], x.amax(dims, keepdim=True))
     check_op("sum", [Transposed(x), 0, True], x.sum(0, keepdim=True))
     check_op("amax", [Transposed(x), 0], x.amax(0))
+    check_op("amin", [Sliced(x), 1], x.amin(1))
     check_op("sum", [x], x.sum())
+    # Products wrap in int64, as PyTorch's, in any order.
+    check_op("prod", [Transposed(x), 0, True], x.prod(0, keepdim=True))
+    check_op("prod", [x], x.prod())
+    check_op("any", [Sliced(x), 1], x.any(1))
 
 
 def test_sum_int64_is_exact():
@@ -387,8 +399,164 @@ def test_reduce_empty():
     check_op("sum", [x, 1], x.sum(1))
     assert check_op_nan("mean", [x, 1], x.mean(1)).isnan().all()  # 0 / 0
     check_op("sum", [x, 0], x.sum(0))
-    text, inputs = op_graph("amax", [x, 1], [torch.zeros(3)])
-    with pytest.raises(RunError, match="amax of an empty tensor has no identity"):
+    check_op("prod", [x, 1], x.prod(1))  # the empty product is 1
+    check_op("prod", [x], x.prod())
+    check_op("any", [x, 1], x.any(1))  # the empty any is False
+    check_op("amax", [x, 0], x.amax(0))  # an empty result of nonempty groups
+    check_op("amin", [x, 0, True], x.amin(0, keepdim=True))
+    for op in ("amax", "amin"):
+        text, inputs = op_graph(op, [x, 1], [torch.zeros(3)])
+        with pytest.raises(RunError, match="reduction dim 1 has size 0, and a reduction "
+                                           "without an identity"):
+            run_graph(text, inputs)
+        text, inputs = op_graph(op, [x], [torch.zeros(())])
+        with pytest.raises(RunError, match="reduction dim 1 has size 0"):
+            run_graph(text, inputs)
+
+
+def test_amin_propagates_nan():
+    x = rnd(4, 10)
+    x[1, 3] = float("nan")
+    assert check_op_nan("amin", [x, 1], x.amin(1))[1].isnan()
+    y = rnd(3, 500)  # the CUDA block path
+    y[2, 417] = float("nan")
+    assert check_op_nan("amin", [y, 1], y.amin(1))[2].isnan()
+    z = torch.full((2, 40), float("inf"))
+    check_op("amin", [z, 1], z.amin(1))
+    big = torch.tensor([[2 ** 62, -(2 ** 62) - 5, 7]], dtype=torch.int64)
+    check_op("amin", [big, 1], big.amin(1))  # exact beyond double's 53 bits
+
+
+def test_prod():
+    x = rnd(3, 4, 5)
+    # prod.default (no dim) and prod.dim_int share the row `prod`.
+    check_op("prod", [x], x.prod())
+    check_op("prod", [x, -1, True], x.prod(-1, keepdim=True))
+    check_op("prod", [x, 0, False, "torch.float64"], x.prod(0, dtype=torch.float64))
+    check_op("prod", [x, None, False, "torch.float64"], x.prod(dtype=torch.float64))
+    # Bools and narrow ints multiply to i64, as sum.
+    b = torch.rand(4, 6) < 0.8
+    check_op("prod", [b, 1], b.prod(1))
+    i = torch.randint(-3, 4, (4, 9), dtype=torch.int32)
+    check_op("prod", [i, 1], i.prod(1))
+    check_op("prod", [i], i.prod())
+    check_op("prod", [i, 1, False, "torch.int32"], i.prod(1, dtype=torch.int32))
+    y = 1 + rnd(2, 300) / 100  # the CUDA block path, near 1 to stay finite
+    check_op("prod", [y, 1], y.prod(1), rtol=1e-5, atol=1e-5)
+    n = x.clone()
+    n[2, 1, 3] = float("nan")
+    assert check_op_nan("prod", [n, 2], n.prod(2))[2, 1].isnan()
+    # prod.dim_int takes one dim: a list is refused, as PyTorch does.
+    text, inputs = op_graph("prod", [x, (0, 1)], [torch.zeros(5)])
+    with pytest.raises(RunError, match="dim"):
+        run_graph(text, inputs)
+
+
+def test_any():
+    x = torch.tensor([[0.0, 0.5, 0.0], [0.0, 0.0, 0.0], [float("nan"), 0.0, -0.0]])
+    check_op("any", [x, 1], x.any(1))  # 0.5 and NaN are true, -0.0 is not
+    check_op("any", [x], x.any())
+    check_op("any", [x, (0, 1), True], x.any((0, 1), keepdim=True))
+    check_op("any", [Transposed(x), 0], x.any(0))
+    # any.dims with an empty list reduces nothing (where amax reduces all).
+    check_op("any", [x, ()], torch.ops.aten.any.dims(x, []))
+    check_op("any", [x, None, True], x.any(None, keepdim=True))
+    b = torch.rand(5, 70) < 0.01  # the CUDA block path
+    check_op("any", [b, 1], b.any(1))
+    i = torch.randint(0, 2, (4, 40), dtype=torch.int64) * 3
+    check_op("any", [i, 1], i.any(1))
+    u = torch.randint(0, 2, (4, 8), dtype=torch.uint8)
+    check_op("any", [u, 0], u.any(0))  # uint8 stays uint8, as PyTorch
+
+
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_argmax_argmin(op):
+    fn = getattr(torch, op)
+    x = rnd(3, 4, 5)
+    check_op(op, [x], fn(x))  # dim=None: a position in the flattened input
+    check_op(op, [x, None, True], fn(x, None, keepdim=True))
+    check_op(op, [x, 1], fn(x, 1))
+    check_op(op, [Transposed(x), -1, True], fn(x, -1, keepdim=True))
+    check_op(op, [Sliced(x), 0], fn(x, 0))
+    # Ties go to the first position; the first NaN wins, as PyTorch's.
+    t = torch.tensor([[1.0, 3.0, 3.0, -1.0, -1.0], [float("nan"), 2.0, float("nan"), 9.0, -9.0],
+                      [0.0, 0.0, 0.0, 0.0, 0.0]])
+    check_op(op, [t, 1], fn(t, 1))
+    check_op(op, [t], fn(t))
+    y = rnd(3, 400)  # the CUDA block path, ties and NaN across threads
+    y[0, 100:] = y[0].max() + 1 if op == "argmax" else y[0].min() - 1
+    y[1, 333] = y[1, 77] = float("nan")
+    check_op(op, [y, 1], fn(y, 1))
+    # Integers compare exactly beyond double's 53 bits.
+    big = 2 ** 60
+    i = torch.tensor([[big + 1, big + 3, big + 2], [-big - 1, -big - 3, -big - 2]])
+    check_op(op, [i, 1], fn(i, 1))
+    u = torch.randint(0, 255, (4, 50), dtype=torch.uint8)
+    check_op(op, [u, 0], fn(u, 0))
+    check_op(op, [torch.tensor(2.5), 0], fn(torch.tensor(2.5), 0))
+    e = torch.zeros(0, 3)
+    check_op(op, [e, 1], fn(e, 1))  # an empty result of nonempty groups
+    text, inputs = op_graph(op, [e, 0], [torch.zeros(3, dtype=torch.int64)])
+    with pytest.raises(RunError, match="reduction dim 0 has size 0"):
+        run_graph(text, inputs)
+    b = torch.ones(4, 2, dtype=torch.bool)  # PyTorch orders no bools
+    text, inputs = op_graph(op, [b, 0], [torch.zeros(2, dtype=torch.int64)])
+    with pytest.raises(RunError, match=f"{op}.*does not support bool input"):
+        run_graph(text, inputs)
+
+
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0")
+def test_var():
+    # var.correction(self, dim=None, *, correction=None, keepdim=False).
+    x = rnd(3, 4, 5)
+    check_op("var", [x], x.var())
+    check_op("var", [x, 1], x.var(1))
+    check_op("var", [x, (0, 2), 0, True], x.var((0, 2), correction=0, keepdim=True))
+    check_op("var", [Transposed(x), -1, 2.5], x.var(-1, correction=2.5))
+    check_op("var", [Sliced(x), ()], x.var(()))  # [] reduces every dim, as sum
+    y = 3 + rnd(2, 300)  # the CUDA block path; an offset mean
+    check_op("var", [y, 1], y.var(1), rtol=1e-5, atol=1e-5)
+    d = rnd(4, 6, dtype=torch.float64)
+    check_op("var", [d, 0, 1], d.var(0, correction=1), rtol=1e-10, atol=1e-12)
+    # A group of 1: correction=1 divides 0 by 0 (nan), correction=0 gives 0;
+    # correction past n divides a nonzero sum by 0 (inf) as PyTorch's max(0, .).
+    one = rnd(3, 1)
+    assert check_op_nan("var", [one, 1], one.var(1)).isnan().all()
+    check_op("var", [one, 1, 0], one.var(1, correction=0))
+    two = torch.tensor([[1.0, 2.0]])
+    check_op("var", [two, 1, 3], two.var(1, correction=3))
+    e = torch.zeros(0, 3)
+    assert check_op_nan("var", [e, 0], e.var(0)).isnan().all()
+    check_op("var", [e, 1], e.var(1))
+    i = torch.ones(3, dtype=torch.int64)
+    text, inputs = op_graph("var", [i], [torch.zeros(())])
+    with pytest.raises(RunError, match="var.*only support floating point"):
+        run_graph(text, inputs)
+
+
+def test_cumsum():
+    x = rnd(3, 4, 5)
+    check_op("cumsum", [x, 1], x.cumsum(1), rtol=1e-5, atol=1e-5)
+    check_op("cumsum", [Transposed(x), -1], x.cumsum(-1), rtol=1e-5, atol=1e-5)
+    check_op("cumsum", [Sliced(x), 0], x.cumsum(0), rtol=1e-5, atol=1e-5)
+    check_op("cumsum", [x, 2, "torch.float64"], x.cumsum(2, dtype=torch.float64))
+    check_op("cumsum", [torch.tensor(2.5), 0], torch.tensor(2.5).cumsum(0))
+    e = torch.zeros(3, 0)
+    check_op("cumsum", [e, 1], e.cumsum(1))
+    check_op("cumsum", [e, 0], e.cumsum(0))
+    # Integers and bools sum to i64, exactly and wrapping; dtype= casts.
+    i = torch.randint(-100, 100, (4, 50), dtype=torch.int32)
+    check_op("cumsum", [i, 1], i.cumsum(1))
+    check_op("cumsum", [i, 0, "torch.int32"], i.cumsum(0, dtype=torch.int32))
+    b = torch.rand(4, 7) < 0.5
+    check_op("cumsum", [b, 1], b.cumsum(1))
+    big = torch.tensor([2 ** 62, 2 ** 62, 2 ** 62, 1], dtype=torch.int64)
+    check_op("cumsum", [big, 0], big.cumsum(0))
+    n = x.clone()
+    n[1, 2, 0] = float("nan")
+    assert check_op_nan("cumsum", [n, 1], n.cumsum(1))[1, 3, 0].isnan()
+    text, inputs = op_graph("cumsum", [x, 3], [x])
+    with pytest.raises(RunError, match="dim 3 is out of range for a tensor of rank 3"):
         run_graph(text, inputs)
 
 

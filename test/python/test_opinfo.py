@@ -19,7 +19,9 @@ reorders ATen's arguments (`where`'s) is not taken.
 OPS are the ops whose samples all pass. The others that have an OpInfo are
 the Core ATen work still open (integer matrix products and convolutions,
 dtype= keywords, tensor-valued `narrow` starts, `where`'s argument order,
-the batch norm and pooling samples the schema cannot place):
+the batch norm and pooling samples the schema cannot place, the
+var.unbiased variant's var(self, unbiased), a non-core overload whose bool
+lands in var.correction's dim):
 TRACEIR_OPINFO_ALL=1 runs every op that has one, to see what fails.
 """
 import os
@@ -50,14 +52,14 @@ LISTED = re.findall(r"^TRACEIR_OP\((\w+),",
                     open(os.path.join(ROOT, "include", "TraceIR", "Ops.def")).read(), re.M)
 
 OPS = {
-    "abs", "acos", "acosh", "add", "amax", "asin", "asinh", "atan", "atanh", "bitwise_not",
-    "ceil", "clone", "contiguous", "cos", "cosh", "div", "elu", "eq", "erf", "exp", "expand",
-    "expm1", "flatten", "floor", "full_like", "ge", "gelu", "gt", "hardtanh", "isinf", "isnan",
-    "layer_norm", "le", "leaky_relu", "log", "log10", "log1p", "log2", "logical_not", "lt",
-    "mean", "mul", "ne", "neg", "permute", "pow", "reciprocal", "relu", "reshape", "round",
-    "rsqrt", "select", "sigmoid", "sign", "sin", "sinh", "slice", "sqrt", "squeeze", "sub",
-    "sum", "t", "tan", "tanh", "transpose", "trunc", "unflatten", "unsqueeze", "view",
-    "zero_",
+    "abs", "acos", "acosh", "add", "amax", "amin", "any", "argmax", "argmin", "asin", "asinh",
+    "atan", "atanh", "bitwise_not", "ceil", "clone", "contiguous", "cos", "cosh", "cumsum", "div",
+    "elu", "eq", "erf", "exp", "expand", "expm1", "flatten", "floor", "full_like", "ge", "gelu",
+    "gt", "hardtanh", "isinf", "isnan", "layer_norm", "le", "leaky_relu", "log", "log10", "log1p",
+    "log2", "logical_not", "lt", "mean", "mul", "ne", "neg", "permute", "pow", "prod",
+    "reciprocal", "relu", "reshape", "round", "rsqrt", "select", "sigmoid", "sign", "sin", "sinh",
+    "slice", "sqrt", "squeeze", "sub", "sum", "t", "tan", "tanh", "transpose", "trunc",
+    "unflatten", "unsqueeze", "view", "zero_",
 }
 # OpInfos whose aten_name is not the ATen op's (elu's is its Python name).
 ATEN_NAMES = {"nn.functional.elu": "elu"}

@@ -50,6 +50,12 @@ bool outputMask(KernelContext &ctx, unsigned i, bool mask[3]);
 /// the kernels write by them.
 bool checkResultShape(KernelContext &ctx, unsigned r,
                       std::span<const int64_t> shape);
+/// var(self, dim, correction, keepdim): the correction (1 when None), the
+/// divisor of a group of `n` then max(0, n - correction), as PyTorch's.
+bool varCorrection(KernelContext &ctx, double &correction);
+/// cumsum(self, dim, dtype): the wrapped `dim` (0 for a 0-d input). Fails
+/// the call unless result 0 has the input's shape.
+bool cumsumArgs(KernelContext &ctx, int64_t &dim);
 /// cat(tensors..., dim): the number of tensors `n` and the wrapped `dim`
 /// of result 0. Fails the call unless every input but PyTorch's legacy
 /// empty [0] matches the result in rank and in every dim but `dim`, and the
@@ -59,6 +65,13 @@ bool catArgs(KernelContext &ctx, unsigned &n, int64_t &dim);
 /// `reduced` leaves (with or without keepdim's 1s).
 bool checkReducedResult(KernelContext &ctx, const Tensor &in,
                         const std::vector<bool> &reduced, const Tensor &out);
+/// The dims a reduction over dims (sum, mean, amax, amin, prod, any)
+/// reduces: its dim argument 1 read as `form` says, with `out` checked by
+/// checkReducedResult and, where `needsElement` (amax and amin, which have
+/// no identity), every reduced dim checked nonempty. The CPU and CUDA host
+/// halves both read their calls with it.
+bool reductionArgs(KernelContext &ctx, const Tensor &in, const Tensor &out,
+                   DimArg form, bool needsElement, std::vector<bool> &reduced);
 
 } // namespace traceir
 

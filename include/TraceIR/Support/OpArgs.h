@@ -132,12 +132,31 @@ bool decodeMaxPool2d(const CallArgs &args, MaxPool2dArgs &a, std::string &err);
 
 //===--- Reductions -------------------------------------------------------===//
 
+/// How a reduction's dim argument reads, as its ATen schemas declare it.
+enum class DimArg {
+  /// An int or an int list (sum, mean, amax, amin); an empty list marks
+  /// every dim.
+  List,
+  /// An int or an int list, an empty list marking none (any.dims: PyTorch
+  /// reduces nothing then, where amax reduces everything).
+  ListEmptyMarksNone,
+  /// One int (prod.dim_int); a list is refused.
+  One,
+};
+
 /// The dims of a rank-`rank` input that a reduction's dim argument `i`
-/// marks (sum, mean, amax): an int or an int list, negative dims wrapped,
-/// each at most once; None, absent or an empty list marks every dim. A 0-d
-/// input accepts dim 0 and -1 and has no dim to mark.
+/// marks, read as `form` says: negative dims wrapped, each at most once;
+/// None or absent marks every dim. A 0-d input accepts dim 0 and -1 and
+/// has no dim to mark.
 bool decodeReducedDims(const CallArgs &args, unsigned i, int64_t rank,
-                       std::vector<bool> &reduced, std::string &err);
+                       DimArg form, std::vector<bool> &reduced,
+                       std::string &err);
+
+/// For the reductions without an identity (amax, amin): fails, naming the
+/// first, unless every dim `reduced` marks has a nonzero size, as PyTorch
+/// requires (even of an empty result). Sizes below 0 (dynamic) pass.
+bool checkReducedNonEmpty(std::span<const int64_t> shape,
+                          const std::vector<bool> &reduced, std::string &err);
 
 /// A loss reduction: 0/'none', 1/'mean' (the default) or 2/'sum'.
 enum class Reduction { None = 0, Mean = 1, Sum = 2 };

@@ -1,8 +1,8 @@
 //===- Reduction.cpp - Reductions and softmax -----------------------------===//
 //
-// sum, mean and amax over dims, and softmax / log_softmax along one dim;
-// the softmax itself (buildSoftmax) is in Utils.cpp, as attention uses it
-// too.
+// sum, mean, amax, amin, prod and any over dims, and softmax / log_softmax
+// along one dim; the softmax itself (buildSoftmax) is in Utils.cpp, as
+// attention uses it too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,8 +18,10 @@
 
 namespace mlir::trace::trace_to_linalg {
 
-/// sum, mean and amax over dims, with keepdim as an expand_shape of the
-/// reduced tensor (the reduction itself always drops the dims).
+/// sum, mean, amax, amin, prod and any over dims, with keepdim as an
+/// expand_shape of the reduced tensor (the reduction itself always drops
+/// the dims). amax and amin use arith's NaN-propagating maximumf/minimumf,
+/// as PyTorch propagates NaN.
 LogicalResult ReductionLowering::lower(const Call &call,
                                        PatternRewriter &rewriter,
                                        std::string &why) const {
@@ -27,16 +29,26 @@ LogicalResult ReductionLowering::lower(const Call &call,
   Location loc = call.op.getLoc();
   Type elt = call.resultElt();
   RankedTensorType in = call.tensorType(0);
+  traceir::DimArg form = name == "prod"  ? traceir::DimArg::One
+                         : name == "any" ? traceir::DimArg::ListEmptyMarksNone
+                                         : traceir::DimArg::List;
   std::vector<bool> dims;
   std::string bad;
-  if (!traceir::decodeReducedDims(callArgs(call.args), 1, in.getRank(), dims,
-                                  bad))
+  if (!traceir::decodeReducedDims(callArgs(call.args), 1, in.getRank(), form,
+                                  dims, bad))
     return fail(why, bad);
   SmallVector<bool> reduced(dims.begin(), dims.end());
   if (name == "mean" && !isa<FloatType>(elt))
     return fail(why, "mean with a non-float result");
-  bool isMax = name == "amax";
-  double init = 0;
+  bool isMax = name == "amax", isMin = name == "amin", isProd = name == "prod",
+       isAny = name == "any";
+  if (isAny && !elt.isInteger(1))
+    return fail(why, "any with a non-bool (uint8) result");
+  // The identity in a double: int64's largest does not round-trip through
+  // one, so integer amin keeps its kernel.
+  if (isMin && !isa<FloatType>(elt))
+    return fail(why, "amin of an integer type");
+  double init = isProd ? 1 : isMin ? INFINITY : 0;
   if (isMax)
     init = isa<FloatType>(elt)
                ? -INFINITY
@@ -46,9 +58,18 @@ LogicalResult ReductionLowering::lower(const Call &call,
   Value r = buildReduction(
       rewriter, loc, in.getShape(), reduced, elt, {call.tensor(0)},
       {rewriter.getMultiDimIdentityMap(in.getRank())}, init,
-      [&](OpBuilder &b, Location l, ValueRange args, Value acc) {
+      [&](OpBuilder &b, Location l, ValueRange args, Value acc) -> Value {
+        // castElement to i1 tests x != 0 (unordered for floats: NaN is true).
         Value x = castElement(b, l, args[0], elt);
-        return isMax ? max(b, l, acc, x) : add(b, l, acc, x);
+        if (isMax)
+          return max(b, l, acc, x);
+        if (isMin)
+          return arith::MinimumFOp::create(b, l, acc, x);
+        if (isProd)
+          return mul(b, l, acc, x);
+        if (isAny)
+          return arith::OrIOp::create(b, l, acc, x);
+        return add(b, l, acc, x);
       });
   if (name == "mean") {
     SmallVector<int64_t> reducedDims;

@@ -1,4 +1,4 @@
-//===- Reductions.cpp - sum, mean, amax, softmax, log_softmax -------------===//
+//===- Reductions.cpp - Reductions, argmax, argmin, softmax ---------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/KernelArgs.h"
@@ -57,48 +57,143 @@ void forEachGroup(const Tensor &in, const std::vector<bool> &reduced, F visit) {
   }
 }
 
-enum class Reduce { Sum, Mean, Max };
+enum class Reduce { Sum, Mean, Max, Min, Prod, Any, Var };
+
+/// Wrapping int64 arithmetic, as PyTorch's integer sum and prod overflow.
+int64_t wrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                              static_cast<uint64_t>(b));
+}
+int64_t wrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) *
+                              static_cast<uint64_t>(b));
+}
 
 void reduce(KernelContext &ctx, Reduce kind) {
   const Tensor &in = ctx.tensor(0);
   Tensor &out = ctx.result(0);
+  bool extremum = kind == Reduce::Max || kind == Reduce::Min;
+  DimArg form = kind == Reduce::Prod  ? DimArg::One
+                : kind == Reduce::Any ? DimArg::ListEmptyMarksNone
+                                      : DimArg::List;
   std::vector<bool> reduced;
-  if (!decodeArgs(ctx, decodeReducedDims, 1u, in.rank(), reduced) ||
-      !checkReducedResult(ctx, in, reduced, out))
+  double correction = 1;
+  if (!reductionArgs(ctx, in, out, form, extremum, reduced) ||
+      (kind == Reduce::Var && !varCorrection(ctx, correction)))
     return;
+  if (kind == Reduce::Var && !isFloating(out.dtype))
+    return ctx.fail("var needs a floating point result, got " +
+                    std::string(dtypeName(out.dtype)));
   const char *base = static_cast<const char *>(in.storage->data);
   size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype);
   bool integer = !isFloating(out.dtype);
   forEachGroup(
       in, reduced,
       [&](int64_t k, int64_t off, const std::vector<int64_t> &group) {
+        if (kind == Reduce::Any) {
+          // Each element is tested in its own dtype: 0.5 and NaN are
+          // true.
+          bool any = false;
+          for (int64_t g = 0; g < int64_t(group.size()) && !any; ++g) {
+            const char *p = base + (off + group[g]) * es;
+            any = isFloating(in.dtype) ? loadDouble(p, in.dtype) != 0
+                                       : loadInt(p, in.dtype) != 0;
+          }
+          storeInt(out.bytes() + k * os, out.dtype, any);
+          return;
+        }
+        if (kind == Reduce::Var) {
+          // Two passes (the mean, then the squared deviations from it), as
+          // PyTorch's; n - correction at or below 0 divides by 0 (nan, inf).
+          double n = static_cast<double>(group.size()), mean = 0, ss = 0;
+          for (int64_t g : group)
+            mean += loadDouble(base + (off + g) * es, in.dtype);
+          mean /= n;
+          for (int64_t g : group) {
+            double d = loadDouble(base + (off + g) * es, in.dtype) - mean;
+            ss += d * d;
+          }
+          storeDouble(out.bytes() + k * os, out.dtype,
+                      ss / std::max(0.0, n - correction));
+          return;
+        }
         if (integer && kind != Reduce::Mean) {
           int64_t acc =
-              kind == Reduce::Max ? std::numeric_limits<int64_t>::min() : 0;
+              kind == Reduce::Max    ? std::numeric_limits<int64_t>::min()
+              : kind == Reduce::Min  ? std::numeric_limits<int64_t>::max()
+              : kind == Reduce::Prod ? 1
+                                     : 0;
           for (int64_t g : group) {
             int64_t v = loadInt(base + (off + g) * es, in.dtype);
-            acc = kind == Reduce::Max ? std::max(acc, v) : acc + v;
+            acc = kind == Reduce::Max    ? std::max(acc, v)
+                  : kind == Reduce::Min  ? std::min(acc, v)
+                  : kind == Reduce::Prod ? wrapMul(acc, v)
+                                         : wrapAdd(acc, v);
           }
           storeInt(out.bytes() + k * os, out.dtype, acc);
           return;
         }
-        double acc = kind == Reduce::Max
-                         ? -std::numeric_limits<double>::infinity()
-                         : 0.0;
+        double acc = kind == Reduce::Max    ? -INFINITY
+                     : kind == Reduce::Min  ? INFINITY
+                     : kind == Reduce::Prod ? 1.0
+                                            : 0.0;
         bool nan = false;
         for (int64_t g : group) {
           double v = loadDouble(base + (off + g) * es, in.dtype);
           nan |= std::isnan(v);
-          acc = kind == Reduce::Max ? std::max(acc, v) : acc + v;
+          acc = kind == Reduce::Max    ? std::max(acc, v)
+                : kind == Reduce::Min  ? std::min(acc, v)
+                : kind == Reduce::Prod ? acc * v
+                                       : acc + v;
         }
-        if (kind == Reduce::Max && nan)
-          acc = std::numeric_limits<double>::quiet_NaN(); // amax propagates NaN
+        if (extremum && nan)
+          acc = NAN; // amax and amin propagate NaN, as PyTorch
         if (kind == Reduce::Mean)
           acc /= static_cast<double>(group.size());
         storeDouble(out.bytes() + k * os, out.dtype, acc);
       });
-  if (kind == Reduce::Max && in.numel() == 0)
-    ctx.fail("amax of an empty tensor has no identity");
+}
+
+/// argmax/argmin: the position of each group's first extreme element,
+/// row-major over the reduced dims (along `dim`, or in the flattened input
+/// for dim=None); the first NaN is the extreme, as PyTorch's. Integers
+/// compare as int64, exactly.
+void argReduce(KernelContext &ctx, bool isMax) {
+  const Tensor &in = ctx.tensor(0);
+  Tensor &out = ctx.result(0);
+  std::vector<bool> reduced;
+  if (!reductionArgs(ctx, in, out, DimArg::One, /*needsElement=*/true, reduced))
+    return;
+  const char *base = static_cast<const char *>(in.storage->data);
+  size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype);
+  bool floating = isFloating(in.dtype);
+  forEachGroup(
+      in, reduced,
+      [&](int64_t k, int64_t off, const std::vector<int64_t> &group) {
+        // reductionArgs saw every group hold an element.
+        int64_t best = 0;
+        if (floating) {
+          double bv = loadDouble(base + (off + group[0]) * es, in.dtype);
+          for (int64_t g = 1; g < int64_t(group.size()) && !std::isnan(bv);
+               ++g) {
+            double v = loadDouble(base + (off + group[g]) * es, in.dtype);
+            if (std::isnan(v) || (isMax ? v > bv : v < bv)) {
+              bv = v;
+              best = g;
+            }
+          }
+        } else {
+          int64_t bv = loadInt(base + (off + group[0]) * es, in.dtype);
+          for (int64_t g = 1; g < int64_t(group.size()); ++g) {
+            int64_t v = loadInt(base + (off + group[g]) * es, in.dtype);
+            if (isMax ? v > bv : v < bv) {
+              bv = v;
+              best = g;
+            }
+          }
+        }
+        storeInt(out.bytes() + k * os, out.dtype, best);
+      });
 }
 
 /// softmax/log_softmax along one dim: out has in's shape (contiguous).
@@ -152,8 +247,53 @@ void softmaxImpl(KernelContext &ctx, bool log) {
 void cpu::sum(KernelContext &ctx) { reduce(ctx, Reduce::Sum); }
 void cpu::mean(KernelContext &ctx) { reduce(ctx, Reduce::Mean); }
 void cpu::amax(KernelContext &ctx) { reduce(ctx, Reduce::Max); }
+void cpu::amin(KernelContext &ctx) { reduce(ctx, Reduce::Min); }
+void cpu::prod(KernelContext &ctx) { reduce(ctx, Reduce::Prod); }
+void cpu::any(KernelContext &ctx) { reduce(ctx, Reduce::Any); }
+void cpu::var(KernelContext &ctx) { reduce(ctx, Reduce::Var); }
+void cpu::argmax(KernelContext &ctx) { argReduce(ctx, true); }
+void cpu::argmin(KernelContext &ctx) { argReduce(ctx, false); }
 void cpu::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
 void cpu::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
+
+/// cumsum along one dim: the running sums in int64 (wrapping) for an
+/// integer result, else in double, in order.
+void cpu::cumsum(KernelContext &ctx) {
+  const Tensor &in = ctx.tensor(0);
+  Tensor &out = ctx.result(0);
+  int64_t dim;
+  if (!cumsumArgs(ctx, dim))
+    return;
+  std::vector<bool> reduced(in.rank(), false);
+  if (in.rank() > 0)
+    reduced[dim] = true;
+  // out has in's shape: the same grouping of its strides gives the groups
+  // in the same order.
+  std::vector<int64_t> outBase;
+  forEachGroup(out, reduced,
+               [&](int64_t, int64_t off, const std::vector<int64_t> &) {
+                 outBase.push_back(off);
+               });
+  int64_t outStride = in.rank() > 0 ? out.strides[dim] : 1;
+  const char *base = static_cast<const char *>(in.storage->data);
+  char *ob = static_cast<char *>(out.storage->data);
+  size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype);
+  bool integer = !isFloating(out.dtype);
+  forEachGroup(in, reduced,
+               [&](int64_t k, int64_t off, const std::vector<int64_t> &group) {
+                 int64_t accI = 0;
+                 double accD = 0;
+                 for (size_t g = 0; g < group.size(); ++g) {
+                   const char *p = base + (off + group[g]) * es;
+                   char *o = ob + (outBase[k] + int64_t(g) * outStride) * os;
+                   if (integer)
+                     storeInt(o, out.dtype,
+                              accI = wrapAdd(accI, loadInt(p, in.dtype)));
+                   else
+                     storeDouble(o, out.dtype, accD += loadDouble(p, in.dtype));
+                 }
+               });
+}
 
 /// _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 /// grad - exp(output) * sum(grad) along dim, in f64.

@@ -1,4 +1,4 @@
-//===- Reductions.cpp - Host side of sum, mean, amax, softmax on CUDA -----===//
+//===- Reductions.cpp - Host side of the reductions and softmax on CUDA ---===//
 //
 // Reads the arguments as CPU/Reductions.cpp does, splits the input around
 // the reduced dims (any strides) and launches Reductions.cu.
@@ -45,13 +45,20 @@ void failLaunch(KernelContext &ctx, std::string_view what, const char *err) {
 void reduce(KernelContext &ctx, RdKind kind, std::string_view name) {
   const Tensor &in = ctx.tensor(0);
   Tensor &out = ctx.result(0);
-  if (kind == RdKind::Max && in.numel() == 0)
-    return ctx.fail("amax of an empty tensor has no identity");
+  bool arg = kind == RdKind::ArgMax || kind == RdKind::ArgMin;
+  DimArg form = kind == RdKind::Prod || arg ? DimArg::One
+                : kind == RdKind::Any       ? DimArg::ListEmptyMarksNone
+                                            : DimArg::List;
   std::vector<bool> reduced;
-  if (!decodeArgs(ctx, decodeReducedDims, 1u, in.rank(), reduced) ||
-      !checkReducedResult(ctx, in, reduced, out))
-    return;
   ReduceLaunch L;
+  if (!reductionArgs(ctx, in, out, form,
+                     kind == RdKind::Max || kind == RdKind::Min || arg,
+                     reduced) ||
+      (kind == RdKind::Var && !varCorrection(ctx, L.correction)))
+    return;
+  if (kind == RdKind::Var && !isFloatingDType(out.dtype))
+    return ctx.fail("var needs a floating point result, got " +
+                    std::string(dtypeName(out.dtype)));
   if (!splitGroups(in, reduced, L.in))
     return failRank(ctx, in);
   L.kind = kind;
@@ -60,6 +67,9 @@ void reduce(KernelContext &ctx, RdKind kind, std::string_view name) {
   L.out = out.bytes();
   L.outDtype = static_cast<int32_t>(out.dtype);
   L.integer = !isFloatingDType(out.dtype) && kind != RdKind::Mean;
+  L.floatInput = isFloatingDType(in.dtype);
+  if (arg)
+    L.integer = !L.floatInput; // how the values compare
   if (const char *err = launchReduceCUDA(L))
     failLaunch(ctx, name, err);
 }
@@ -94,8 +104,36 @@ void softmaxImpl(KernelContext &ctx, bool log) {
 void cuda::sum(KernelContext &ctx) { reduce(ctx, RdKind::Sum, "sum"); }
 void cuda::mean(KernelContext &ctx) { reduce(ctx, RdKind::Mean, "mean"); }
 void cuda::amax(KernelContext &ctx) { reduce(ctx, RdKind::Max, "amax"); }
+void cuda::amin(KernelContext &ctx) { reduce(ctx, RdKind::Min, "amin"); }
+void cuda::prod(KernelContext &ctx) { reduce(ctx, RdKind::Prod, "prod"); }
+void cuda::any(KernelContext &ctx) { reduce(ctx, RdKind::Any, "any"); }
+void cuda::var(KernelContext &ctx) { reduce(ctx, RdKind::Var, "var"); }
+void cuda::argmax(KernelContext &ctx) { reduce(ctx, RdKind::ArgMax, "argmax"); }
+void cuda::argmin(KernelContext &ctx) { reduce(ctx, RdKind::ArgMin, "argmin"); }
 void cuda::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
 void cuda::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
+
+/// cumsum along one dim, as CPU/Reductions.cpp.
+void cuda::cumsum(KernelContext &ctx) {
+  const Tensor &in = ctx.tensor(0);
+  Tensor &out = ctx.result(0);
+  int64_t dim;
+  if (!cumsumArgs(ctx, dim))
+    return;
+  std::vector<bool> reduced(in.rank(), false);
+  if (in.rank() > 0)
+    reduced[dim] = true;
+  CumsumLaunch L;
+  if (!splitGroups(in, reduced, L.in) || !splitGroups(out, reduced, L.out))
+    return failRank(ctx, in);
+  L.data = static_cast<const char *>(in.storage->data);
+  L.inDtype = static_cast<int32_t>(in.dtype);
+  L.outData = static_cast<char *>(out.storage->data);
+  L.outDtype = static_cast<int32_t>(out.dtype);
+  L.integer = !isFloatingDType(out.dtype);
+  if (const char *err = launchCumsumCUDA(L))
+    failLaunch(ctx, "cumsum", err);
+}
 
 /// grad - exp(output) * sum(grad) along dim, as CPU/Reductions.cpp.
 void cuda::_log_softmax_backward_data(KernelContext &ctx) {

@@ -1,8 +1,9 @@
-//===- Reductions.cu - sum, mean, amax, softmax on CUDA devices -----------===//
+//===- Reductions.cu - Reductions, argmax, argmin, softmax on CUDA --------===//
 //
 // The device halves of CUDA/Reductions.cpp. Each mirrors the CPU kernel in
-// CPU/Reductions.cpp: values go through double (int64 for integer sum and
-// amax, exactly), amax propagates NaN, softmax subtracts the row's max.
+// CPU/Reductions.cpp: values go through double (int64 for integer results
+// and any, exactly), amax and amin propagate NaN, argmax and argmin pick
+// the first NaN else the first extreme, softmax subtracts the row's max.
 // Short groups take one thread each (the CPU's sequential loop); longer
 // ones one block each, reducing in shared memory. Both orders are fixed, so
 // results are deterministic.
@@ -13,6 +14,8 @@
 
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 using namespace traceir;
 using namespace traceir::cudadev;
 
@@ -20,33 +23,117 @@ namespace {
 /// A group this short is reduced by one thread.
 constexpr int64_t kSequentialMax = 32;
 
-/// amax's identity for integers.
 constexpr int64_t kInt64Min = -0x7fffffffffffffffLL - 1;
+constexpr int64_t kInt64Max = 0x7fffffffffffffffLL;
+
+/// The reductions over int64 (integer results; any's 0/1) and over double,
+/// each the CPU's rule: std::max and std::min leave the accumulator on a
+/// NaN (the NaN flag propagates it after), sums and products wrap.
+struct CombineI {
+  RdKind kind;
+  __device__ int64_t operator()(int64_t a, int64_t b) const {
+    switch (kind) {
+    case RdKind::Max:
+      return MaxI()(a, b);
+    case RdKind::Min:
+      return b < a ? b : a;
+    case RdKind::Prod:
+      return static_cast<int64_t>(static_cast<uint64_t>(a) *
+                                  static_cast<uint64_t>(b));
+    case RdKind::Any:
+      return a | b;
+    default:
+      return SumI()(a, b);
+    }
+  }
+};
+struct CombineD {
+  RdKind kind;
+  __device__ double operator()(double a, double b) const {
+    switch (kind) {
+    case RdKind::Max:
+      return MaxD()(a, b);
+    case RdKind::Min:
+      return b < a ? b : a;
+    case RdKind::Prod:
+      return a * b;
+    default:
+      return a + b;
+    }
+  }
+};
+
+__device__ int64_t identityI(RdKind k) {
+  return k == RdKind::Max    ? kInt64Min
+         : k == RdKind::Min  ? kInt64Max
+         : k == RdKind::Prod ? 1
+                             : 0;
+}
+__device__ double identityD(RdKind k) {
+  return k == RdKind::Max    ? -INFINITY
+         : k == RdKind::Min  ? INFINITY
+         : k == RdKind::Prod ? 1.0
+                             : 0.0;
+}
+
+/// Element `r` of group `base` as the int64 path reads it: any tests it in
+/// its own dtype (0.5 and NaN are true).
+__device__ int64_t loadI(const ReduceLaunch &L, int64_t base, int64_t r,
+                         int es) {
+  const char *p = L.data + (base + rdRedOffset(L.in, r)) * es;
+  if (L.kind == RdKind::Any)
+    return L.floatInput ? ewLoadDouble(p, L.inDtype) != 0
+                        : ewLoadInt(p, L.inDtype) != 0;
+  return ewLoadInt(p, L.inDtype);
+}
+
+__device__ bool isExtremum(RdKind k) {
+  return k == RdKind::Max || k == RdKind::Min;
+}
+
+/// var's divisor of a group of `n`, as the CPU's.
+__device__ double varDivisor(const ReduceLaunch &L, double n) {
+  double d = n - L.correction;
+  return d > 0 ? d : 0.0;
+}
 
 /// One group, sequentially (thread per group): the CPU's loop.
 __device__ void reduceSequential(const ReduceLaunch &L, int64_t k) {
   int es = ewSize(L.inDtype), os = ewSize(L.outDtype);
   int64_t base = rdKeptOffset(L.in, k);
-  bool isMax = L.kind == RdKind::Max;
-  if (L.integer) {
-    int64_t acc = isMax ? kInt64Min : 0;
+  if (L.kind == RdKind::Var) { // two passes: the mean, then deviations
+    double n = static_cast<double>(L.in.numRed), mean = 0, ss = 0;
+    for (int64_t r = 0; r < L.in.numRed; ++r)
+      mean +=
+          ewLoadDouble(L.data + (base + rdRedOffset(L.in, r)) * es, L.inDtype);
+    mean /= n;
     for (int64_t r = 0; r < L.in.numRed; ++r) {
-      int64_t v =
-          ewLoadInt(L.data + (base + rdRedOffset(L.in, r)) * es, L.inDtype);
-      acc = isMax ? MaxI()(acc, v) : SumI()(acc, v);
+      double d =
+          ewLoadDouble(L.data + (base + rdRedOffset(L.in, r)) * es, L.inDtype) -
+          mean;
+      ss += d * d;
     }
+    ewStoreDouble(L.out + k * os, L.outDtype, ss / varDivisor(L, n));
+    return;
+  }
+  if (L.integer) {
+    CombineI op{L.kind};
+    int64_t acc = identityI(L.kind);
+    for (int64_t r = 0; r < L.in.numRed; ++r)
+      acc = op(acc, loadI(L, base, r, es));
     ewStoreInt(L.out + k * os, L.outDtype, acc);
     return;
   }
-  double acc = isMax ? -INFINITY : 0.0;
+  CombineD op{L.kind};
+  double acc = identityD(L.kind);
   bool nan = false;
   for (int64_t r = 0; r < L.in.numRed; ++r) {
     double v =
         ewLoadDouble(L.data + (base + rdRedOffset(L.in, r)) * es, L.inDtype);
     nan |= v != v;
-    acc = isMax ? MaxD()(acc, v) : acc + v;
+    acc = op(acc, v);
   }
-  if (isMax && nan)
+  if (isExtremum(L.kind) && nan)
     acc = NAN;
   if (L.kind == RdKind::Mean)
     acc /= static_cast<double>(L.in.numRed);
@@ -67,41 +154,127 @@ __global__ void reduceBlockKernel(ReduceLaunch L) {
   __shared__ int64_t shI[kMaxThreads];
   __shared__ int shN[kMaxThreads];
   int es = ewSize(L.inDtype), os = ewSize(L.outDtype);
-  bool isMax = L.kind == RdKind::Max;
   int64_t t = threadIdx.x, B = blockDim.x;
   for (int64_t k = blockIdx.x; k < L.in.numKept; k += gridDim.x) {
     int64_t base = rdKeptOffset(L.in, k);
-    if (L.integer) {
-      int64_t acc = isMax ? kInt64Min : 0;
+    if (L.kind == RdKind::Var) { // the sequential path's two passes
+      double n = static_cast<double>(L.in.numRed), part = 0;
+      for (int64_t r = t; r < L.in.numRed; r += B)
+        part += ewLoadDouble(L.data + (base + rdRedOffset(L.in, r)) * es,
+                             L.inDtype);
+      double mean = blockReduce<double>(part, shD, SumD()) / n;
+      part = 0;
       for (int64_t r = t; r < L.in.numRed; r += B) {
-        int64_t v =
-            ewLoadInt(L.data + (base + rdRedOffset(L.in, r)) * es, L.inDtype);
-        acc = isMax ? MaxI()(acc, v) : SumI()(acc, v);
+        double d = ewLoadDouble(L.data + (base + rdRedOffset(L.in, r)) * es,
+                                L.inDtype) -
+                   mean;
+        part += d * d;
       }
-      int64_t total = isMax ? blockReduce<int64_t>(acc, shI, MaxI())
-                            : blockReduce<int64_t>(acc, shI, SumI());
+      double ss = blockReduce<double>(part, shD, SumD());
+      if (t == 0)
+        ewStoreDouble(L.out + k * os, L.outDtype, ss / varDivisor(L, n));
+      continue;
+    }
+    if (L.integer) {
+      CombineI op{L.kind};
+      int64_t acc = identityI(L.kind);
+      for (int64_t r = t; r < L.in.numRed; r += B)
+        acc = op(acc, loadI(L, base, r, es));
+      int64_t total = blockReduce<int64_t>(acc, shI, op);
       if (t == 0)
         ewStoreInt(L.out + k * os, L.outDtype, total);
       continue;
     }
-    double acc = isMax ? -INFINITY : 0.0;
+    CombineD op{L.kind};
+    double acc = identityD(L.kind);
     int nan = 0;
     for (int64_t r = t; r < L.in.numRed; r += B) {
       double v =
           ewLoadDouble(L.data + (base + rdRedOffset(L.in, r)) * es, L.inDtype);
       nan |= v != v;
-      acc = isMax ? MaxD()(acc, v) : acc + v;
+      acc = op(acc, v);
     }
-    acc = isMax ? blockReduce<double>(acc, shD, MaxD())
-                : blockReduce<double>(acc, shD, SumD());
+    acc = blockReduce<double>(acc, shD, op);
     nan = blockReduce<int>(nan, shN, OrN());
     if (t == 0) {
-      if (isMax && nan)
-        acc = NAN; // amax propagates NaN
+      if (isExtremum(L.kind) && nan)
+        acc = NAN; // amax and amin propagate NaN
       if (L.kind == RdKind::Mean)
         acc /= static_cast<double>(L.in.numRed);
       ewStoreDouble(L.out + k * os, L.outDtype, acc);
     }
+  }
+}
+
+/// An argmax/argmin candidate: a value and its position in the group (-1:
+/// none yet, a thread that met no element).
+template <typename T> struct ArgCand {
+  T v;
+  int64_t i;
+};
+
+/// The better of two candidates, as the CPU's sequential scan picks: the
+/// extreme value, a NaN over any number, the earlier position on a tie
+/// (the block combines candidates out of position order, so ties are
+/// broken by position, not by argument order).
+template <typename T> struct ArgBetter {
+  bool isMax;
+  __device__ ArgCand<T> operator()(ArgCand<T> a, ArgCand<T> b) const {
+    if (a.i < 0)
+      return b;
+    if (b.i < 0)
+      return a;
+    bool an = a.v != a.v, bn = b.v != b.v; // NaN; never for integers
+    if (an || bn) {
+      if (an && bn)
+        return a.i < b.i ? a : b;
+      return an ? a : b;
+    }
+    if (a.v == b.v)
+      return a.i < b.i ? a : b;
+    return (isMax ? b.v > a.v : b.v < a.v) ? b : a;
+  }
+};
+
+/// Element `r` of group `base`, read as a T.
+template <typename T>
+__device__ T argLoad(const ReduceLaunch &L, int64_t base, int64_t r, int es) {
+  const char *p = L.data + (base + rdRedOffset(L.in, r)) * es;
+  if constexpr (std::is_same_v<T, double>)
+    return ewLoadDouble(p, L.inDtype);
+  else
+    return ewLoadInt(p, L.inDtype);
+}
+
+/// argmax/argmin, a thread per group (short groups) or a block per group;
+/// T is double for floating inputs, int64 for the rest.
+template <typename T> __global__ void argSequentialKernel(ReduceLaunch L) {
+  int es = ewSize(L.inDtype), os = ewSize(L.outDtype);
+  ArgBetter<T> op{L.kind == RdKind::ArgMax};
+  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       k < L.in.numKept; k += stride) {
+    int64_t base = rdKeptOffset(L.in, k);
+    ArgCand<T> best{T(0), -1};
+    for (int64_t r = 0; r < L.in.numRed; ++r)
+      best = op(best, ArgCand<T>{argLoad<T>(L, base, r, es), r});
+    ewStoreInt(L.out + k * os, L.outDtype, best.i);
+  }
+}
+
+template <typename T> __global__ void argBlockKernel(ReduceLaunch L) {
+  __shared__ ArgCand<T> sh[kMaxThreads];
+  int es = ewSize(L.inDtype), os = ewSize(L.outDtype);
+  ArgBetter<T> op{L.kind == RdKind::ArgMax};
+  int64_t t = threadIdx.x, B = blockDim.x;
+  for (int64_t k = blockIdx.x; k < L.in.numKept; k += gridDim.x) {
+    int64_t base = rdKeptOffset(L.in, k);
+    ArgCand<T> best{T(0), -1};
+    for (int64_t r = t; r < L.in.numRed; r += B)
+      best = op(best, ArgCand<T>{argLoad<T>(L, base, r, es), r});
+    best = blockReduce<ArgCand<T>>(best, sh, op);
+    if (t == 0)
+      ewStoreInt(L.out + k * os, L.outDtype, best.i);
   }
 }
 
@@ -159,11 +332,51 @@ __global__ void logSoftmaxBackwardKernel(SoftmaxLaunch L) {
     }
   }
 }
+/// A thread per row, scanning in order: the CPU's sums, to the bit. (A
+/// parallel scan would sum in another order; it is the optimized tier's.)
+__global__ void cumsumKernel(CumsumLaunch L) {
+  int es = ewSize(L.inDtype), os = ewSize(L.outDtype);
+  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       k < L.in.numKept; k += stride) {
+    int64_t inBase = rdKeptOffset(L.in, k), outBase = rdKeptOffset(L.out, k);
+    int64_t accI = 0;
+    double accD = 0;
+    for (int64_t r = 0; r < L.in.numRed; ++r) {
+      const char *p = L.data + (inBase + rdRedOffset(L.in, r)) * es;
+      char *o = L.outData + (outBase + rdRedOffset(L.out, r)) * os;
+      if (L.integer) {
+        accI = SumI()(accI, ewLoadInt(p, L.inDtype));
+        ewStoreInt(o, L.outDtype, accI);
+      } else {
+        accD += ewLoadDouble(p, L.inDtype);
+        ewStoreDouble(o, L.outDtype, accD);
+      }
+    }
+  }
+}
+
 } // namespace
 
 const char *traceir::launchReduceCUDA(const ReduceLaunch &launch) {
   if (launch.in.numKept == 0)
     return nullptr;
+  if (launch.kind == RdKind::ArgMax || launch.kind == RdKind::ArgMin) {
+    auto seq = launch.integer ? argSequentialKernel<int64_t>
+                              : argSequentialKernel<double>;
+    auto block =
+        launch.integer ? argBlockKernel<int64_t> : argBlockKernel<double>;
+    if (launch.in.numRed <= kSequentialMax) {
+      int64_t blocks = gridFor(launch.in.numKept, kMaxThreads);
+      seq<<<static_cast<unsigned>(blocks), kMaxThreads>>>(launch);
+    } else {
+      int64_t blocks =
+          launch.in.numKept < kMaxBlocks ? launch.in.numKept : kMaxBlocks;
+      block<<<static_cast<unsigned>(blocks), threadsFor(launch.in.numRed)>>>(
+          launch);
+    }
+    return lastError();
+  }
   if (launch.in.numRed <= kSequentialMax) {
     int64_t blocks = gridFor(launch.in.numKept, kMaxThreads);
     reduceSequentialKernel<<<static_cast<unsigned>(blocks), kMaxThreads>>>(
@@ -174,6 +387,14 @@ const char *traceir::launchReduceCUDA(const ReduceLaunch &launch) {
     reduceBlockKernel<<<static_cast<unsigned>(blocks),
                         threadsFor(launch.in.numRed)>>>(launch);
   }
+  return lastError();
+}
+
+const char *traceir::launchCumsumCUDA(const CumsumLaunch &launch) {
+  if (launch.in.numKept == 0 || launch.in.numRed == 0)
+    return nullptr;
+  int64_t blocks = gridFor(launch.in.numKept, kMaxThreads);
+  cumsumKernel<<<static_cast<unsigned>(blocks), kMaxThreads>>>(launch);
   return lastError();
 }
 

@@ -59,9 +59,21 @@ TRACEIR_HD inline int64_t rdRedOffset(const RdGroups &g, int64_t r) {
 
 //===--- Reductions.cu ----------------------------------------------------===//
 
-enum class RdKind : int32_t { Sum, Mean, Max };
+enum class RdKind : int32_t {
+  Sum,
+  Mean,
+  Max,
+  Min,
+  Prod,
+  Any,
+  ArgMax,
+  ArgMin,
+  Var
+};
 
-/// sum/mean/amax: out[k] (contiguous) = reduce over group k of `in`.
+/// sum/mean/amax/amin/prod/any/var: out[k] (contiguous) = reduce over
+/// group k of `in`; argmax/argmin: out[k] (int64) = the position in group k
+/// (row-major over the reduced dims) of its first extreme element.
 struct ReduceLaunch {
   RdKind kind = RdKind::Sum;
   RdGroups in;
@@ -69,8 +81,14 @@ struct ReduceLaunch {
   int32_t inDtype = F32;
   char *out = nullptr;
   int32_t outDtype = F32;
-  /// Accumulate in int64 (an integer result of sum/amax), else in double.
+  /// Accumulate in int64 (an integer result of sum/amax/amin/prod, and
+  /// any), else in double.
   bool integer = false;
+  /// any, argmax, argmin: the input is floating, so its elements are read
+  /// as doubles (else as int64).
+  bool floatInput = false;
+  /// var: the divisor of a group of n is max(0, n - correction).
+  double correction = 1;
 };
 
 /// softmax/log_softmax: `in` and `out` split around the same dim.
@@ -88,8 +106,20 @@ struct SoftmaxLaunch {
   int32_t gradDtype = F32;
 };
 
+/// cumsum: `in` and `out` split around the same dim; row k's running sums
+/// (int64 for an integer result, else double) go to its row of `out`.
+struct CumsumLaunch {
+  RdGroups in, out;
+  const char *data = nullptr;
+  int32_t inDtype = F32;
+  char *outData = nullptr;
+  int32_t outDtype = F32;
+  bool integer = false;
+};
+
 /// Each returns null on success, else the CUDA error's text.
 const char *launchReduceCUDA(const ReduceLaunch &launch);
+const char *launchCumsumCUDA(const CumsumLaunch &launch);
 const char *launchSoftmaxCUDA(const SoftmaxLaunch &launch);
 const char *launchLogSoftmaxBackwardCUDA(const SoftmaxLaunch &launch);
 

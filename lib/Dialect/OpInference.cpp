@@ -284,6 +284,8 @@ Type mlir::trace::resultDtype(const PyArgs &args, unsigned n, MLIRContext *ctx,
   Type dimType, zeroType;
   int scalarCategory = -1;
   for (unsigned i = firstTyped; i < n; ++i) {
+    if (args.isNoneOrAbsent(i))
+      continue;
     if (args.isTensor(i)) {
       Type elt = cast<ShapedType>(args.type(i)).getElementType();
       if (category(elt) < 0)
@@ -348,12 +350,15 @@ static bool broadcastInto(Shape &a, ArrayRef<int64_t> b, Err &err) {
 /// decide the dtype; a 0-d tensor or a Python number only lifts it into a
 /// higher category (an int tensor times 0.5 is f32, an f32 tensor times a
 /// 0-d f64 tensor stays f32). Arguments before `firstTyped` broadcast but
-/// take no part in the dtype (`where`'s condition).
+/// take no part in the dtype (`where`'s condition). With `optional`, a None
+/// or absent argument is skipped (clamp's bounds).
 static bool elementwise(Call &c, unsigned n, EltRule rule,
-                        unsigned firstTyped = 0) {
+                        unsigned firstTyped = 0, bool optional = false) {
   Shape shape;
   bool ranked = true, anyTensor = false;
   for (unsigned i = 0; i < n; ++i) {
+    if (optional && c.a.isNoneOrAbsent(i))
+      continue;
     if (c.a.isTensor(i)) {
       auto t = cast<TensorType>(c.a.type(i));
       anyTensor = true;
@@ -822,6 +827,37 @@ INFER(inferSoftmax) {
       return c.err("dtype must be floating, got ", dtype);
     return c.push(s, dtype ? dtype : isFloatLike(elt) ? elt : c.f32());
   });
+}
+
+/// clamp(self, min=None, max=None): the bounds are numbers (clamp.default)
+/// or tensors that broadcast (clamp.Tensor), at least one given; the dtype
+/// is torch.result_type of self and the given bounds (an int tensor clamped
+/// to 0.5 is f32).
+INFER(inferClamp) {
+  CALL;
+  if (a.isNoneOrAbsent(1) && a.isNoneOrAbsent(2))
+    return c.err("at least one of 'min' or 'max' must not be None");
+  return elementwise(c, 3, EltRule::Promote, 0, /*optional=*/true);
+}
+
+/// copy(self, src, non_blocking=False): self's type, src broadcast into it.
+INFER(inferCopy) {
+  CALL;
+  TensorType self = c.tensor(0, "self"), src = c.tensor(1, "src");
+  if (!self || !src)
+    return false;
+  if (auto s = dyn_cast<RankedTensorType>(self)) {
+    if (auto t = dyn_cast<RankedTensorType>(src)) {
+      Shape shape(s.getShape());
+      if (!broadcastInto(shape, t.getShape(), c.err))
+        return false;
+      if (ArrayRef<int64_t>(shape) != s.getShape())
+        return c.err("src of shape ", shapeStr(t.getShape()),
+                     " does not broadcast to self's ", shapeStr(s.getShape()));
+    }
+  }
+  out.push_back(self);
+  return true;
 }
 
 /// cumsum(self, dim, dtype=None): self's shape; dtype= casts the input
@@ -1891,6 +1927,9 @@ template InferSig inferElementwise<1, EltRule::Integral>;
 template InferSig inferElementwise<1, EltRule::FloatOnly>;
 template InferSig inferElementwise<2>;
 template InferSig inferElementwise<2, EltRule::Bool>;
+template InferSig inferElementwise<2, EltRule::Float>;
+template InferSig inferElementwise<2, EltRule::NotBool>;
+template InferSig inferElementwise<2, EltRule::Integral>;
 template InferSig inferMatmulOfRank<2>;
 template InferSig inferMatmulOfRank<3>;
 template InferSig

@@ -42,7 +42,8 @@ enum class ReduceDtype { Same, Float, Sum, Bool, Index };
 // The table takes the addresses of the template ones without seeing their
 // definitions: each instantiation a row names is also in the list of
 // explicit instantiations at the end of OpInference.cpp.
-InferSig inferWhere, inferDiv, inferSameAsFirst, inferDropout, inferToCopy;
+InferSig inferWhere, inferDiv, inferSameAsFirst, inferDropout, inferToCopy,
+    inferClamp, inferCopy;
 // Tensors made from scalars
 InferSig inferFull, inferFullLike, inferScalarTensor;
 template <unsigned N, EltRule R = EltRule::Promote> InferSig inferElementwise;

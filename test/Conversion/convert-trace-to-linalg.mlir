@@ -335,6 +335,44 @@ trace.graph @hardtanh(%x: tensor<4xf32>, %i: tensor<4xi64>) -> (tensor<4xf32>, t
 
 // -----
 
+// The binary ops: maximum and minimum propagate NaN (maximumf/minimumf) and
+// compare bools unsigned; clamp with number bounds is max then min;
+// remainder is fmod moved into the divisor's sign; the logical ops read
+// their operands as bools (!= 0, so NaN is true).
+// CHECK-LABEL: func.func @binary_ops(
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.minui %{{.*}}, %{{.*}} : i1
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: %[[M:.*]] = arith.remf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.select %{{.*}}, %{{.*}}, %[[M]] : f32
+// CHECK: arith.cmpf une
+// CHECK: arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK: math.atan2 %{{.*}}, %{{.*}} : f32
+trace.graph @binary_ops(%x: tensor<4xf32>, %y: tensor<4xf32>, %b: tensor<4xi1>, %i: tensor<4xi64>) -> (tensor<4xf32>, tensor<4xi1>, tensor<4xi64>, tensor<4xf32>, tensor<4xi1>, tensor<4xf32>) {
+  %0 = pyop "maximum"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = pyop "minimum"(%b, %b) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  %2 = pyop "clamp"(%i, -2, 5) : (tensor<4xi64>) -> tensor<4xi64>
+  %3 = pyop "remainder"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %4 = pyop "logical_and"(%x, %i) : (tensor<4xf32>, tensor<4xi64>) -> tensor<4xi1>
+  %5 = pyop "atan2"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  ret %0, %1, %2, %3, %4, %5 : tensor<4xf32>, tensor<4xi1>, tensor<4xi64>, tensor<4xf32>, tensor<4xi1>, tensor<4xf32>
+}
+
+// -----
+
+// An integer fmod stays a kernel's: PyTorch raises on a zero divisor, the
+// lowered code would not.
+// CHECK-LABEL: func.func @integer_fmod(
+// CHECK: trace.pyop "fmod"
+trace.graph @integer_fmod(%i: tensor<4xi64>) -> tensor<4xi64> {
+  // expected-remark @+1 {{not lowered to linalg: an integer 'fmod' (division by zero)}}
+  %0 = pyop "fmod"(%i, %i) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  ret %0 : tensor<4xi64>
+}
+
+// -----
+
 // The float functions are one math op each; an integer input is converted
 // to the f32 result first (torch.sin of an int64 tensor is f32), and
 // reciprocal divides 1 by it.

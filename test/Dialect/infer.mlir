@@ -474,3 +474,47 @@ trace.graph @leaky_relu_int(%i: tensor<4xi64>) -> () {
   %0 = pyop "leaky_relu"(%i, 0.1) : (tensor<4xi64>) -> tensor<4xi64>
   ret
 }
+
+// -----
+
+// The binary ops and clamp: bitwise ops take integers and bools, fmod and
+// remainder refuse bools, logical ops give bools, atan2 gives floats, and
+// clamp promotes with the bounds it is given (an int tensor clamped to 0.5
+// is f32; None takes no part).
+trace.graph @binary_ops(%i: tensor<4xi32>, %l: tensor<4xi64>, %b: tensor<4xi1>, %f: tensor<3x4xf32>) -> () {
+  %0 = pyop "bitwise_and"(%i, %l) : (tensor<4xi32>, tensor<4xi64>) -> tensor<4xi64>
+  %1 = pyop "bitwise_xor"(%b, 1) : (tensor<4xi1>) -> tensor<4xi64>
+  %2 = pyop "logical_or"(%f, %i) : (tensor<3x4xf32>, tensor<4xi32>) -> tensor<3x4xi1>
+  %3 = pyop "atan2"(%i, %l) : (tensor<4xi32>, tensor<4xi64>) -> tensor<4xf32>
+  %4 = pyop "remainder"(%i, 2.5) : (tensor<4xi32>) -> tensor<4xf32>
+  %5 = pyop "maximum"(%b, %b) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  %6 = pyop "clamp"(%i, 0.5) : (tensor<4xi32>) -> tensor<4xf32>
+  %7 = pyop "clamp"(%i, None, 3) : (tensor<4xi32>) -> tensor<4xi32>
+  %8 = pyop "clamp"(%f, %l, None) : (tensor<3x4xf32>, tensor<4xi64>) -> tensor<3x4xf32>
+  %9 = pyop "copy"(%f, %i) : (tensor<3x4xf32>, tensor<4xi32>) -> tensor<3x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @clamp_without_bounds(%f: tensor<4xf32>) -> () {
+  // expected-error @+1 {{"clamp": at least one of 'min' or 'max' must not be None}}
+  %0 = pyop "clamp"(%f, None, None) : (tensor<4xf32>) -> tensor<4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @fmod_bool(%b: tensor<4xi1>) -> () {
+  // expected-error @+1 {{"fmod": takes no bool tensor (PyTorch has no bool kernel for it)}}
+  %0 = pyop "fmod"(%b, %b) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  ret
+}
+
+// -----
+
+trace.graph @copy_no_broadcast(%f: tensor<4xf32>, %g: tensor<2x4xf32>) -> () {
+  // expected-error @+1 {{"copy": src of shape [2, 4] does not broadcast to self's [4]}}
+  %0 = pyop "copy"(%f, %g) : (tensor<4xf32>, tensor<2x4xf32>) -> tensor<4xf32>
+  ret
+}

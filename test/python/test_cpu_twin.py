@@ -77,7 +77,7 @@ def twin_vs_runtime(text, inputs, params, tmp_path, rtol=1e-5, atol=1e-6):
     runtime, _ = run_graph(text, inputs, params, device="cpu")
     assert len(twin) == len(runtime)
     for i, want in enumerate(runtime):
-        torch.testing.assert_close(twin[f"output{i}"], want, rtol=rtol, atol=atol)
+        torch.testing.assert_close(twin[f"output{i}"], want, rtol=rtol, atol=atol, equal_nan=True)
     return runtime
 
 
@@ -110,6 +110,21 @@ OPS = [
     ("bitwise_not", [torch.randint(-9, 9, (6,))]), ("bitwise_not", [torch.rand(6) > 0.5]),
     ("leaky_relu", [torch.randn(8)]), ("leaky_relu", [torch.randn(8), 0.3]),
     ("elu", [torch.randn(8)]), ("elu", [torch.randn(8), 0.5, 2.0, 1.5]),
+    ("maximum", [torch.tensor([1.0, float("nan"), -2.0]), torch.tensor([0.0, 1.0, float("nan")])]),
+    ("minimum", [torch.randint(-5, 5, (3, 4)), torch.randint(-5, 5, (4,))]),
+    ("maximum", [torch.rand(5) > 0.5, torch.rand(5) > 0.5]),
+    ("clamp", [torch.randn(8) * 3, -1.0, 0.5]), ("clamp", [torch.randint(-9, 9, (8,)), None, 3]),
+    ("clamp", [torch.tensor([float("nan"), 2.0, -5.0]), 0.5]),
+    ("atan2", [torch.randn(6), torch.randn(6)]),
+    ("bitwise_and", [torch.randint(-9, 9, (6,)), torch.randint(-9, 9, (6,))]),
+    ("bitwise_or", [torch.randint(-9, 9, (6,)), 5]), ("bitwise_xor", [torch.rand(6) > 0.5, True]),
+    ("logical_and", [torch.tensor([0.0, float("nan"), 2.0, 0.0]), torch.tensor([1, 1, 0, 0])]),
+    ("logical_or", [torch.randn(6), torch.randint(0, 2, (6,))]),
+    ("logical_xor", [torch.rand(6) > 0.5, torch.rand(6) > 0.5]),
+    ("fmod", [torch.randn(8) * 5, torch.tensor(-1.5)]), ("remainder", [torch.randn(8) * 5, 1.5]),
+    ("remainder", [torch.randn(8) * 5, torch.randn(8)]),
+    ("copy", [torch.zeros(3, 4, dtype=torch.int32), torch.randn(4) * 9]),
+    ("fill", [torch.randn(2, 3), 2.5]),
     ("sum", [torch.randn(3, 4, 5), [1], True]), ("mean", [torch.randn(3, 4), [0, 1], False]),
     ("amax", [torch.randn(3, 4), [1], False]),
     ("softmax", [torch.randn(3, 6), -1, None]), ("log_softmax", [torch.randn(3, 6), 0, None]),
@@ -154,6 +169,9 @@ def test_twin_matches_runtime_per_op(op, args, tmp_path):
           "full": torch.full,
           "full_like": lambda x, v, d: torch.full_like(x, v, dtype=getattr(torch, d[6:])),
           "leaky_relu": torch.ops.aten.leaky_relu, "elu": torch.ops.aten.elu,
+          "clamp": torch.ops.aten.clamp, "copy": torch.ops.aten.copy, "fill": torch.ops.aten.fill,
+          "bitwise_or": torch.ops.aten.bitwise_or, "bitwise_xor": torch.ops.aten.bitwise_xor,
+          "remainder": torch.ops.aten.remainder,
           "sub": lambda a, b, alpha: torch.sub(a, b, alpha=alpha),
           "slice": lambda x, d, s, e, st: x[s:e], "view": lambda x, s: x.view(s),
           "permute": lambda x, p: x.permute(p), "cat": lambda *a: torch.cat(a[:-1], a[-1]),

@@ -53,13 +53,14 @@ LISTED = re.findall(r"^TRACEIR_OP\((\w+),",
 
 OPS = {
     "abs", "acos", "acosh", "add", "amax", "amin", "any", "argmax", "argmin", "asin", "asinh",
-    "atan", "atanh", "bitwise_not", "ceil", "clone", "contiguous", "cos", "cosh", "cumsum", "div",
-    "elu", "eq", "erf", "exp", "expand", "expm1", "flatten", "floor", "full_like", "ge", "gelu",
-    "gt", "hardtanh", "isinf", "isnan", "layer_norm", "le", "leaky_relu", "log", "log10", "log1p",
-    "log2", "logical_not", "lt", "mean", "mul", "ne", "neg", "permute", "pow", "prod",
-    "reciprocal", "relu", "reshape", "round", "rsqrt", "select", "sigmoid", "sign", "sin", "sinh",
-    "slice", "sqrt", "squeeze", "sub", "sum", "t", "tan", "tanh", "transpose", "trunc",
-    "unflatten", "unsqueeze", "view", "zero_",
+    "atan", "atan2", "atanh", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil",
+    "clamp", "clone", "contiguous", "cos", "cosh", "cumsum", "div", "elu", "eq", "erf", "exp",
+    "expand", "expm1", "fill", "flatten", "floor", "fmod", "full_like", "ge", "gelu", "gt",
+    "hardtanh", "isinf", "isnan", "layer_norm", "le", "leaky_relu", "log", "log10", "log1p", "log2",
+    "logical_and", "logical_not", "logical_or", "logical_xor", "lt", "maximum", "mean", "minimum",
+    "mul", "ne", "neg", "permute", "pow", "prod", "reciprocal", "relu", "remainder", "reshape",
+    "round", "rsqrt", "select", "sigmoid", "sign", "sin", "sinh", "slice", "sqrt", "squeeze", "sub",
+    "sum", "t", "tan", "tanh", "transpose", "trunc", "unflatten", "unsqueeze", "view", "zero_",
 }
 # OpInfos whose aten_name is not the ATen op's (elu's is its Python name).
 ATEN_NAMES = {"nn.functional.elu": "elu"}

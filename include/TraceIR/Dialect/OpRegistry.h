@@ -124,8 +124,9 @@ Type promoteTypes(Type a, Type b);
 /// torch.result_type of arguments [firstTyped, n) of a call, tensors and
 /// Python numbers: dimensioned tensors decide; a 0-d tensor or a number only
 /// lifts the dtype into a higher category (an int tensor times 0.5 is f32,
-/// an f32 tensor times a 0-d f64 tensor stays f32). Null for an argument
-/// that is neither, or of an element type PyTorch has no dtype for. The
+/// an f32 tensor times a 0-d f64 tensor stays f32). A None or absent
+/// argument (clamp's missing bound) takes no part. Null for an argument
+/// that is none of these, or of an element type PyTorch has no dtype for. The
 /// registry's inference and the lowering both compute with it.
 Type resultDtype(const PyArgs &args, unsigned n, MLIRContext *ctx,
                  unsigned firstTyped = 0);

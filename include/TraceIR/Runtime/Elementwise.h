@@ -85,6 +85,20 @@ enum class EwOp : int32_t {
   BitwiseNot,
   LeakyRelu, ///< x, or x * alpha where x <= 0
   Elu,       ///< x * beta, or expm1(x * gamma) * alpha where x <= 0
+  Maximum,   ///< NaN propagates from either side
+  Minimum,
+  /// min(max(x, in[1]), in[2]); NaN in any propagates. A missing bound is
+  /// an infinite number (ElementwiseKernels.h's clamp).
+  Clamp,
+  Atan2,
+  BitwiseAnd,
+  BitwiseOr,
+  BitwiseXor,
+  LogicalAnd,
+  LogicalOr,
+  LogicalXor,
+  Fmod,      ///< C's fmod: the sign of the dividend
+  Remainder, ///< Python's %: the sign of the divisor
 };
 
 constexpr int kEwMaxRank = 8;
@@ -429,6 +443,38 @@ TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
     return v[0] > 0 ? v[0] : v[0] * L.alpha; // NaN stays NaN
   case EwOp::Elu:
     return v[0] > 0 ? v[0] * L.beta : expm1(v[0] * L.gamma) * L.alpha;
+  case EwOp::Maximum:
+    return v[0] != v[0] || v[1] != v[1] ? v[0] + v[1]
+           : v[0] > v[1]                ? v[0]
+                                        : v[1];
+  case EwOp::Minimum:
+    return v[0] != v[0] || v[1] != v[1] ? v[0] + v[1]
+           : v[0] < v[1]                ? v[0]
+                                        : v[1];
+  case EwOp::Clamp:
+    if (v[0] != v[0] || v[1] != v[1] || v[2] != v[2])
+      return v[0] + v[1] + v[2];
+    return v[0] < v[1] ? (v[1] > v[2] ? v[2] : v[1])
+                       : (v[0] > v[2] ? v[2] : v[0]);
+  case EwOp::Atan2:
+    return atan2(v[0], v[1]);
+  case EwOp::LogicalAnd:
+    return v[0] != 0 && v[1] != 0; // NaN is true
+  case EwOp::LogicalOr:
+    return v[0] != 0 || v[1] != 0;
+  case EwOp::LogicalXor:
+    return (v[0] != 0) != (v[1] != 0);
+  case EwOp::Fmod:
+    return fmod(v[0], v[1]);
+  case EwOp::Remainder: {
+    // As ATen's CPU kernel: fmod, moved into the divisor's sign.
+    double m = fmod(v[0], v[1]);
+    return m != 0 && ((v[1] < 0) != (m < 0)) ? m + v[1] : m;
+  }
+  case EwOp::BitwiseAnd: // inference refuses floats
+  case EwOp::BitwiseOr:
+  case EwOp::BitwiseXor:
+    break;
   }
   return 0.0;
 }
@@ -507,6 +553,37 @@ TRACEIR_HD inline int64_t ewApplyInt(const EwLaunch &L, const int64_t *v,
   case EwOp::BitwiseNot:
     // A bool's ~ is its not: ~1 would store as true.
     return L.outDtype == Bool ? !v[0] : ~v[0];
+  case EwOp::Maximum:
+    return v[0] > v[1] ? v[0] : v[1];
+  case EwOp::Minimum:
+    return v[0] < v[1] ? v[0] : v[1];
+  case EwOp::Clamp:
+    return v[0] < v[1] ? (v[1] > v[2] ? v[2] : v[1])
+                       : (v[0] > v[2] ? v[2] : v[0]);
+  case EwOp::BitwiseAnd:
+    return v[0] & v[1];
+  case EwOp::BitwiseOr:
+    return v[0] | v[1];
+  case EwOp::BitwiseXor:
+    return v[0] ^ v[1];
+  case EwOp::LogicalAnd:
+    return v[0] != 0 && v[1] != 0;
+  case EwOp::LogicalOr:
+    return v[0] != 0 || v[1] != 0;
+  case EwOp::LogicalXor:
+    return (v[0] != 0) != (v[1] != 0);
+  case EwOp::Fmod:
+  case EwOp::Remainder: {
+    if (v[1] == 0) {
+      divByZero = true;
+      return 0;
+    }
+    // INT64_MIN % -1 overflows in C; its remainder is 0.
+    int64_t m = v[1] == -1 ? 0 : v[0] % v[1];
+    if (L.op == EwOp::Remainder && m != 0 && ((v[1] < 0) != (m < 0)))
+      m += v[1];
+    return m;
+  }
   default: { // float-only functions of an integer: through double
     double d[kEwMaxOperands] = {double(v[0]), double(v[1]), double(v[2])};
     return static_cast<int64_t>(ewApply(L, d));

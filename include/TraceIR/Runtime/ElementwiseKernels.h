@@ -32,10 +32,13 @@ template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
     L.alpha = alpha;
     L.beta = beta;
     L.gamma = gamma;
+    launch(ctx, L);
+  }
+  static void launch(KernelContext &ctx, const EwLaunch &L) {
     bool divByZero = false;
     if (!Exec(L, divByZero))
       return ctx.fail("the elementwise kernel failed to run on " +
-                      strCat(out.storage->device.str()));
+                      strCat(ctx.result(0).storage->device.str()));
     if (divByZero)
       ctx.fail("integer division by zero");
   }
@@ -163,11 +166,64 @@ template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
       return c.fail("min_val cannot be greater than max_val");
     run(c, EwOp::Hardtanh, 1, c.result(0), lo, hi);
   }
-  static void clone(KernelContext &c) { run(c, EwOp::Copy, 1, c.result(0)); }
-  // _to_copy: the store converts to the result's dtype, as a cast does.
-  static void _to_copy(KernelContext &c) {
-    run(c, EwOp::Copy, 1, c.result(0));
+  static void maximum(KernelContext &c) {
+    run(c, EwOp::Maximum, 2, c.result(0));
   }
+  static void minimum(KernelContext &c) {
+    run(c, EwOp::Minimum, 2, c.result(0));
+  }
+  static void atan2(KernelContext &c) { run(c, EwOp::Atan2, 2, c.result(0)); }
+  static void bitwise_and(KernelContext &c) {
+    run(c, EwOp::BitwiseAnd, 2, c.result(0));
+  }
+  static void bitwise_or(KernelContext &c) {
+    run(c, EwOp::BitwiseOr, 2, c.result(0));
+  }
+  static void bitwise_xor(KernelContext &c) {
+    run(c, EwOp::BitwiseXor, 2, c.result(0));
+  }
+  static void logical_and(KernelContext &c) {
+    run(c, EwOp::LogicalAnd, 2, c.result(0));
+  }
+  static void logical_or(KernelContext &c) {
+    run(c, EwOp::LogicalOr, 2, c.result(0));
+  }
+  static void logical_xor(KernelContext &c) {
+    run(c, EwOp::LogicalXor, 2, c.result(0));
+  }
+  static void fmod(KernelContext &c) { run(c, EwOp::Fmod, 2, c.result(0)); }
+  static void remainder(KernelContext &c) {
+    run(c, EwOp::Remainder, 2, c.result(0));
+  }
+  // clamp(self, min=None, max=None), min and max numbers or tensors
+  // (clamp.default and clamp.Tensor). A missing bound is the infinite one
+  // on its side, so one launch serves every form.
+  static void clamp(KernelContext &c) {
+    if (c.isNone(1) && c.isNone(2))
+      return c.fail("at least one of 'min' or 'max' must not be None");
+    // A call may stop after min (its max defaults to None).
+    unsigned n = std::min(c.numArgs(), 3u);
+    EwLaunch L;
+    if (!prepareElementwise(c, EwOp::Clamp, n, c.result(0), L))
+      return;
+    L.numOperands = 3;
+    for (unsigned i : {1u, 2u}) {
+      if (i < n && !c.isNone(i))
+        continue;
+      L.in[i] = EwOperand();
+      L.in[i].number = i == 1 ? -HUGE_VAL : HUGE_VAL;
+      L.in[i].integer = i == 1 ? INT64_MIN : INT64_MAX;
+    }
+    launch(c, L);
+  }
+  static void clone(KernelContext &c) { run(c, EwOp::Copy, 1, c.result(0)); }
+  // copy(self, src, non_blocking): src broadcast into self's shape and
+  // converted to self's dtype, in a fresh tensor (copy_ out of place).
+  static void copy(KernelContext &c) { run(c, EwOp::Copy, 2, c.result(0)); }
+  // fill(self, value): self's shape and dtype, every element value.
+  static void fill(KernelContext &c) { run(c, EwOp::Copy, 2, c.result(0)); }
+  // _to_copy: the store converts to the result's dtype, as a cast does.
+  static void _to_copy(KernelContext &c) { run(c, EwOp::Copy, 1, c.result(0)); }
   // full(size, fill_value, ...) and full_like(self, fill_value, ...): out =
   // argument 1, converted to the result's dtype; scalar_tensor(s, ...):
   // argument 0.

@@ -233,20 +233,24 @@ LogicalResult FillLowering::lower(const Call &call, PatternRewriter &rewriter,
   return success();
 }
 
-/// _to_copy: castElement is `.to(dtype)`'s conversion of one element.
+/// _to_copy: castElement is `.to(dtype)`'s conversion of one element;
+/// copy(self, src) converts src, broadcast into self's shape, the same way.
 LogicalResult ConvertLowering::lower(const Call &call,
                                      PatternRewriter &rewriter,
                                      std::string &why) const {
-  if (call.tensorType(0).getShape() != call.resultType.getShape())
+  unsigned src = call.op.getOpName() == "copy" ? 1 : 0;
+  if (!call.args.isTensor(src))
+    return fail(why, "the source is not a tensor");
+  if (src == 0 && call.tensorType(0).getShape() != call.resultType.getShape())
     return fail(why, "result shape differs from the input's");
   Type elt = call.resultElt();
   // arith takes signless integers only, and castElement reads them signed.
-  for (Type t : {call.tensorType(0).getElementType(), elt})
+  for (Type t : {call.tensorType(src).getElementType(), elt})
     if (t.isUnsignedInteger())
       return fail(why, "a conversion from or to uint8");
   rewriter.replaceOp(
       call.op, buildElementwise(rewriter, call.op.getLoc(), call.resultType,
-                                {call.tensor(0)},
+                                {call.tensor(src)},
                                 [&](OpBuilder &b, Location l, ValueRange a) {
                                   return castElement(b, l, a[0], elt);
                                 }));

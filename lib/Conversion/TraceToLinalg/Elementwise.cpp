@@ -74,7 +74,9 @@ static UnaryMathFn roundingOf(StringRef name) {
 /// add/sub/mul/div/neg/relu/gelu/tanh/sigmoid/exp/log/sqrt/rsqrt/pow/where,
 /// the float functions of unaryMathOf, reciprocal, sign, the rounding ops of
 /// roundingOf, isnan/isinf/logical_not (which read the input in its own
-/// type), bitwise_not, leaky_relu and elu.
+/// type), bitwise_not, leaky_relu and elu; maximum, minimum, clamp (with
+/// number bounds), atan2, the bitwise and logical and/or/xor, and the float
+/// fmod and remainder.
 /// Every argument, tensor or Python number, is converted to the result's
 /// element type before the arithmetic: that is PyTorch's type promotion as
 /// the registry inferred it (int / int divides as float, for instance).
@@ -130,6 +132,28 @@ LogicalResult ElementwiseLowering::lower(const Call &call,
       params[i] = *v;
     }
   }
+  // clamp's bounds: numbers or None (tensor bounds stay a kernel's).
+  std::optional<double> clampLo, clampHi;
+  if (name == "clamp") {
+    for (auto [i, bound] :
+         {std::pair<unsigned, std::optional<double> *>{1, &clampLo},
+          {2, &clampHi}}) {
+      if (call.args.isNoneOrAbsent(i))
+        continue;
+      if (call.args.isTensor(i))
+        return fail(why, "clamp with a tensor bound");
+      auto v = getNumber(call.args.scalar(i));
+      if (!v)
+        return fail(why, "clamp's bounds must be numbers");
+      *bound = *v;
+    }
+    if (!clampLo && !clampHi)
+      return fail(why, "clamp without a bound");
+  }
+  // An integer fmod or remainder by zero is an error in PyTorch; the
+  // lowered code would divide by zero silently.
+  if (!isF && (name == "fmod" || name == "remainder"))
+    return fail(why, "an integer '" + name + "' (division by zero)");
   bool tanhGelu = false;
   if (name == "gelu" && !call.args.isNoneOrAbsent(1)) {
     auto s = dyn_cast_or_null<StringAttr>(call.args.scalar(1));
@@ -269,6 +293,55 @@ LogicalResult ElementwiseLowering::lower(const Call &call,
       return arith::SelectOp::create(
           b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, x, c(0)),
           pos, neg);
+    }
+    // A bool's max and min compare as 0 < 1: unsigned (i1's true is -1
+    // as a signed value).
+    auto maxOf = [&](Value p, Value q) -> Value {
+      if (isF)
+        return arith::MaximumFOp::create(b, l, p, q);
+      return elt.isInteger(1) ? Value(arith::MaxUIOp::create(b, l, p, q))
+                              : Value(arith::MaxSIOp::create(b, l, p, q));
+    };
+    auto minOf = [&](Value p, Value q) -> Value {
+      if (isF)
+        return arith::MinimumFOp::create(b, l, p, q);
+      return elt.isInteger(1) ? Value(arith::MinUIOp::create(b, l, p, q))
+                              : Value(arith::MinSIOp::create(b, l, p, q));
+    };
+    if (name == "maximum")
+      return maxOf(x, operand(1, elt));
+    if (name == "minimum")
+      return minOf(x, operand(1, elt));
+    if (name == "clamp") {
+      // min(max(x, lo), hi): a NaN anywhere propagates, lo > hi gives hi.
+      Value y = clampLo ? maxOf(x, c(*clampLo)) : x;
+      return clampHi ? minOf(y, c(*clampHi)) : y;
+    }
+    if (name == "atan2")
+      return math::Atan2Op::create(b, l, x, operand(1, elt));
+    // The logical ops read their operands as bools (castElement's != 0, so
+    // NaN is true): the result type is i1.
+    if (name == "bitwise_and" || name == "logical_and")
+      return arith::AndIOp::create(b, l, x, operand(1, elt));
+    if (name == "bitwise_or" || name == "logical_or")
+      return arith::OrIOp::create(b, l, x, operand(1, elt));
+    if (name == "bitwise_xor" || name == "logical_xor")
+      return arith::XOrIOp::create(b, l, x, operand(1, elt));
+    if (name == "fmod")
+      return arith::RemFOp::create(b, l, x, operand(1, elt));
+    if (name == "remainder") {
+      // As ATen: fmod, moved into the divisor's sign.
+      Value y = operand(1, elt);
+      Value m = arith::RemFOp::create(b, l, x, y);
+      auto lt0 = [&](Value v) {
+        return arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, v, c(0));
+      };
+      Value nonzero =
+          arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE, m, c(0));
+      Value signs = arith::XOrIOp::create(b, l, lt0(y), lt0(m));
+      return arith::SelectOp::create(
+          b, l, arith::AndIOp::create(b, l, nonzero, signs), add(b, l, m, y),
+          m);
     }
     if (name == "sigmoid") {
       // 1 / (1 + exp(-x))

@@ -1,0 +1,200 @@
+"""The Core ATen binary elementwise ops and clamp against PyTorch, on the CPU
+and on CUDA (conftest.py's `device` fixture; the cuda cases skip with one
+line where trace-run finds no CUDA device): maximum, minimum, atan2,
+bitwise_and/or/xor, logical_and/or/xor, fmod, remainder (their Tensor and
+Scalar overloads: the other operand a tensor or a Python number), clamp
+(number bounds, clamp.default, and tensor bounds, clamp.Tensor), copy and
+fill. Each runs over the dtypes PyTorch's CPU kernel takes, with
+broadcasting, strided operands, NaN, 0-d and empty tensors, and the
+errors PyTorch raises (an integer fmod by zero, bitwise ops of floats, a
+clamp without bounds).
+
+Tolerances: float results within rtol 1e-5 / atol 1e-6 of PyTorch (the
+kernels compute in double and round once; atan2 is a libm function);
+f16/bf16 one rounding step; integers and bools exactly.
+"""
+import pytest
+import torch
+
+from traceir_testing import Sliced, Transposed, check_op, op_graph, run_graph
+
+pytestmark = pytest.mark.usefixtures("device")
+
+torch.manual_seed(0)
+NAN = float("nan")
+INTS = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
+FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+
+
+def sample(dtype, shape):
+    """Values of `dtype` with both signs where it has them, no zeros (the
+    divisors of fmod and remainder)."""
+    if dtype == torch.bool:
+        return torch.rand(shape) > 0.5
+    if dtype.is_floating_point:
+        x = torch.randn(shape) * 4
+        return torch.where(x.abs() < 0.1, torch.full_like(x, 0.5), x).to(dtype)
+    lo = 1 if dtype == torch.uint8 else -9
+    x = torch.randint(lo, 10, shape)
+    return torch.where(x == 0, torch.ones_like(x), x).to(dtype)
+
+
+def tol(dtype):
+    if dtype in (torch.float16, torch.bfloat16):
+        return {"rtol": 1e-2, "atol": 1e-2}
+    return {"rtol": 1e-5, "atol": 1e-6}
+
+
+TAKES = {  # the dtypes PyTorch's CPU kernel takes
+    "maximum": INTS + FLOATS + (torch.bool,), "minimum": INTS + FLOATS + (torch.bool,),
+    "atan2": INTS + FLOATS + (torch.bool,),
+    "bitwise_and": INTS + (torch.bool,), "bitwise_or": INTS + (torch.bool,),
+    "bitwise_xor": INTS + (torch.bool,),
+    "logical_and": INTS + FLOATS + (torch.bool,), "logical_or": INTS + FLOATS + (torch.bool,),
+    "logical_xor": INTS + FLOATS + (torch.bool,),
+    "fmod": INTS + FLOATS, "remainder": INTS + FLOATS,
+}
+
+
+@pytest.mark.parametrize("op", sorted(TAKES))
+def test_binary_op_dtypes(op):
+    fn = getattr(torch, op)
+    for dtype in TAKES[op]:
+        x, y = sample(dtype, (3, 4)), sample(dtype, (4,))
+        check_op(op, [x, y], fn(x, y), **tol(dtype))
+
+
+@pytest.mark.parametrize("op", sorted(TAKES))
+def test_binary_op_layouts_and_promotion(op):
+    fn = getattr(torch, op)
+    ints = torch.float32 not in TAKES[op]
+    dt = torch.int64 if ints else torch.float32
+    x, y = sample(dt, (4, 5)), sample(dt, (4, 5))
+    check_op(op, [Transposed(x), y], fn(x, y))
+    check_op(op, [Sliced(x), Transposed(y)], fn(x, y))
+    # 0-d and empty operands
+    z = sample(dt, ())
+    check_op(op, [z, y], fn(z, y))
+    e = sample(dt, (0, 5))
+    check_op(op, [e, y[0]], fn(e, y[0]))
+    # Mixed dtypes promote as torch.result_type (an i32 with an i64 is i64;
+    # an int with a float is the float).
+    a = sample(torch.int32, (2, 3))
+    b = sample(torch.int64 if ints else torch.float64, (2, 3))
+    check_op(op, [a, b], fn(a, b))
+
+
+@pytest.mark.parametrize("op", ["bitwise_and", "bitwise_or", "bitwise_xor", "fmod",
+                                "remainder"])
+def test_scalar_overloads(op):
+    """The .Scalar overloads: the other operand a Python number."""
+    fn = getattr(torch, op)
+    i = sample(torch.int32, (6,))
+    check_op(op, [i, 3], fn(i, 3))
+    check_op(op, [i, -2], fn(i, -2))
+    b = sample(torch.bool, (6,))
+    check_op(op if op not in ("fmod", "remainder") else "bitwise_or", [b, True],
+             fn(b, True) if op not in ("fmod", "remainder") else torch.bitwise_or(b, True))
+    if op in ("fmod", "remainder"):
+        f = sample(torch.float32, (6,))
+        check_op(op, [f, 1.5], fn(f, 1.5))
+        check_op(op, [f, -0.75], fn(f, -0.75))
+        check_op(op, [i, 2.5], fn(i, 2.5))  # an int tensor and a float: f32
+
+
+def test_nan_and_signs():
+    x = torch.tensor([1.0, NAN, -2.0, NAN, 0.0, -0.0])
+    y = torch.tensor([NAN, 1.0, 3.0, NAN, -0.0, 0.0])
+    for op in ("maximum", "minimum", "atan2", "fmod", "remainder", "logical_and",
+               "logical_or", "logical_xor"):
+        check_op(op, [x, y], getattr(torch, op)(x, y))
+    # The signs of fmod (the dividend's) and remainder (the divisor's).
+    a = torch.tensor([7, -7, 7, -7, 0, 6])
+    b = torch.tensor([3, 3, -3, -3, 5, -3])
+    check_op("fmod", [a, b], torch.fmod(a, b))
+    check_op("remainder", [a, b], torch.remainder(a, b))
+    check_op("fmod", [a.float(), b.float()], torch.fmod(a.float(), b.float()))
+    check_op("remainder", [a.float(), b.float()], torch.remainder(a.float(), b.float()))
+    # The extreme integers: no overflow in % -1.
+    m = torch.tensor([-(2 ** 63), 2 ** 63 - 1])
+    check_op("remainder", [m, -1], torch.remainder(m, -1))
+    check_op("fmod", [m, torch.tensor([-1, 2 ** 62])], torch.fmod(m, torch.tensor([-1, 2 ** 62])))
+    big = torch.tensor([2 ** 62 + 1, -(2 ** 62) - 3])
+    check_op("maximum", [big, torch.tensor([2 ** 62, -(2 ** 62)])],
+             torch.maximum(big, torch.tensor([2 ** 62, -(2 ** 62)])))
+    check_op("bitwise_xor", [big, -1], torch.bitwise_xor(big, -1))
+
+
+def test_clamp():
+    x = torch.randn(4, 5) * 3
+    check_op("clamp", [x, -1.0, 0.5], torch.clamp(x, -1.0, 0.5))
+    check_op("clamp", [x, -1.0], torch.clamp(x, -1.0))  # max left out
+    check_op("clamp", [x, None, 0.5], torch.clamp(x, None, 0.5))
+    check_op("clamp", [Transposed(x), 0, 1], torch.clamp(x, 0, 1))
+    check_op("clamp", [x, 1.0, -1.0], torch.clamp(x, 1.0, -1.0))  # min > max gives max
+    n = torch.tensor([NAN, 2.0, -5.0, 0.0])
+    check_op("clamp", [n, -1.0, 1.0], torch.clamp(n, -1.0, 1.0))
+    check_op("clamp", [n, NAN], torch.clamp(n, NAN))
+    # Integer tensors: exact; a float bound promotes to f32.
+    i = torch.randint(-9, 9, (10,))
+    check_op("clamp", [i, -3, 4], torch.clamp(i, -3, 4))
+    check_op("clamp", [i, None, -2 ** 62], torch.clamp(i, None, -2 ** 62))
+    check_op("clamp", [i, 2.5], torch.clamp(i, 2.5))
+    check_op("clamp", [i.to(torch.uint8).abs(), 3, 5], torch.clamp(i.to(torch.uint8).abs(), 3, 5))
+    b = torch.rand(6) > 0.5
+    check_op("clamp", [b, 0, 1], torch.clamp(b, 0, 1))  # bool with int bounds: i64
+    for dt in (torch.float64, torch.float16, torch.bfloat16, torch.int8):
+        v = sample(dt, (7,))
+        check_op("clamp", [v, -2, 3], torch.clamp(v, -2, 3), **tol(dt))
+    # clamp.Tensor: bounds that broadcast, NaN in a bound propagates.
+    lo, hi = torch.randn(5) - 1, torch.randn(4, 1) + 1
+    check_op("clamp", [x, lo, hi], torch.clamp(x, lo, hi))
+    check_op("clamp", [x, None, hi], torch.clamp(x, None, hi))
+    lo_nan = torch.tensor([0.0, NAN, 0.0, 0.0])
+    check_op("clamp", [n, lo_nan], torch.clamp(n, lo_nan))
+    check_op("clamp", [i, torch.tensor(2.5, dtype=torch.float64)],
+             torch.clamp(i, torch.tensor(2.5, dtype=torch.float64)))
+
+
+def test_copy_and_fill():
+    self_ = torch.zeros(3, 4, dtype=torch.int32)
+    src = torch.randn(4) * 9
+    check_op("copy", [self_, src], torch.ops.aten.copy(self_, src))
+    s = torch.randn(2, 3)
+    check_op("copy", [torch.zeros(2, 3), Transposed(s)], torch.ops.aten.copy(torch.zeros(2, 3), s))
+    check_op("copy", [torch.zeros(5, dtype=torch.bool), torch.tensor([0.0, 1.0, NAN, -0.0, 2.0])],
+             torch.ops.aten.copy(torch.zeros(5, dtype=torch.bool),
+                                 torch.tensor([0.0, 1.0, NAN, -0.0, 2.0])))
+    for self_, value in ((torch.randn(2, 3), 2.5), (torch.zeros(4, dtype=torch.int64), 7),
+                         (torch.zeros(4, dtype=torch.int32), 2.7),
+                         (torch.zeros(3, dtype=torch.bool), True), (torch.zeros(0, 2), -1.0),
+                         (torch.zeros((), dtype=torch.float16), 0.1)):
+        check_op("fill", [self_, value], torch.ops.aten.fill(self_, value))
+
+
+def run_error(op, args, result):
+    text, inputs = op_graph(op, args, [result])
+    with pytest.raises(Exception) as info:
+        run_graph(text, inputs)
+    return str(info.value)
+
+
+def test_errors():
+    i = torch.tensor([4, 5, 6])
+    # PyTorch raises ZeroDivisionError; the run fails naming the division.
+    assert "integer division by zero" in run_error("fmod", [i, torch.tensor([1, 0, 2])], i)
+    assert "integer division by zero" in run_error("remainder", [i, 0], i)
+
+
+def test_inference_refuses_what_pytorch_refuses():
+    import traceir
+    f = torch.randn(3)
+    for op, args, msg in (
+            ("bitwise_and", [f, f], "takes integer or bool tensors"),
+            ("fmod", [f > 0, f > 0], "takes no bool tensor"),
+            ("clamp", [f, None, None], "at least one of 'min' or 'max' must not be None"),
+            ("copy", [torch.zeros(3), torch.zeros(2, 3)], "does not broadcast to self's"),
+            ("maximum", [torch.zeros(3), torch.zeros(4)], "cannot be broadcast")):
+        text, _ = op_graph(op, args, [f])
+        with pytest.raises(traceir.TraceIRError, match=msg):
+            traceir.Module.parse(text)

@@ -99,6 +99,9 @@ enum class EwOp : int32_t {
   LogicalXor,
   Fmod,      ///< C's fmod: the sign of the dividend
   Remainder, ///< Python's %: the sign of the divisor
+  Hardsigmoid, ///< min(max(x + 3, 0), 6) / 6 (NaN stays NaN)
+  Hardswish,   ///< x * hardsigmoid(x)
+  Silu,        ///< x / (1 + exp(-x))
 };
 
 constexpr int kEwMaxRank = 8;
@@ -471,6 +474,16 @@ TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
     double m = fmod(v[0], v[1]);
     return m != 0 && ((v[1] < 0) != (m < 0)) ? m + v[1] : m;
   }
+  case EwOp::Hardsigmoid:
+  case EwOp::Hardswish: {
+    // ATen's comparisons, in its order: NaN falls through both.
+    double r = v[0] + 3;
+    r = r < 0 ? 0.0 : r;
+    r = 6 < r ? 6.0 : r;
+    return L.op == EwOp::Hardswish ? v[0] * r / 6 : r / 6;
+  }
+  case EwOp::Silu:
+    return v[0] / (1.0 + exp(-v[0]));
   case EwOp::BitwiseAnd: // inference refuses floats
   case EwOp::BitwiseOr:
   case EwOp::BitwiseXor:

@@ -158,14 +158,27 @@ template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
       return c.fail("approximate must be 'none' or 'tanh', got '" + mode + "'");
     run(c, mode == "tanh" ? EwOp::GeluTanh : EwOp::Gelu, 1, c.result(0));
   }
-  static void hardtanh(KernelContext &c) {
+  static void hardtanh(KernelContext &c) { hardtanhInto(c, c.result(0)); }
+  static void hardtanh_(KernelContext &c) { hardtanhInto(c, self(c)); }
+  static void hardtanhInto(KernelContext &c, Tensor &out) {
     double lo = numberArg(c, 1, -1), hi = numberArg(c, 2, 1);
     if (c.failed())
       return;
     if (lo > hi)
       return c.fail("min_val cannot be greater than max_val");
-    run(c, EwOp::Hardtanh, 1, c.result(0), lo, hi);
+    run(c, EwOp::Hardtanh, 1, out, lo, hi);
   }
+  static void hardsigmoid(KernelContext &c) {
+    run(c, EwOp::Hardsigmoid, 1, c.result(0));
+  }
+  static void hardswish(KernelContext &c) {
+    run(c, EwOp::Hardswish, 1, c.result(0));
+  }
+  static void hardswish_(KernelContext &c) {
+    run(c, EwOp::Hardswish, 1, self(c));
+  }
+  static void silu(KernelContext &c) { run(c, EwOp::Silu, 1, c.result(0)); }
+  static void silu_(KernelContext &c) { run(c, EwOp::Silu, 1, self(c)); }
   static void maximum(KernelContext &c) {
     run(c, EwOp::Maximum, 2, c.result(0));
   }

@@ -75,8 +75,8 @@ static UnaryMathFn roundingOf(StringRef name) {
 /// the float functions of unaryMathOf, reciprocal, sign, the rounding ops of
 /// roundingOf, isnan/isinf/logical_not (which read the input in its own
 /// type), bitwise_not, leaky_relu and elu; maximum, minimum, clamp (with
-/// number bounds), atan2, the bitwise and logical and/or/xor, and the float
-/// fmod and remainder.
+/// number bounds), atan2, the bitwise and logical and/or/xor, the float
+/// fmod and remainder, hardsigmoid, hardswish and silu.
 /// Every argument, tensor or Python number, is converted to the result's
 /// element type before the arithmetic: that is PyTorch's type promotion as
 /// the registry inferred it (int / int divides as float, for instance).
@@ -342,6 +342,21 @@ LogicalResult ElementwiseLowering::lower(const Call &call,
       return arith::SelectOp::create(
           b, l, arith::AndIOp::create(b, l, nonzero, signs), add(b, l, m, y),
           m);
+    }
+    if (name == "hardsigmoid" || name == "hardswish") {
+      // min(max(x + 3, 0), 6) / 6 (maximumf and minimumf keep NaN), times x
+      // for hardswish, in ATen's order.
+      Value r = arith::MinimumFOp::create(
+          b, l, arith::MaximumFOp::create(b, l, add(b, l, x, c(3)), c(0)),
+          c(6));
+      if (name == "hardswish")
+        r = mul(b, l, x, r);
+      return arith::DivFOp::create(b, l, r, c(6));
+    }
+    if (name == "silu") {
+      // x / (1 + exp(-x))
+      Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));
+      return arith::DivFOp::create(b, l, x, add(b, l, c(1), e));
     }
     if (name == "sigmoid") {
       // 1 / (1 + exp(-x))

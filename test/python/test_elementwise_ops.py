@@ -1,10 +1,12 @@
-"""The Core ATen binary elementwise ops and clamp against PyTorch, on the CPU
-and on CUDA (conftest.py's `device` fixture; the cuda cases skip with one
-line where trace-run finds no CUDA device): maximum, minimum, atan2,
+"""Elementwise ops against PyTorch, on the CPU and on CUDA (conftest.py's
+`device` fixture; the cuda cases skip with one line where trace-run finds
+no CUDA device): the binary Core ATen ops maximum, minimum, atan2,
 bitwise_and/or/xor, logical_and/or/xor, fmod, remainder (their Tensor and
 Scalar overloads: the other operand a tensor or a Python number), clamp
 (number bounds, clamp.default, and tensor bounds, clamp.Tensor), copy and
-fill. Each runs over the dtypes PyTorch's CPU kernel takes, with
+fill; and the activations models call in place, which torch.export keeps
+as they are (hardtanh_, hardswish_, silu_) with hardswish, hardsigmoid and
+silu. Each runs over the dtypes PyTorch's CPU kernel takes, with
 broadcasting, strided operands, NaN, 0-d and empty tensors, and the
 errors PyTorch raises (an integer fmod by zero, bitwise ops of floats, a
 clamp without bounds).
@@ -16,6 +18,7 @@ f16/bf16 one rounding step; integers and bools exactly.
 import pytest
 import torch
 
+import traceir_testing
 from traceir_testing import Sliced, Transposed, check_op, op_graph, run_graph
 
 pytestmark = pytest.mark.usefixtures("device")
@@ -197,4 +200,51 @@ def test_inference_refuses_what_pytorch_refuses():
             ("maximum", [torch.zeros(3), torch.zeros(4)], "cannot be broadcast")):
         text, _ = op_graph(op, args, [f])
         with pytest.raises(traceir.TraceIRError, match=msg):
+            traceir.Module.parse(text)
+
+
+@pytest.mark.parametrize("op", ["hardsigmoid", "hardswish", "silu"])
+def test_activations(op):
+    fn = getattr(torch.nn.functional, op)
+    x = torch.cat([torch.linspace(-5, 5, 41), torch.tensor([-3.0, 3.0, NAN, float("inf"),
+                                                            float("-inf")])])
+    check_op(op, [x], fn(x))
+    y = torch.randn(3, 4)
+    check_op(op, [Transposed(y)], fn(y))
+    for dt in (torch.float64, torch.float16, torch.bfloat16):
+        v = sample(dt, (9,))
+        check_op(op, [v], fn(v), **tol(dt))
+    check_op(op, [torch.randn(0, 3)], fn(torch.randn(0, 3)))
+
+
+def test_in_place_activations():
+    """An in-place op writes its input and returns it: the graph's result is
+    the input after the call (check_op passes a copy)."""
+    x = torch.randn(4, 6) * 4
+    check_op("hardtanh_", [x, -1.0, 2.0], torch.nn.functional.hardtanh(x, -1.0, 2.0))
+    check_op("hardtanh_", [x], torch.nn.functional.hardtanh(x))
+    check_op("hardswish_", [x], torch.nn.functional.hardswish(x))
+    check_op("silu_", [x], torch.nn.functional.silu(x))
+    # Through from_torch: ReLU6, Hardswish and SiLU modules in place, as
+    # MobileNet and EfficientNet call them, import without decomposing.
+    import traceir
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU6(inplace=True),
+                                torch.nn.Hardswish(inplace=True), torch.nn.SiLU(inplace=True),
+                                torch.nn.Hardsigmoid()).eval()
+    img = torch.randn(1, 3, 6, 6)
+    m = traceir.from_torch(model, (img,), decompose=False)
+    ops = {n.target for g in m.graphs for n in g.nodes if n.op == "pyop"}
+    assert {"hardtanh_", "hardswish_", "silu_", "hardsigmoid"} <= ops, ops
+    with torch.no_grad():
+        want = model(img)
+    got = traceir.compile(m.run_passes("free-dead-tensors"), traceir_testing.DEVICE)(img)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_activations_refuse_integers():
+    import traceir
+    i = torch.tensor([1, 2])
+    for op in ("hardswish", "silu_", "hardsigmoid"):
+        text, _ = op_graph(op, [i], [i])
+        with pytest.raises(traceir.TraceIRError, match="takes floating-point tensors"):
             traceir.Module.parse(text)

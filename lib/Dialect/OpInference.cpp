@@ -1340,22 +1340,17 @@ INFER(inferCat) { // cat(tensors..., dim=0)
 
 //===--- Indexing ---------------------------------------------------------===//
 
-/// An int64 or int32 index tensor (what index_select and advanced indexing
-/// take; gather and scatter take int64 only).
-static bool checkIndexDtype(Call &c, TensorType t, const char *what,
-                            bool allowInt32) {
+/// An int64 or int32 index tensor, as every indexing op takes.
+static bool checkIndexDtype(Call &c, TensorType t, const char *what) {
   Type elt = t.getElementType();
+  auto it = dyn_cast<IntegerType>(elt);
+  if (it && !it.isUnsigned() && (it.getWidth() == 64 || it.getWidth() == 32))
+    return true;
   if (elt.isInteger(1) || elt.isUnsignedInteger(8))
-    return c.err(what, " must be int64",
-                 allowInt32 ? " or int32" : "", ", got ", elt,
+    return c.err(what, " must be int64 or int32, got ", elt,
                  " (boolean masks are not supported: the result's shape "
                  "would depend on the mask's values)");
-  auto it = dyn_cast<IntegerType>(elt);
-  if (!it || it.isUnsigned() ||
-      !(it.getWidth() == 64 || (allowInt32 && it.getWidth() == 32)))
-    return c.err(what, " must be int64", allowInt32 ? " or int32" : "",
-                 ", got ", elt);
-  return true;
+  return c.err(what, " must be int64 or int32, got ", elt);
 }
 
 /// Runs a decoder of Support/OpArgs.h, its refusal as the error.
@@ -1369,7 +1364,7 @@ template <typename F> static bool decoded(Call &c, F decode) {
 INFER(inferIndexSelect) { // index_select(self, dim, index)
   CALL;
   TensorType idx = c.tensor(2, "index");
-  if (!idx || !checkIndexDtype(c, idx, "index", true))
+  if (!idx || !checkIndexDtype(c, idx, "index"))
     return false;
   return onRanked(c, "self", [&](Shape &s, Type elt) {
     int64_t d;
@@ -1391,7 +1386,7 @@ INFER(inferGather) { // gather(self, dim, index, sparse_grad=False)
   CALL;
   TensorType idx = c.tensor(2, "index");
   bool sparse;
-  if (!idx || !checkIndexDtype(c, idx, "index", false) ||
+  if (!idx || !checkIndexDtype(c, idx, "index") ||
       !c.boolArg(3, "sparse_grad", sparse, false))
     return false;
   return onRanked(c, "self", [&](Shape &s, Type elt) {
@@ -1410,11 +1405,11 @@ INFER(inferGather) { // gather(self, dim, index, sparse_grad=False)
 }
 
 /// scatter(self, dim, index, src or value), scatter_add and scatter_reduce:
-/// self's type, once index (int64) and src (self's dtype, shapes as
+/// self's type, once index (int64 or int32) and src (self's dtype, shapes as
 /// checkGatherScatter says) or a number check.
 static bool scatterLike(Call &c, bool valueAllowed) {
   TensorType idx = c.tensor(2, "index"), src;
-  if (!idx || !checkIndexDtype(c, idx, "index", false))
+  if (!idx || !checkIndexDtype(c, idx, "index"))
     return false;
   if (valueAllowed && !c.a.isTensor(3)) {
     Attribute v = c.a.scalar(3);
@@ -1492,7 +1487,7 @@ static bool indexResult(Call &c, Shape &s, unsigned end, IndexLayoutOut &l) {
   l.ranked = true;
   for (int64_t d : dims) {
     auto t = cast<TensorType>(c.a.type(1 + d));
-    if (!checkIndexDtype(c, t, "an index tensor", true))
+    if (!checkIndexDtype(c, t, "an index tensor"))
       return false;
     if (!t.hasRank()) {
       l.ranked = false;

@@ -17,13 +17,11 @@
 using namespace traceir;
 
 namespace {
-/// Fails the call unless `t` is an int64 (or, where `int32`, int32) tensor.
-bool indexDtype(KernelContext &ctx, const Tensor &t, const char *what,
-                bool int32) {
-  if (t.dtype == DType::I64 || (int32 && t.dtype == DType::I32))
+/// Fails the call unless `t` is an int64 or int32 tensor.
+bool indexDtype(KernelContext &ctx, const Tensor &t, const char *what) {
+  if (t.dtype == DType::I64 || t.dtype == DType::I32)
     return true;
-  ctx.fail(strCat(what) + " must be int64" + (int32 ? " or int32" : "") +
-           ", got " + dtypeName(t.dtype));
+  ctx.fail(strCat(what) + " must be int64 or int32, got " + dtypeName(t.dtype));
   return false;
 }
 
@@ -103,7 +101,7 @@ bool readAdvanced(KernelContext &ctx, unsigned end, Advanced &a) {
   std::vector<std::vector<int64_t>> shapes;
   for (int64_t d : a.dims) {
     const Tensor &t = ctx.tensor(1 + d);
-    if (!indexDtype(ctx, t, "an index tensor", true) ||
+    if (!indexDtype(ctx, t, "an index tensor") ||
         !checkRanks(ctx, {t.shape.size()}))
       return false;
     shapes.emplace_back(t.shape.begin(), t.shape.end());
@@ -175,7 +173,7 @@ bool traceir::indexSelectCall(KernelContext &ctx, IndexCall &call) {
   int64_t dim;
   std::vector<int64_t> shape;
   if (!decodeArgs(ctx, readInt, 1u, "dim", dim, std::optional<int64_t>()) ||
-      !indexDtype(ctx, index, "index", true) ||
+      !indexDtype(ctx, index, "index") ||
       !checked(ctx,
                [&](std::string &why) {
                  return indexSelectShape(self.shape, index.shape, dim, shape,
@@ -208,7 +206,7 @@ bool traceir::gatherCall(KernelContext &ctx, IndexCall &call) {
   Tensor &out = ctx.result(0);
   int64_t dim;
   if (!decodeArgs(ctx, readInt, 1u, "dim", dim, std::optional<int64_t>()) ||
-      !indexDtype(ctx, index, "index", false) ||
+      !indexDtype(ctx, index, "index") ||
       !checked(ctx,
                [&](std::string &why) {
                  return checkGatherScatter(self.shape, index.shape, nullptr,
@@ -223,7 +221,8 @@ bool traceir::gatherCall(KernelContext &ctx, IndexCall &call) {
 
 bool traceir::indexCall(KernelContext &ctx, IndexCall &call) {
   Advanced a;
-  if (!readAdvanced(ctx, ctx.numArgs(), a) || !checkResult(ctx, a.layout.result))
+  if (!readAdvanced(ctx, ctx.numArgs(), a) ||
+      !checkResult(ctx, a.layout.result))
     return false;
   setEnds(call.map, a.layout.result, ctx.tensor(0), ctx.result(0));
   advancedMap(ctx, call, a, ctx.tensor(0));
@@ -248,12 +247,11 @@ bool traceir::scatterCall(KernelContext &ctx, ScatterOp op, IndexCall &call) {
   if (src)
     srcShape = src->shape;
   if (!decodeArgs(ctx, readInt, 1u, "dim", dim, std::optional<int64_t>()) ||
-      !indexDtype(ctx, index, "index", false) ||
+      !indexDtype(ctx, index, "index") ||
       !checked(ctx,
                [&](std::string &why) {
                  return checkGatherScatter(self.shape, index.shape,
-                                           src ? &srcShape : nullptr, dim,
-                                           why);
+                                           src ? &srcShape : nullptr, dim, why);
                }) ||
       !checkResult(ctx, self.shape) || !checkRanks(ctx, {index.shape.size()}))
     return false;
@@ -398,8 +396,8 @@ bool traceir::selectScatterView(KernelContext &ctx, Tensor &view) {
       !decodeArgs(ctx, readInt, 3u, "index", index, std::optional<int64_t>()))
     return false;
   if (self.rank() == 0 || dim < -self.rank() || dim >= self.rank()) {
-    ctx.fail("select_scatter(dim=" + strCat(dim) +
-             ") does not apply to self " + shapeToString(self.shape));
+    ctx.fail("select_scatter(dim=" + strCat(dim) + ") does not apply to self " +
+             shapeToString(self.shape));
     return false;
   }
   int64_t d = views::wrapDim(dim, self.rank());

@@ -315,8 +315,8 @@ namespace {
 bool wrapIndexingDim(int64_t &dim, int64_t rank, std::string &err) {
   int64_t r = std::max<int64_t>(rank, 1);
   if (dim < -r || dim >= r) {
-    err = "dim " + std::to_string(dim) + " is out of range for a tensor of rank " +
-          std::to_string(rank);
+    err = "dim " + std::to_string(dim) +
+          " is out of range for a tensor of rank " + std::to_string(rank);
     return false;
   }
   if (dim < 0)
@@ -368,8 +368,7 @@ bool traceir::checkGatherScatter(std::span<const int64_t> self,
 
 bool traceir::indexSelectShape(std::span<const int64_t> self,
                                std::span<const int64_t> index, int64_t &dim,
-                               std::vector<int64_t> &result,
-                               std::string &err) {
+                               std::vector<int64_t> &result, std::string &err) {
   if (!wrapIndexingDim(dim, self.size(), err))
     return false;
   if (index.size() > 1) {
@@ -416,8 +415,7 @@ bool traceir::decodeScatterReduce(const CallArgs &args, unsigned i,
 
 bool traceir::decodeIndexEntries(const CallArgs &args, unsigned first,
                                  unsigned end, int64_t rank,
-                                 std::vector<int64_t> &dims,
-                                 std::string &err) {
+                                 std::vector<int64_t> &dims, std::string &err) {
   dims.clear();
   if (int64_t(end) - int64_t(first) > rank) {
     err = "too many indices for a tensor of rank " + std::to_string(rank) +
@@ -476,9 +474,8 @@ bool traceir::indexLayout(std::span<const int64_t> self,
   return true;
 }
 
-bool traceir::decodeIndexPut(const CallArgs &args, unsigned n,
-                             unsigned &values, bool &accumulate,
-                             std::string &err) {
+bool traceir::decodeIndexPut(const CallArgs &args, unsigned n, unsigned &values,
+                             bool &accumulate, std::string &err) {
   accumulate = false;
   values = n - 1;
   if (n >= 1 && !args.isTensor(n - 1)) {

@@ -514,9 +514,9 @@ trace.graph @index_select_matrix(%x: tensor<3x4xf32>, %i: tensor<2x2xi64>) -> ()
 
 // -----
 
-trace.graph @gather_int32(%x: tensor<3x4xf32>, %i: tensor<3x4xi32>) -> () {
-  // expected-error @+1 {{"gather": index must be int64, got i32}}
-  %0 = pyop "gather"(%x, 0, %i) : (tensor<3x4xf32>, tensor<3x4xi32>) -> tensor<3x4xf32>
+trace.graph @gather_float_index(%x: tensor<3x4xf32>, %i: tensor<3x4xf32>) -> () {
+  // expected-error @+1 {{"gather": index must be int64 or int32, got f32}}
+  %0 = pyop "gather"(%x, 0, %i) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
   ret
 }
 

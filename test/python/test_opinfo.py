@@ -60,6 +60,8 @@ OPS = {
     "reciprocal", "relu", "reshape", "round", "rsqrt", "select", "sigmoid", "sign", "sin", "sinh",
     "slice", "sqrt", "squeeze", "sub", "sum", "t", "tan", "tanh", "transpose", "trunc",
     "unflatten", "unsqueeze", "view", "zero_",
+    "index_select", "scatter", "scatter_add", "scatter_reduce", "select_scatter",
+    "slice_scatter",
 }
 # OpInfos whose aten_name is not the ATen op's (elu's is its Python name).
 ATEN_NAMES = {"nn.functional.elu": "elu"}

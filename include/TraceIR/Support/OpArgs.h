@@ -228,8 +228,7 @@ struct IndexLayout {
   std::vector<int64_t> broadcast, result;
   int64_t position = 0;
 };
-bool indexLayout(std::span<const int64_t> self,
-                 std::span<const int64_t> dims,
+bool indexLayout(std::span<const int64_t> self, std::span<const int64_t> dims,
                  const std::vector<std::vector<int64_t>> &indexShapes,
                  IndexLayout &layout, std::string &err);
 

@@ -72,8 +72,8 @@ bool checkIndices(KernelContext &ctx, const char *op, const IndexCall &call) {
     if (bad[i] == ~0ull)
       continue;
     const IxCheckLaunch &L = launches[i];
-    int64_t off = rdOffsetOf(static_cast<int64_t>(bad[i]), L.rank, L.shape,
-                             L.strides);
+    int64_t off =
+        rdOffsetOf(static_cast<int64_t>(bad[i]), L.rank, L.shape, L.strides);
     char value[8] = {};
     if (cudaOk(ctx, op,
                cudaMemcpy(value, L.data + off * ewSize(L.dtype),

@@ -1,4 +1,5 @@
-//===- IndexLaunch.h - Launch descriptions of the CUDA indexing ops -*- C++ -*-===//
+//===- IndexLaunch.h - Launch descriptions of the CUDA indexing ops -*- C++
+//-*-===//
 //
 // What the host half (CUDA/Indexing.cpp) hands to the device code
 // (CUDA/Indexing.cu): Indexing.h's map, run by one thread per gathered

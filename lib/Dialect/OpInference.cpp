@@ -14,6 +14,7 @@
 #include "TraceIR/Dialect/Scalars.h"
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Support/CheckedMath.h"
+#include "TraceIR/Support/ViewAlgebra.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APInt.h"
@@ -1277,21 +1278,11 @@ INFER(inferSelect) { // select(self, dim, index)
   });
 }
 
-/// The length of `start:end:step` over a dim of size `n`, with Python's
-/// clamping of out-of-range bounds.
+/// The length of `start:end:step` over a dim of size `n` (dynamic stays
+/// dynamic).
 static int64_t sliceLength(int64_t n, int64_t start, int64_t end,
                            int64_t step) {
-  if (n == kDyn)
-    return kDyn;
-  auto clamp = [&](int64_t v) {
-    if (v < 0)
-      v += n;
-    return std::min(std::max<int64_t>(v, 0), n);
-  };
-  start = clamp(start);
-  end = clamp(end);
-  // (end - start + step - 1) / step without overflowing for a huge step.
-  return end > start ? 1 + (end - start - 1) / step : 0;
+  return n == kDyn ? kDyn : traceir::views::sliceLength(n, start, end, step);
 }
 
 INFER(inferSlice) { // slice(self, dim=0, start=None, end=None, step=1)
@@ -1381,6 +1372,266 @@ INFER(inferCat) { // cat(tensors..., dim=0)
   if (first)
     r.assign({0});
   return c.push(r, elt);
+}
+
+//===--- Indexing ---------------------------------------------------------===//
+
+/// An int64 or int32 index tensor, as every indexing op takes.
+static bool checkIndexDtype(Call &c, TensorType t, const char *what) {
+  Type elt = t.getElementType();
+  auto it = dyn_cast<IntegerType>(elt);
+  if (it && !it.isUnsigned() && (it.getWidth() == 64 || it.getWidth() == 32))
+    return true;
+  if (elt.isInteger(1) || elt.isUnsignedInteger(8))
+    return c.err(what, " must be int64 or int32, got ", elt,
+                 " (boolean masks are not supported: the result's shape "
+                 "would depend on the mask's values)");
+  return c.err(what, " must be int64 or int32, got ", elt);
+}
+
+/// Runs a decoder of Support/OpArgs.h, its refusal as the error.
+template <typename F> static bool decoded(Call &c, F decode) {
+  std::string why;
+  if (decode(why))
+    return true;
+  return c.err(why);
+}
+
+INFER(inferIndexSelect) { // index_select(self, dim, index)
+  CALL;
+  TensorType idx = c.tensor(2, "index");
+  if (!idx || !checkIndexDtype(c, idx, "index"))
+    return false;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d;
+    if (!c.intArg(1, "dim", d))
+      return false;
+    if (!idx.hasRank())
+      return c.pushUnranked(elt);
+    std::vector<int64_t> r;
+    return decoded(c,
+                   [&](std::string &why) {
+                     return traceir::indexSelectShape(s, idx.getShape(), d, r,
+                                                      why);
+                   }) &&
+           c.push(r, elt);
+  });
+}
+
+INFER(inferGather) { // gather(self, dim, index, sparse_grad=False)
+  CALL;
+  TensorType idx = c.tensor(2, "index");
+  bool sparse;
+  if (!idx || !checkIndexDtype(c, idx, "index") ||
+      !c.boolArg(3, "sparse_grad", sparse, false))
+    return false;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d;
+    if (!c.intArg(1, "dim", d))
+      return false;
+    if (!idx.hasRank())
+      return c.pushUnranked(elt);
+    return decoded(c,
+                   [&](std::string &why) {
+                     return traceir::checkGatherScatter(s, idx.getShape(),
+                                                        nullptr, d, why);
+                   }) &&
+           c.push(idx.getShape(), elt);
+  });
+}
+
+/// scatter(self, dim, index, src or value), scatter_add and scatter_reduce:
+/// self's type, once index (int64 or int32) and src (self's dtype, shapes as
+/// checkGatherScatter says) or a number check.
+static bool scatterLike(Call &c, bool valueAllowed) {
+  TensorType idx = c.tensor(2, "index"), src;
+  if (!idx || !checkIndexDtype(c, idx, "index"))
+    return false;
+  if (valueAllowed && !c.a.isTensor(3)) {
+    Attribute v = c.a.scalar(3);
+    if (!isa_and_nonnull<BoolAttr>(v) && !getNumber(v))
+      return c.err("argument #3 (src) must be a tensor or a number");
+  } else if (!(src = c.tensor(3, "src"))) {
+    return false;
+  }
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d;
+    if (!c.intArg(1, "dim", d))
+      return false;
+    if (src && src.getElementType() != elt)
+      return c.err("src must have self's dtype ", elt, ", got ",
+                   src.getElementType());
+    if (idx.hasRank() && (!src || src.hasRank())) {
+      std::vector<int64_t> srcShape;
+      if (src)
+        srcShape.assign(src.getShape().begin(), src.getShape().end());
+      if (!decoded(c, [&](std::string &why) {
+            return traceir::checkGatherScatter(
+                s, idx.getShape(), src ? &srcShape : nullptr, d, why);
+          }))
+        return false;
+    }
+    return c.push(s, elt);
+  });
+}
+
+INFER(inferScatter) { // scatter.src and scatter.value
+  CALL;
+  return scatterLike(c, true);
+}
+
+INFER(inferScatterAdd) { // scatter_add(self, dim, index, src)
+  CALL;
+  return scatterLike(c, false);
+}
+
+/// scatter_reduce.two(self, dim, index, src, reduce, include_self=True).
+INFER(inferScatterReduce) {
+  CALL;
+  traceir::ScatterReduce r;
+  bool includeSelf;
+  if (!decoded(c,
+               [&](std::string &why) {
+                 return traceir::decodeScatterReduce(callArgs(a), 4, r, why);
+               }) ||
+      !c.boolArg(5, "include_self", includeSelf, true))
+    return false;
+  TensorType self = c.tensor(0, "self");
+  if (self && r == traceir::ScatterReduce::Mean &&
+      self.getElementType().isInteger(1))
+    return c.err("reduce=\"mean\" takes no bool tensor (PyTorch has no bool "
+                 "kernel for it)");
+  return scatterLike(c, false);
+}
+
+/// Advanced indexing's layout, unless an index tensor is unranked.
+struct IndexLayoutOut {
+  traceir::IndexLayout layout;
+  bool ranked = true;
+};
+
+/// Advanced indexing of `s` by the None or tensor entries at arguments
+/// [1, end).
+static bool indexResult(Call &c, Shape &s, unsigned end, IndexLayoutOut &l) {
+  std::vector<int64_t> dims;
+  if (!decoded(c, [&](std::string &why) {
+        return traceir::decodeIndexEntries(callArgs(c.a), 1, end, s.size(),
+                                           dims, why);
+      }))
+    return false;
+  std::vector<std::vector<int64_t>> shapes;
+  l.ranked = true;
+  for (int64_t d : dims) {
+    auto t = cast<TensorType>(c.a.type(1 + d));
+    if (!checkIndexDtype(c, t, "an index tensor"))
+      return false;
+    if (!t.hasRank()) {
+      l.ranked = false;
+      continue;
+    }
+    shapes.emplace_back(t.getShape().begin(), t.getShape().end());
+  }
+  if (!l.ranked)
+    return true;
+  return decoded(c, [&](std::string &why) {
+    return traceir::indexLayout(s, dims, shapes, l.layout, why);
+  });
+}
+
+INFER(inferIndex) { // index.Tensor(self, indices...): None or tensors
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    IndexLayoutOut l;
+    if (!indexResult(c, s, a.size(), l))
+      return false;
+    return l.ranked ? c.push(l.layout.result, elt) : c.pushUnranked(elt);
+  });
+}
+
+/// index_put(self, indices..., values, accumulate=False): self's type; values
+/// of self's dtype broadcast to what self[indices] would be.
+INFER(inferIndexPut) {
+  CALL;
+  unsigned v;
+  bool accumulate;
+  if (!decoded(c, [&](std::string &why) {
+        return traceir::decodeIndexPut(callArgs(a), a.size(), v, accumulate,
+                                       why);
+      }))
+    return false;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    IndexLayoutOut l;
+    if (!indexResult(c, s, v, l))
+      return false;
+    auto values = cast<TensorType>(a.type(v));
+    if (values.getElementType() != elt)
+      return c.err("values must have self's dtype ", elt, ", got ",
+                   values.getElementType());
+    if (l.ranked && values.hasRank()) {
+      ArrayRef<int64_t> v = values.getShape(), t = l.layout.result;
+      bool fits = v.size() <= t.size();
+      for (size_t k = 1; fits && k <= v.size(); ++k) {
+        int64_t x = v[v.size() - k], y = t[t.size() - k];
+        fits = x == 1 || x == y || x == kDyn || y == kDyn;
+      }
+      if (!fits)
+        return c.err("values ", shapeStr(v),
+                     " do not broadcast to the indexed shape ", shapeStr(t));
+    }
+    return c.push(s, elt);
+  });
+}
+
+/// slice_scatter(self, src, dim=0, start=None, end=None, step=1): self's
+/// type; src (any dtype, cast) shaped as self's slice.
+INFER(inferSliceScatter) {
+  CALL;
+  TensorType src = c.tensor(1, "src");
+  if (!src)
+    return false;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d, st, en, step;
+    if (s.empty())
+      return c.err("slice_scatter() cannot be applied to a 0-dim tensor");
+    if (!c.intArg(2, "dim", d, 0) || !c.intArg(3, "start", st, 0) ||
+        !c.intArg(4, "end", en, INT64_MAX) || !c.intArg(5, "step", step, 1) ||
+        !c.dim(d, s.size(), "dim"))
+      return false;
+    if (step <= 0)
+      return c.err("slice step must be positive, got ", step);
+    Shape slice = s;
+    slice[d] = sliceLength(s[d], st, en, step);
+    if (src.hasRank() && failed(verifyCompatibleShape(src.getShape(), slice)))
+      return c.err("src ", shapeStr(src.getShape()),
+                   " must have the slice's shape ", shapeStr(slice));
+    return c.push(s, elt);
+  });
+}
+
+/// select_scatter(self, src, dim, index): self's type; src (any dtype,
+/// cast) shaped as self without dim.
+INFER(inferSelectScatter) {
+  CALL;
+  TensorType src = c.tensor(1, "src");
+  if (!src)
+    return false;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t d, idx;
+    if (s.empty())
+      return c.err("select_scatter() cannot be applied to a 0-dim tensor");
+    if (!c.intArg(2, "dim", d) || !c.intArg(3, "index", idx) ||
+        !c.dim(d, s.size(), "dim"))
+      return false;
+    if (s[d] != kDyn && (idx < -s[d] || idx >= s[d]))
+      return c.err("index ", idx, " is out of range for dim ", d, " of size ",
+                   s[d]);
+    Shape slice = s;
+    slice.erase(slice.begin() + d);
+    if (src.hasRank() && failed(verifyCompatibleShape(src.getShape(), slice)))
+      return c.err("src ", shapeStr(src.getShape()),
+                   " must have the selected shape ", shapeStr(slice));
+    return c.push(s, elt);
+  });
 }
 
 //===--- Neural-network layers --------------------------------------------===//
@@ -1708,7 +1959,7 @@ INFER(inferLogSoftmaxInternal) {
   if (!isFloatLike(elt))
     return c.err("_log_softmax is not implemented for ", elt,
                  " (it needs a floating input)");
-  bool halfToFloat;
+  bool halfToFloat = false;
   if (!c.boolArg(2, "half_to_float", halfToFloat, false))
     return false;
   if (halfToFloat && !elt.isF16())

@@ -65,6 +65,11 @@ InferSig inferView, inferTranspose, inferT, inferPermute, inferUnsqueeze,
     inferSqueeze, inferFlatten, inferUnflatten, inferExpand, inferSelect,
     inferSlice, inferNarrow, inferCat;
 
+// Indexing
+InferSig inferIndexSelect, inferGather, inferScatter, inferScatterAdd,
+    inferScatterReduce, inferIndex, inferIndexPut, inferSliceScatter,
+    inferSelectScatter;
+
 // Neural-network layers
 InferSig inferEmbedding, inferConv2d, inferMaxPool2d, inferAdaptiveAvgPool2d;
 template <bool Lstm> InferSig inferRnn;

@@ -4,6 +4,7 @@
 #include "TraceIR/Support/CheckedMath.h"
 #include "TraceIR/Support/ViewAlgebra.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace traceir;
@@ -305,4 +306,186 @@ bool traceir::decodeBatchNorm(const CallArgs &args, BatchNormArgs &a,
   return readBool(args, 5, "training", a.training, false, err) &&
          readNumber(args, 6, "momentum", a.momentum, 0.1, err) &&
          readNumber(args, 7, "eps", a.eps, 1e-5, err);
+}
+
+//===--- Indexing ---------------------------------------------------------===//
+
+namespace {
+/// Wraps `dim` against `rank` (a 0-d tensor counts as rank 1).
+bool wrapIndexingDim(int64_t &dim, int64_t rank, std::string &err) {
+  int64_t r = std::max<int64_t>(rank, 1);
+  if (dim < -r || dim >= r) {
+    err = "dim " + std::to_string(dim) +
+          " is out of range for a tensor of rank " + std::to_string(rank);
+    return false;
+  }
+  if (dim < 0)
+    dim += r;
+  return true;
+}
+
+/// Dim `d` of `s`, 1 past its rank (a 0-d tensor as [1]).
+int64_t dimOr1(std::span<const int64_t> s, size_t d) {
+  return d < s.size() ? s[d] : 1;
+}
+} // namespace
+
+bool traceir::checkGatherScatter(std::span<const int64_t> self,
+                                 std::span<const int64_t> index,
+                                 const std::vector<int64_t> *src, int64_t &dim,
+                                 std::string &err) {
+  if (!wrapIndexingDim(dim, self.size(), err))
+    return false;
+  auto rank = [](size_t n) { return std::max<size_t>(n, 1); };
+  if (rank(index.size()) != rank(self.size())) {
+    err = "index must have self's rank " + std::to_string(self.size()) +
+          ", got shape " + intListString(index);
+    return false;
+  }
+  if (src && rank(src->size()) != rank(self.size())) {
+    err = "src must have self's rank " + std::to_string(self.size()) +
+          ", got shape " + intListString(*src);
+    return false;
+  }
+  for (size_t d = 0; d < rank(self.size()); ++d) {
+    int64_t i = dimOr1(index, d);
+    if (i < 0)
+      continue;
+    int64_t s = dimOr1(self, d);
+    if (int64_t(d) != dim && s >= 0 && i > s) {
+      err = "index " + intListString(index) + " is larger than self " +
+            intListString(self) + " outside dim " + std::to_string(dim);
+      return false;
+    }
+    if (src && dimOr1(*src, d) >= 0 && i > dimOr1(*src, d)) {
+      err = "index " + intListString(index) + " is larger than src " +
+            intListString(*src);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool traceir::indexSelectShape(std::span<const int64_t> self,
+                               std::span<const int64_t> index, int64_t &dim,
+                               std::vector<int64_t> &result, std::string &err) {
+  if (!wrapIndexingDim(dim, self.size(), err))
+    return false;
+  if (index.size() > 1) {
+    err = "index must be a vector or 0-d, got shape " + intListString(index);
+    return false;
+  }
+  int64_t n = index.empty() ? 1 : index[0];
+  result.assign(self.begin(), self.end());
+  if (self.empty()) {
+    if (n >= 0 && n != 1) {
+      err = "index_select of a 0-d tensor takes one index, got " +
+            std::to_string(n);
+      return false;
+    }
+    return true;
+  }
+  result[dim] = n;
+  return true;
+}
+
+bool traceir::decodeScatterReduce(const CallArgs &args, unsigned i,
+                                  ScatterReduce &r, std::string &err) {
+  // One comparison per name: a table of them would be a list of op names
+  // outside Ops.def (test_op_list.py).
+  const Scalar &s = args.scalar(i);
+  bool known = s.kind == Scalar::Kind::String;
+  if (known && s.s == "sum")
+    r = ScatterReduce::Sum;
+  else if (known && s.s == "prod")
+    r = ScatterReduce::Prod;
+  else if (known && s.s == "mean")
+    r = ScatterReduce::Mean;
+  else if (known && s.s == "amax")
+    r = ScatterReduce::Amax;
+  else if (known && s.s == "amin")
+    r = ScatterReduce::Amin;
+  else
+    known = false;
+  if (known)
+    return true;
+  return argError(err, i, "reduce",
+                  "one of \"sum\", \"prod\", \"mean\", \"amax\", \"amin\"");
+}
+
+bool traceir::decodeIndexEntries(const CallArgs &args, unsigned first,
+                                 unsigned end, int64_t rank,
+                                 std::vector<int64_t> &dims, std::string &err) {
+  dims.clear();
+  if (int64_t(end) - int64_t(first) > rank) {
+    err = "too many indices for a tensor of rank " + std::to_string(rank) +
+          " (got " + std::to_string(end - first) + ")";
+    return false;
+  }
+  for (unsigned i = first; i < end; ++i) {
+    if (args.isTensor(i))
+      dims.push_back(i - first);
+    else if (!args.isNone(i))
+      return argError(err, i, "indices", "a tensor or None");
+  }
+  if (dims.empty()) {
+    err = "needs at least one index tensor";
+    return false;
+  }
+  return true;
+}
+
+bool traceir::indexLayout(std::span<const int64_t> self,
+                          std::span<const int64_t> dims,
+                          const std::vector<std::vector<int64_t>> &indexShapes,
+                          IndexLayout &layout, std::string &err) {
+  std::vector<int64_t> &b = layout.broadcast;
+  b.clear();
+  for (const std::vector<int64_t> &s : indexShapes) {
+    // NumPy's broadcasting, right-aligned; an unknown dim takes the other
+    // side's size unless that is 1.
+    std::vector<int64_t> r(std::max(b.size(), s.size()), 1);
+    for (size_t i = 0; i < r.size(); ++i) {
+      int64_t x = i < b.size() ? b[b.size() - 1 - i] : 1;
+      int64_t y = i < s.size() ? s[s.size() - 1 - i] : 1;
+      int64_t &o = r[r.size() - 1 - i];
+      if (x == 1 || x == y || (x < 0 && y != 1))
+        o = y;
+      else if (y == 1 || y < 0)
+        o = x;
+      else {
+        err = "the index tensors' shapes " + intListString(b) + " and " +
+              intListString(s) + " cannot be broadcast together";
+        return false;
+      }
+    }
+    b = std::move(r);
+  }
+  bool adjacent = dims.back() - dims.front() + 1 == int64_t(dims.size());
+  layout.position = adjacent ? dims.front() : 0;
+  std::vector<int64_t> &r = layout.result;
+  r.clear();
+  for (int64_t d = 0; d < int64_t(self.size()); ++d) {
+    if (d == layout.position)
+      r.insert(r.end(), b.begin(), b.end());
+    if (std::find(dims.begin(), dims.end(), d) == dims.end())
+      r.push_back(self[d]);
+  }
+  return true;
+}
+
+bool traceir::decodeIndexPut(const CallArgs &args, unsigned n, unsigned &values,
+                             bool &accumulate, std::string &err) {
+  accumulate = false;
+  values = n - 1;
+  if (n >= 1 && !args.isTensor(n - 1)) {
+    values = n - 2;
+    if (!readBool(args, n - 1, "accumulate", accumulate, false, err))
+      return false;
+  }
+  if (n < 3 || values < 2 || !args.isTensor(values)) {
+    err = "takes self, indices, a values tensor and accumulate";
+    return false;
+  }
+  return true;
 }

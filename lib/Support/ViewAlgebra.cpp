@@ -49,6 +49,19 @@ bool Layout::isContiguous() const {
   return true;
 }
 
+int64_t traceir::views::sliceLength(int64_t n, int64_t start, int64_t end,
+                                    int64_t step) {
+  auto clamp = [&](int64_t v) {
+    if (v < 0)
+      v += n;
+    return std::min(std::max<int64_t>(v, 0), n);
+  };
+  start = clamp(start);
+  end = clamp(end);
+  // (end - start + step - 1) / step without overflowing for a huge step.
+  return end > start ? 1 + (end - start - 1) / step : 0;
+}
+
 int64_t traceir::views::wrapDim(int64_t dim, int64_t rank) {
   int64_t r = std::max<int64_t>(rank, 1);
   return dim < 0 ? dim + r : dim;

@@ -100,12 +100,15 @@ def scalar(v, what):
 
 def flat_call_args(values, what):
     """Call arguments with tensor lists flattened in place (the tensors of
-    cat, the hidden state and weights of lstm), as the signatures of the
+    cat, the hidden state and weights of lstm, the optional tensors of
+    index.Tensor with their None entries), as the signatures of the
     registry take them."""
     out = []
     for a in values:
         if isinstance(a, (list, tuple)) and any(isinstance(x, Value) for x in a):
-            if not all(isinstance(x, Value) for x in a):
+            # index.Tensor's and index_put's list of optional tensors keeps
+            # its None entries in place (the dims they skip).
+            if not all(isinstance(x, Value) or x is None for x in a):
                 fail(f"{what}: a list mixing tensors and scalars is not supported")
             out += a
         else:

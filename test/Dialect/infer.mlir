@@ -492,6 +492,30 @@ trace.graph @binary_ops(%i: tensor<4xi32>, %l: tensor<4xi64>, %b: tensor<4xi1>, 
   %7 = pyop "clamp"(%i, None, 3) : (tensor<4xi32>) -> tensor<4xi32>
   %8 = pyop "clamp"(%f, %l, None) : (tensor<3x4xf32>, tensor<4xi64>) -> tensor<3x4xf32>
   %9 = pyop "copy"(%f, %i) : (tensor<3x4xf32>, tensor<4xi32>) -> tensor<3x4xf32>
+// The indexing ops: gathers take the index's shape (index_select: one dim
+// of it), advanced indexing puts the broadcast index shape where the
+// indexed dims were (adjacent) or first (apart), scatters keep self's type.
+trace.graph @indexing(%x: tensor<3x4x5xf32>, %i: tensor<2xi64>, %j: tensor<2x1xi32>,
+                      %g: tensor<3x2x5xi64>, %s: tensor<3x4x5xf32>, %v: tensor<2x5xf32>,
+                      %z: tensor<f32>, %k: tensor<i64>, %r: tensor<3x5xi64>) -> () {
+  %0 = pyop "index_select"(%x, 1, %i) : (tensor<3x4x5xf32>, tensor<2xi64>) -> tensor<3x2x5xf32>
+  %1 = pyop "index_select"(%z, 0, %k) : (tensor<f32>, tensor<i64>) -> tensor<f32>
+  %2 = pyop "gather"(%x, -2, %g) : (tensor<3x4x5xf32>, tensor<3x2x5xi64>) -> tensor<3x2x5xf32>
+  %3 = pyop "scatter"(%x, 1, %g, %s) : (tensor<3x4x5xf32>, tensor<3x2x5xi64>, tensor<3x4x5xf32>) -> tensor<3x4x5xf32>
+  %4 = pyop "scatter"(%x, 1, %g, 2.5) : (tensor<3x4x5xf32>, tensor<3x2x5xi64>) -> tensor<3x4x5xf32>
+  %5 = pyop "scatter_add"(%x, 1, %g, %s) : (tensor<3x4x5xf32>, tensor<3x2x5xi64>, tensor<3x4x5xf32>) -> tensor<3x4x5xf32>
+  %6 = pyop "scatter_reduce"(%x, 1, %g, %s, "amax", False) : (tensor<3x4x5xf32>, tensor<3x2x5xi64>, tensor<3x4x5xf32>) -> tensor<3x4x5xf32>
+  // x[i] and x[:, i]: the broadcast shape in the indexed dim's place.
+  %7 = pyop "index"(%x, %i) : (tensor<3x4x5xf32>, tensor<2xi64>) -> tensor<2x4x5xf32>
+  %8 = pyop "index"(%x, None, %j) : (tensor<3x4x5xf32>, tensor<2x1xi32>) -> tensor<3x2x1x5xf32>
+  // x[i, j] broadcast; x[i, :, j] apart: the broadcast dims go first.
+  %9 = pyop "index"(%x, %i, %j) : (tensor<3x4x5xf32>, tensor<2xi64>, tensor<2x1xi32>) -> tensor<2x2x5xf32>
+  %10 = pyop "index"(%x, %i, None, %j) : (tensor<3x4x5xf32>, tensor<2xi64>, tensor<2x1xi32>) -> tensor<2x2x4xf32>
+  %11 = pyop "index_put"(%x, None, %i, %v) : (tensor<3x4x5xf32>, tensor<2xi64>, tensor<2x5xf32>) -> tensor<3x4x5xf32>
+  %12 = pyop "index_put"(%x, %i, %z, True) : (tensor<3x4x5xf32>, tensor<2xi64>, tensor<f32>) -> tensor<3x4x5xf32>
+  // slice_scatter and select_scatter cast src to self's dtype.
+  %13 = pyop "slice_scatter"(%x, %g, 1, 1, None, 2) : (tensor<3x4x5xf32>, tensor<3x2x5xi64>) -> tensor<3x4x5xf32>
+  %14 = pyop "select_scatter"(%x, %r, 1, -1) : (tensor<3x4x5xf32>, tensor<3x5xi64>) -> tensor<3x4x5xf32>
   ret
 }
 
@@ -500,6 +524,9 @@ trace.graph @binary_ops(%i: tensor<4xi32>, %l: tensor<4xi64>, %b: tensor<4xi1>, 
 trace.graph @clamp_without_bounds(%f: tensor<4xf32>) -> () {
   // expected-error @+1 {{"clamp": at least one of 'min' or 'max' must not be None}}
   %0 = pyop "clamp"(%f, None, None) : (tensor<4xf32>) -> tensor<4xf32>
+trace.graph @index_select_matrix(%x: tensor<3x4xf32>, %i: tensor<2x2xi64>) -> () {
+  // expected-error @+1 {{"index_select": index must be a vector or 0-d, got shape [2, 2]}}
+  %0 = pyop "index_select"(%x, 0, %i) : (tensor<3x4xf32>, tensor<2x2xi64>) -> tensor<4x4xf32>
   ret
 }
 
@@ -508,6 +535,9 @@ trace.graph @clamp_without_bounds(%f: tensor<4xf32>) -> () {
 trace.graph @fmod_bool(%b: tensor<4xi1>) -> () {
   // expected-error @+1 {{"fmod": takes no bool tensor (PyTorch has no bool kernel for it)}}
   %0 = pyop "fmod"(%b, %b) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+trace.graph @gather_float_index(%x: tensor<3x4xf32>, %i: tensor<3x4xf32>) -> () {
+  // expected-error @+1 {{"gather": index must be int64 or int32, got f32}}
+  %0 = pyop "gather"(%x, 0, %i) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
   ret
 }
 
@@ -516,5 +546,64 @@ trace.graph @fmod_bool(%b: tensor<4xi1>) -> () {
 trace.graph @copy_no_broadcast(%f: tensor<4xf32>, %g: tensor<2x4xf32>) -> () {
   // expected-error @+1 {{"copy": src of shape [2, 4] does not broadcast to self's [4]}}
   %0 = pyop "copy"(%f, %g) : (tensor<4xf32>, tensor<2x4xf32>) -> tensor<4xf32>
+trace.graph @gather_larger(%x: tensor<3x4xf32>, %i: tensor<4x4xi64>) -> () {
+  // expected-error @+1 {{"gather": index [4, 4] is larger than self [3, 4] outside dim 1}}
+  %0 = pyop "gather"(%x, 1, %i) : (tensor<3x4xf32>, tensor<4x4xi64>) -> tensor<4x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @scatter_dtype(%x: tensor<3x4xf32>, %i: tensor<3x4xi64>, %s: tensor<3x4xf64>) -> () {
+  // expected-error @+1 {{"scatter": src must have self's dtype f32, got f64}}
+  %0 = pyop "scatter"(%x, 0, %i, %s) : (tensor<3x4xf32>, tensor<3x4xi64>, tensor<3x4xf64>) -> tensor<3x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @scatter_reduce_name(%x: tensor<3x4xf32>, %i: tensor<3x4xi64>) -> () {
+  // expected-error @+1 {{"scatter_reduce": argument #4 (reduce) must be one of "sum", "prod", "mean", "amax", "amin"}}
+  %0 = pyop "scatter_reduce"(%x, 0, %i, %x, "max") : (tensor<3x4xf32>, tensor<3x4xi64>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @index_bool_mask(%x: tensor<3x4xf32>, %m: tensor<3xi1>) -> () {
+  // expected-error @+1 {{"index": an index tensor must be int64 or int32, got i1 (boolean masks are not supported}}
+  %0 = pyop "index"(%x, %m) : (tensor<3x4xf32>, tensor<3xi1>) -> tensor<?x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @index_too_many(%x: tensor<3xf32>, %i: tensor<2xi64>) -> () {
+  // expected-error @+1 {{"index": too many indices for a tensor of rank 1 (got 2)}}
+  %0 = pyop "index"(%x, %i, %i) : (tensor<3xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<2xf32>
+  ret
+}
+
+// -----
+
+trace.graph @index_broadcast(%x: tensor<3x4xf32>, %i: tensor<2xi64>, %j: tensor<3xi64>) -> () {
+  // expected-error @+1 {{"index": the index tensors' shapes [2] and [3] cannot be broadcast together}}
+  %0 = pyop "index"(%x, %i, %j) : (tensor<3x4xf32>, tensor<2xi64>, tensor<3xi64>) -> tensor<2xf32>
+  ret
+}
+
+// -----
+
+trace.graph @index_put_values(%x: tensor<3x4xf32>, %i: tensor<2xi64>, %v: tensor<3x4xf32>) -> () {
+  // expected-error @+1 {{"index_put": values [3, 4] do not broadcast to the indexed shape [2, 4]}}
+  %0 = pyop "index_put"(%x, %i, %v) : (tensor<3x4xf32>, tensor<2xi64>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @slice_scatter_shape(%x: tensor<3x4xf32>, %s: tensor<3x3xf32>) -> () {
+  // expected-error @+1 {{"slice_scatter": src [3, 3] must have the slice's shape [3, 2]}}
+  %0 = pyop "slice_scatter"(%x, %s, 1, 0, None, 2) : (tensor<3x4xf32>, tensor<3x3xf32>) -> tensor<3x4xf32>
   ret
 }

@@ -56,11 +56,13 @@ OPS = {
     "atan", "atan2", "atanh", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil",
     "clamp", "clone", "contiguous", "cos", "cosh", "cumsum", "div", "elu", "eq", "erf", "exp",
     "expand", "expm1", "fill", "flatten", "floor", "fmod", "full_like", "ge", "gelu", "gt",
-    "hardtanh", "isinf", "isnan", "layer_norm", "le", "leaky_relu", "log", "log10", "log1p", "log2",
-    "logical_and", "logical_not", "logical_or", "logical_xor", "lt", "maximum", "mean", "minimum",
-    "mul", "ne", "neg", "permute", "pow", "prod", "reciprocal", "relu", "remainder", "reshape",
-    "round", "rsqrt", "select", "sigmoid", "sign", "sin", "sinh", "slice", "sqrt", "squeeze", "sub",
-    "sum", "t", "tan", "tanh", "transpose", "trunc", "unflatten", "unsqueeze", "view", "zero_",
+    "hardtanh", "index_select", "isinf", "isnan", "layer_norm", "le", "leaky_relu", "log", "log10",
+    "log1p", "log2", "logical_and", "logical_not", "logical_or", "logical_xor", "lt", "maximum",
+    "mean", "minimum", "mul", "ne", "neg", "permute", "pow", "prod", "reciprocal", "relu",
+    "remainder", "reshape", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "select",
+    "select_scatter", "sigmoid", "sign", "sin", "sinh", "slice", "slice_scatter", "sqrt", "squeeze",
+    "sub", "sum", "t", "tan", "tanh", "transpose", "trunc", "unflatten", "unsqueeze", "view",
+    "zero_",
 }
 # OpInfos whose aten_name is not the ATen op's (elu's is its Python name).
 ATEN_NAMES = {"nn.functional.elu": "elu"}

@@ -183,6 +183,61 @@ struct BatchNormArgs {
 };
 bool decodeBatchNorm(const CallArgs &args, BatchNormArgs &a, std::string &err);
 
+//===--- Indexing ---------------------------------------------------------===//
+
+// The shape rules of the indexing ops, for shapes whose dims below 0 are
+// unknown (the dialect's dynamic dims): an unknown dim passes every check
+// and stays unknown in a result.
+
+/// gather(self, dim, index) and scatter(self, dim, index, src): wraps `dim`
+/// against self's rank (a 0-d tensor counts as rank 1) and checks, as
+/// PyTorch does, that index has self's rank (0-d and 1-d mix) and is no
+/// larger than self outside `dim` and, given `src`, that src has that rank
+/// too and index is no larger than src anywhere.
+bool checkGatherScatter(std::span<const int64_t> self,
+                        std::span<const int64_t> index,
+                        const std::vector<int64_t> *src, int64_t &dim,
+                        std::string &err);
+
+/// index_select(self, dim, index): wraps `dim` (a 0-d self counts as rank
+/// 1), checks index is a vector (or 0-d) and gives the result's shape: self's
+/// with dim `dim` the number of indices.
+bool indexSelectShape(std::span<const int64_t> self,
+                      std::span<const int64_t> index, int64_t &dim,
+                      std::vector<int64_t> &result, std::string &err);
+
+/// scatter_reduce's reduce argument.
+enum class ScatterReduce { Sum, Prod, Mean, Amax, Amin };
+bool decodeScatterReduce(const CallArgs &args, unsigned i, ScatterReduce &r,
+                         std::string &err);
+
+/// index.Tensor(self, indices...) and index_put's indices: argument `first`
+/// to `end` (exclusive), each a tensor or None, one per leading dim of self.
+/// Sets `dims` to the self dim of each tensor in order; fails unless there
+/// is at least one tensor and at most rank entries.
+bool decodeIndexEntries(const CallArgs &args, unsigned first, unsigned end,
+                        int64_t rank, std::vector<int64_t> &dims,
+                        std::string &err);
+
+/// Where advanced indexing puts things: the index tensors (of shapes
+/// `indexShapes`, at self dims `dims`) broadcast to `broadcast`, which
+/// replaces the indexed dims in the result when they are adjacent (at
+/// `position`, their first), else goes first (`position` 0), the other dims
+/// of self following in order.
+struct IndexLayout {
+  std::vector<int64_t> broadcast, result;
+  int64_t position = 0;
+};
+bool indexLayout(std::span<const int64_t> self, std::span<const int64_t> dims,
+                 const std::vector<std::vector<int64_t>> &indexShapes,
+                 IndexLayout &layout, std::string &err);
+
+/// index_put(self, indices..., values, accumulate=False) of `n` arguments:
+/// values is the last tensor, accumulate the bool after it if any. Sets
+/// `values` to its position.
+bool decodeIndexPut(const CallArgs &args, unsigned n, unsigned &values,
+                    bool &accumulate, std::string &err);
+
 } // namespace traceir
 
 #endif // TRACEIR_SUPPORT_OPARGS_H

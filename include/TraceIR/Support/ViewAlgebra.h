@@ -45,6 +45,10 @@ Dims contiguousStrides(std::span<const int64_t> shape);
 /// Wraps a negative dim (PyTorch's maybe_wrap_dim, treating rank 0 as 1).
 int64_t wrapDim(int64_t dim, int64_t rank);
 
+/// The length of `start:end:step` (step > 0) over a dim of size `n`, with
+/// Python's clamping of out-of-range bounds.
+int64_t sliceLength(int64_t n, int64_t start, int64_t end, int64_t step);
+
 /// Strides that view `in` as `shape` without copying (PyTorch's
 /// computeStride), if they exist.
 std::optional<Dims> viewStrides(const Layout &in,

@@ -24,7 +24,7 @@ namespace {
 /// `t`'s elements as contiguous `dtype` (F64 or I64) in scratch (null after
 /// a failure).
 template <typename T>
-const T *gather(KernelContext &ctx, const Tensor &t, DType dtype) {
+const T *gatherTyped(KernelContext &ctx, const Tensor &t, DType dtype) {
   return static_cast<const T *>(gatherAs(ctx, t, dtype));
 }
 
@@ -42,13 +42,13 @@ void lossImpl(KernelContext &ctx, bool crossEntropy) {
   const double *w = nullptr;
   if (ctx.isTensor(2)) {
     const Tensor &wt = ctx.tensor(2);
-    if (!(w = gather<double>(ctx, wt, DType::F64)))
+    if (!(w = gatherTyped<double>(ctx, wt, DType::F64)))
       return;
   }
   double smoothing;
   if (!labelSmoothingArg(ctx, crossEntropy, smoothing))
     return;
-  const double *xd = gather<double>(ctx, x, DType::F64);
+  const double *xd = gatherTyped<double>(ctx, x, DType::F64);
   if (!xd)
     return;
   // log-probabilities: the input itself for nll_loss, its log_softmax over
@@ -77,7 +77,7 @@ void lossImpl(KernelContext &ctx, bool crossEntropy) {
   if (crossEntropy && isFloating(target.dtype)) {
     // Class probabilities, smoothed towards uniform; the mean divides by
     // the number of positions (NaN for an empty input).
-    const double *t = gather<double>(ctx, target, DType::F64);
+    const double *t = gatherTyped<double>(ctx, target, DType::F64);
     if (!t)
       return;
     for (int64_t p = 0; p < P; ++p) {
@@ -96,7 +96,7 @@ void lossImpl(KernelContext &ctx, bool crossEntropy) {
     if (!classIndexTarget(ctx, target))
       return;
     int64_t ignore = ignoreIndexArg(ctx);
-    const int64_t *t = gather<int64_t>(ctx, target, DType::I64);
+    const int64_t *t = gatherTyped<int64_t>(ctx, target, DType::I64);
     if (!t)
       return;
     // (1 - eps) * nll + eps / C * smooth, where smooth is the weighted
@@ -174,9 +174,9 @@ void cpu::nll_loss_backward(KernelContext &ctx) {
   int64_t C = a.C, S = a.S, P = a.N * S;
   const double *g = gatherF64(ctx, ctx.tensor(0));
   const double *tw = gatherF64(ctx, ctx.tensor(6));
-  const int64_t *t = gather<int64_t>(ctx, target, DType::I64);
+  const int64_t *t = gatherTyped<int64_t>(ctx, target, DType::I64);
   const double *w = ctx.isTensor(3)
-                        ? gather<double>(ctx, ctx.tensor(3), DType::F64)
+                        ? gatherTyped<double>(ctx, ctx.tensor(3), DType::F64)
                         : nullptr;
   if (!g || !tw || !t || (ctx.isTensor(3) && !w))
     return;

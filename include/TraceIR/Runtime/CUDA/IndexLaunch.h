@@ -1,0 +1,44 @@
+//===- IndexLaunch.h - Launch descriptions of the CUDA indexing ops -*- C++
+//-*-===//
+//
+// What the host half (CUDA/Indexing.cpp) hands to the device code
+// (CUDA/Indexing.cu): Indexing.h's map, run by one thread per gathered
+// element or per scatter line, and the range check of one index tensor.
+// No LLVM here: nvcc compiles it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_CUDA_INDEXLAUNCH_H
+#define TRACEIR_RUNTIME_CUDA_INDEXLAUNCH_H
+
+#include "TraceIR/Runtime/Indexing.h"
+
+#include <cstdint>
+
+namespace traceir {
+
+/// The range check of one index tensor (any strides): the smallest
+/// row-major position holding an index out of range goes to *firstBad (a
+/// device flag the host set to ~0 and reads back).
+struct IxCheckLaunch {
+  const char *data = nullptr; ///< at its storage offset
+  int32_t dtype = I64;
+  int32_t rank = 0;
+  int64_t shape[kIxMaxRank] = {}, strides[kIxMaxRank] = {};
+  int64_t numel = 0, size = 0;
+  bool negative = false;
+  unsigned long long *firstBad = nullptr;
+};
+
+/// Each returns null on success, else the CUDA error's text.
+const char *launchIndexCheckCUDA(const IxCheckLaunch &launch);
+/// Gathers `numel` elements into the map's contiguous result.
+const char *launchGatherCUDA(const IxMap &map, int64_t numel);
+/// Scatters every line of the map into its base (the result, already a
+/// copy of self, with its counts zeroed); then, for `mean`, divides each of
+/// its `baseNumel` elements by its count.
+const char *launchScatterCUDA(const IxMap &map, bool mean, int64_t baseNumel);
+
+} // namespace traceir
+
+#endif // TRACEIR_RUNTIME_CUDA_INDEXLAUNCH_H

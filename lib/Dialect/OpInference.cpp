@@ -1445,15 +1445,16 @@ INFER(inferConv2d) {
 /// dilation=1, ceil_mode=False) and avg_pool2d(input, kernel_size,
 /// stride=kernel_size, padding=0, ceil_mode=False, count_include_pad=True,
 /// divisor_override=None): `decode`'s window over the last two dims.
+/// avg_pool2d (`i64`) takes floating and i64 inputs, as PyTorch's CPU.
 template <typename Args, typename Decoder>
 static bool inferWindowPool2d(Call &c, const PyArgs &a, Decoder decode,
-                              bool floatOnly) {
+                              bool i64) {
   return onRanked(c, "input", [&](Shape &s, Type elt) {
     if (s.size() != 3 && s.size() != 4)
       return c.err("input must be [N, C, H, W] or [C, H, W], got ",
                    shapeStr(s));
-    if (floatOnly && !isFloatLike(elt))
-      return c.err("takes floating-point tensors, got ", elt);
+    if (i64 && !isFloatLike(elt) && !elt.isSignlessInteger(64))
+      return c.err("takes floating-point or i64 tensors, got ", elt);
     Args pool;
     std::string why;
     if (!decode(callArgs(a), pool, why))

@@ -53,20 +53,22 @@ LISTED = re.findall(r"^TRACEIR_OP\((\w+),",
 
 OPS = {
     "abs", "acos", "acosh", "add", "amax", "amin", "any", "argmax", "argmin", "asin", "asinh",
-    "atan", "atanh", "bitwise_not", "ceil", "clone", "contiguous", "cos", "cosh", "cumsum", "div",
-    "elu", "eq", "erf", "exp", "expand", "expm1", "flatten", "floor", "full_like", "ge", "gelu",
-    "gt", "hardtanh", "isinf", "isnan", "layer_norm", "le", "leaky_relu", "log", "log10", "log1p",
-    "log2", "logical_not", "lt", "mean", "mul", "ne", "neg", "permute", "pow", "prod",
-    "reciprocal", "relu", "reshape", "round", "rsqrt", "select", "sigmoid", "sign", "sin", "sinh",
-    "slice", "sqrt", "squeeze", "sub", "sum", "t", "tan", "tanh", "transpose", "trunc",
-    "unflatten", "unsqueeze", "view", "zero_",
+    "atan", "atanh", "avg_pool2d", "bitwise_not", "ceil", "clone", "constant_pad_nd", "contiguous",
+    "cos", "cosh", "cumsum", "div", "elu", "eq", "erf", "exp", "expand", "expm1", "flatten", "flip",
+    "floor", "full_like", "ge", "gelu", "gt", "hardtanh", "isinf", "isnan", "layer_norm", "le",
+    "leaky_relu", "log", "log10", "log1p", "log2", "logical_not", "lt", "mean", "mul", "ne", "neg",
+    "permute", "pow", "prod", "reciprocal", "relu", "repeat", "reshape", "round", "rsqrt", "select",
+    "sigmoid", "sign", "sin", "sinh", "slice", "sqrt", "squeeze", "sub", "sum", "t", "tan", "tanh",
+    "transpose", "trunc", "unflatten", "unsqueeze", "view", "zero_",
 }
 # OpInfos whose aten_name is not the ATen op's (elu's is its Python name).
 ATEN_NAMES = {"nn.functional.elu": "elu"}
 # OpInfo variants of another overload than Ops.def's: round's `decimals`
 # ones call round.decimals, which is not in Core ATen (round.default is).
+# nn.functional.pad's `constant` variant calls F.pad(input, pad, mode,
+# value), whose third argument is not constant_pad_nd's value.
 OTHER_OVERLOADS = {("round", "decimals_0"), ("round", "decimals_3"),
-                   ("round", "decimals_neg_3")}
+                   ("round", "decimals_neg_3"), ("constant_pad_nd", "constant")}
 SAMPLES = 4
 DTYPES = (torch.float32, torch.int64)
 

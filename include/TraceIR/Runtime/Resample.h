@@ -151,6 +151,12 @@ struct Planes2d {
                   w * inStrides[3];
     return ewLoadDouble(in + off * ewSize(inDtype), inDtype);
   }
+  /// Input element (n, c, h, w) of an integer input, exactly.
+  TRACEIR_HD int64_t loadInt(int64_t n, int64_t c, int64_t h, int64_t w) const {
+    int64_t off = n * inStrides[0] + c * inStrides[1] + h * inStrides[2] +
+                  w * inStrides[3];
+    return ewLoadInt(in + off * ewSize(inDtype), inDtype);
+  }
   TRACEIR_HD void store(int64_t k, double v) const {
     ewStoreDouble(out + k * ewSize(outDtype), outDtype, v);
   }
@@ -160,7 +166,7 @@ struct Planes2d {
 /// (oh, ow) * stride - padding, clipped to the input; it averages over its
 /// size within the padded input (count_include_pad), over its clipped size,
 /// or over `divisor` where nonzero (divisor_override), as PyTorch's CPU
-/// kernel.
+/// kernel; an i64 input sums exactly and divides toward zero, as its.
 struct AvgPool2dPlan {
   Planes2d x;
   int64_t kH = 1, kW = 1, sH = 1, sW = 1, pH = 0, pW = 0;
@@ -184,13 +190,25 @@ TRACEIR_HD inline void avgPool2dElement(const AvgPool2dPlan &p, int64_t k) {
     x.store(k, 0);
     return;
   }
+  int64_t count = p.divisor           ? p.divisor
+                  : p.countIncludePad ? padded
+                                      : (h1 - h0) * (w1 - w0);
+  if (x.inDtype == I64) {
+    // PyTorch's int64 kernel: an exact (wrapping) sum, divided toward zero.
+    uint64_t sum = 0;
+    for (int64_t h = h0; h < h1; ++h)
+      for (int64_t w = w0; w < w1; ++w)
+        sum += static_cast<uint64_t>(x.loadInt(n, c, h, w));
+    int64_t total = static_cast<int64_t>(sum);
+    // INT64_MIN / -1 overflows: its wrapped quotient is INT64_MIN itself.
+    ewStoreInt(x.out + k * ewSize(x.outDtype), x.outDtype,
+               count == -1 ? static_cast<int64_t>(0 - sum) : total / count);
+    return;
+  }
   double sum = 0;
   for (int64_t h = h0; h < h1; ++h)
     for (int64_t w = w0; w < w1; ++w)
       sum += x.load(n, c, h, w);
-  int64_t count = p.divisor           ? p.divisor
-                  : p.countIncludePad ? padded
-                                      : (h1 - h0) * (w1 - w0);
   x.store(k, sum / static_cast<double>(count));
 }
 

@@ -19,7 +19,7 @@
 
 namespace traceir {
 
-/// avg_pool2d, decoded by decodeAvgPool2d: a floating 3-D or 4-D input
+/// avg_pool2d, decoded by decodeAvgPool2d: a floating or i64 3-D or 4-D input
 /// with nonzero non-batch dims, and PyTorch's output size.
 bool avgPool2dPlan(KernelContext &ctx, AvgPool2dPlan &p);
 

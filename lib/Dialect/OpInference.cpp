@@ -1729,16 +1729,22 @@ INFER(inferConv2d) {
 }
 
 /// max_pool2d(input, kernel_size, stride=kernel_size, padding=0,
-/// dilation=1, ceil_mode=False).
-INFER(inferMaxPool2d) {
-  CALL;
+/// dilation=1, ceil_mode=False) and avg_pool2d(input, kernel_size,
+/// stride=kernel_size, padding=0, ceil_mode=False, count_include_pad=True,
+/// divisor_override=None): `decode`'s window over the last two dims.
+/// avg_pool2d (`i64`) takes floating and i64 inputs, as PyTorch's CPU.
+template <typename Args, typename Decoder>
+static bool inferWindowPool2d(Call &c, const PyArgs &a, Decoder decode,
+                              bool i64) {
   return onRanked(c, "input", [&](Shape &s, Type elt) {
     if (s.size() != 3 && s.size() != 4)
       return c.err("input must be [N, C, H, W] or [C, H, W], got ",
                    shapeStr(s));
-    traceir::MaxPool2dArgs pool;
+    if (i64 && !isFloatLike(elt) && !elt.isSignlessInteger(64))
+      return c.err("takes floating-point or i64 tensors, got ", elt);
+    Args pool;
     std::string why;
-    if (!traceir::decodeMaxPool2d(callArgs(a), pool, why))
+    if (!decode(callArgs(a), pool, why))
       return c.err(why);
     for (int i = 0; i < 2; ++i) {
       int64_t &in = s[s.size() - 2 + i];
@@ -1758,6 +1764,95 @@ INFER(inferMaxPool2d) {
       in = *o;
     }
     return c.push(s, elt);
+  });
+}
+
+INFER(inferMaxPool2d) {
+  CALL;
+  return inferWindowPool2d<traceir::MaxPool2dArgs>(
+      c, a, traceir::decodeMaxPool2d, false);
+}
+
+INFER(inferAvgPool2d) {
+  CALL;
+  return inferWindowPool2d<traceir::AvgPool2dArgs>(
+      c, a, traceir::decodeAvgPool2d, true);
+}
+
+/// The shape `s` (dynamic dims as kDyn) as the decoders read it, unknown
+/// sizes negative, and back.
+static std::vector<int64_t> knownSizes(ArrayRef<int64_t> s) {
+  std::vector<int64_t> v(s.begin(), s.end());
+  for (int64_t &d : v)
+    d = d == kDyn ? -1 : d;
+  return v;
+}
+static Shape dynSizes(ArrayRef<int64_t> v) {
+  Shape s(v.begin(), v.end());
+  for (int64_t &d : s)
+    d = d < 0 ? kDyn : d;
+  return s;
+}
+
+/// constant_pad_nd(self, pad, value=0) (N = 0) and reflection_padNd /
+/// replication_padNd(self, padding), decoded by decodePad.
+template <traceir::PadMode M, int N> INFER(inferPad) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    if (M != traceir::PadMode::Constant && elt.isInteger(1))
+      return c.err("takes no bool tensor (PyTorch has no bool kernel for it)");
+    traceir::PadArgs pad;
+    std::string why;
+    if (!traceir::decodePad(callArgs(a), M, N, knownSizes(s), pad, why))
+      return c.err(why);
+    return c.push(dynSizes(pad.resultShape), elt);
+  });
+}
+
+/// upsample_nearest2d.vec(input, output_size, scale_factors) and
+/// upsample_bilinear2d.vec(input, output_size, align_corners,
+/// scale_factors), decoded by decodeUpsample2d: floating inputs (and u8
+/// for nearest, as PyTorch's CPU kernels).
+template <bool Bilinear> INFER(inferUpsample2d) {
+  CALL;
+  return onRanked(c, "input", [&](Shape &s, Type elt) {
+    if (!isFloatLike(elt) && (Bilinear || !elt.isUnsignedInteger(8)))
+      return c.err("takes floating-point", Bilinear ? "" : " or u8",
+                   " tensors, got ", elt);
+    traceir::UpsampleArgs up;
+    std::string why;
+    if (!traceir::decodeUpsample2d(callArgs(a), Bilinear, knownSizes(s), up,
+                                   why))
+      return c.err(why);
+    s[2] = up.size[0] < 0 ? kDyn : up.size[0];
+    s[3] = up.size[1] < 0 ? kDyn : up.size[1];
+    return c.push(s, elt);
+  });
+}
+
+/// flip(self, dims): each dim at most once.
+INFER(inferFlip) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    std::vector<bool> flipped;
+    std::string why;
+    if (!traceir::decodeReducedDims(callArgs(a), 1, s.size(),
+                                    traceir::DimArg::ListEmptyMarksNone,
+                                    flipped, why))
+      return c.err(why);
+    return c.push(s, elt);
+  });
+}
+
+/// repeat(self, repeats), decoded by decodeRepeat.
+INFER(inferRepeat) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    std::vector<int64_t> shape;
+    std::string why;
+    if (!traceir::decodeRepeat(callArgs(a), knownSizes(s), shape, why))
+      return c.err(why);
+    return c.push(dynSizes(shape), elt);
   });
 }
 
@@ -2198,5 +2293,14 @@ template InferSig inferRnn<false>;
 template InferSig inferRnn<true>;
 template InferSig inferLoss<false>;
 template InferSig inferLoss<true>;
+template InferSig inferPad<traceir::PadMode::Constant, 0>;
+template InferSig inferPad<traceir::PadMode::Reflect, 1>;
+template InferSig inferPad<traceir::PadMode::Reflect, 2>;
+template InferSig inferPad<traceir::PadMode::Reflect, 3>;
+template InferSig inferPad<traceir::PadMode::Replicate, 1>;
+template InferSig inferPad<traceir::PadMode::Replicate, 2>;
+template InferSig inferPad<traceir::PadMode::Replicate, 3>;
+template InferSig inferUpsample2d<false>;
+template InferSig inferUpsample2d<true>;
 
 } // namespace mlir::trace::registry

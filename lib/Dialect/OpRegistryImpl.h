@@ -72,6 +72,11 @@ InferSig inferIndexSelect, inferGather, inferScatter, inferScatterAdd,
 
 // Neural-network layers
 InferSig inferEmbedding, inferConv2d, inferMaxPool2d, inferAdaptiveAvgPool2d;
+
+// Pooling, padding, resampling and data movement
+InferSig inferAvgPool2d, inferFlip, inferRepeat;
+template <traceir::PadMode M, int N> InferSig inferPad;
+template <bool Bilinear> InferSig inferUpsample2d;
 template <bool Lstm> InferSig inferRnn;
 template <bool AllowProbabilities> InferSig inferLoss;
 

@@ -84,11 +84,13 @@ bool traceir::conv2dArgs(KernelContext &ctx, ConvGeometry &g) {
   return true;
 }
 
+/// A floating input (or, where `i64`, an int64 one: avg_pool2d's).
 static bool floatingPoolInput(KernelContext &ctx, const Tensor &x,
-                              const char *op) {
-  if (isFloatingDType(x.dtype))
+                              const char *op, bool i64 = false) {
+  if (isFloatingDType(x.dtype) || (i64 && x.dtype == DType::I64))
     return true;
-  ctx.fail(strCat(op) + " supports floating dtypes, got " + dtypeName(x.dtype));
+  ctx.fail(strCat(op) + " supports floating" + (i64 ? " and i64" : "") +
+           " dtypes, got " + dtypeName(x.dtype));
   return false;
 }
 
@@ -128,18 +130,30 @@ static bool poolRank(KernelContext &ctx, const Tensor &x, const char *op) {
   return false;
 }
 
-bool traceir::maxPool2dArgs(KernelContext &ctx, MaxPool2dArgs &a) {
+/// max_pool2d and avg_pool2d: `decode`'s window over a floating (or, where
+/// `i64`, int64) 3-D or 4-D input.
+template <typename Args, typename Decoder>
+static bool windowPool2dArgs(KernelContext &ctx, Args &a, Decoder decode,
+                             const char *op, bool i64) {
   const Tensor &x = ctx.tensor(0);
-  if (!floatingPoolInput(ctx, x, "max_pool2d") ||
-      !decodeArgs(ctx, decodeMaxPool2d, a) || !poolRank(ctx, x, "max_pool2d") ||
-      !nonBatchDimsNonzero(ctx, x, "max_pool2d"))
+  if (!floatingPoolInput(ctx, x, op, i64) || !decodeArgs(ctx, decode, a) ||
+      !poolRank(ctx, x, op) || !nonBatchDimsNonzero(ctx, x, op))
     return false;
-  // PyTorch's max_pool2d_with_indices checks and pooling_output_shape; a
-  // window that does not fit gives size 0, which poolResult refuses.
+  // PyTorch's max_pool2d_with_indices / avg_pool2d checks and
+  // pooling_output_shape; a window that does not fit gives size 0, which
+  // poolResult refuses.
   int64_t size[2];
   for (int d = 0; d < 2; ++d)
     size[d] = a.outputSize(d, x.shape[x.rank() - 2 + d]).value_or(0);
-  return poolResult(ctx, x, size[0], size[1], "max_pool2d");
+  return poolResult(ctx, x, size[0], size[1], op);
+}
+
+bool traceir::maxPool2dArgs(KernelContext &ctx, MaxPool2dArgs &a) {
+  return windowPool2dArgs(ctx, a, decodeMaxPool2d, "max_pool2d", false);
+}
+
+bool traceir::avgPool2dArgs(KernelContext &ctx, AvgPool2dArgs &a) {
+  return windowPool2dArgs(ctx, a, decodeAvgPool2d, "avg_pool2d", true);
 }
 
 bool traceir::adaptiveAvgPool2dArgs(KernelContext &ctx) {

@@ -176,9 +176,12 @@ std::optional<int64_t> Conv2dArgs::outputSize(int d, int64_t in,
   return checkedWindowOutput(in, k, stride[d], padding[d], dilation[d]);
 }
 
-bool traceir::decodeMaxPool2d(const CallArgs &args, MaxPool2dArgs &a,
-                              std::string &err) {
-  a = MaxPool2dArgs();
+/// The pooling window both max_pool2d and avg_pool2d take: kernel_size,
+/// stride and padding at arguments 1 to 3, then dilation at `dilationArg`
+/// where the op has one (-1: avg_pool2d's is 1), ceil_mode at `ceilArg`.
+static bool decodePoolWindow(const CallArgs &args, MaxPool2dArgs &a,
+                             int dilationArg, unsigned ceilArg,
+                             std::string &err) {
   if (args.isNone(1)) {
     err = "kernel_size is required";
     return false;
@@ -187,8 +190,9 @@ bool traceir::decodeMaxPool2d(const CallArgs &args, MaxPool2dArgs &a,
       !readPair(args, 2, "stride", a.stride, a.kernel, err,
                 /*emptyIsDefault=*/true) ||
       !readPair(args, 3, "padding", a.padding, {0, 0}, err) ||
-      !readPair(args, 4, "dilation", a.dilation, {1, 1}, err) ||
-      !readBool(args, 5, "ceil_mode", a.ceil, false, err))
+      (dilationArg >= 0 &&
+       !readPair(args, dilationArg, "dilation", a.dilation, {1, 1}, err)) ||
+      !readBool(args, ceilArg, "ceil_mode", a.ceil, false, err))
     return false;
   for (int d = 0; d < 2; ++d) {
     if (a.kernel[d] <= 0 || a.stride[d] <= 0 || a.dilation[d] <= 0) {
@@ -211,10 +215,231 @@ bool traceir::decodeMaxPool2d(const CallArgs &args, MaxPool2dArgs &a,
   return true;
 }
 
+bool traceir::decodeMaxPool2d(const CallArgs &args, MaxPool2dArgs &a,
+                              std::string &err) {
+  a = MaxPool2dArgs();
+  return decodePoolWindow(args, a, 4, 5, err);
+}
+
+bool traceir::decodeAvgPool2d(const CallArgs &args, AvgPool2dArgs &a,
+                              std::string &err) {
+  a = AvgPool2dArgs();
+  if (!decodePoolWindow(args, a, -1, 4, err) ||
+      !readBool(args, 5, "count_include_pad", a.countIncludePad, true, err) ||
+      !readInt(args, 6, "divisor_override", a.divisor, 0, err))
+    return false;
+  if (!args.isNone(6) && a.divisor == 0) {
+    err = "divisor must be not zero";
+    return false;
+  }
+  return true;
+}
+
 std::optional<int64_t> MaxPool2dArgs::outputSize(int d, int64_t in) const {
   std::optional<int64_t> o = checkedWindowOutput(in, kernel[d], stride[d],
                                                  padding[d], dilation[d], ceil);
   return o && *o > 0 ? o : std::nullopt;
+}
+
+//===--- Padding and resampling -------------------------------------------===//
+
+bool traceir::decodePad(const CallArgs &args, PadMode mode, int spatial,
+                        std::span<const int64_t> shape, PadArgs &a,
+                        std::string &err) {
+  a = PadArgs();
+  a.mode = mode;
+  int64_t rank = static_cast<int64_t>(shape.size());
+  std::vector<int64_t> pad;
+  if (!readIntList(args, 1, mode == PadMode::Constant ? "pad" : "padding", pad,
+                   err))
+    return false;
+  if (mode == PadMode::Constant) {
+    if (pad.size() % 2 != 0) {
+      err = "Length of pad must be even but instead it equals " +
+            std::to_string(pad.size());
+      return false;
+    }
+    if (static_cast<int64_t>(pad.size() / 2) > rank) {
+      err = "Length of pad should be no more than twice the number of "
+            "dimensions of the input. Pad length is " +
+            std::to_string(pad.size()) + " while the input has " +
+            std::to_string(rank) + " dimensions.";
+      return false;
+    }
+    const Scalar &v = args.scalar(2);
+    if (v.kind == Scalar::Kind::Int || v.kind == Scalar::Kind::Bool) {
+      a.intValue = v.i;
+      a.value = static_cast<double>(v.i);
+    } else if (!readNumber(args, 2, "value", a.value, 0.0, err)) {
+      return false;
+    } else {
+      a.valueIsInt = args.isNone(2);
+    }
+  } else {
+    if (static_cast<int64_t>(pad.size()) != 2 * spatial) {
+      err = "padding size is expected to be " + std::to_string(2 * spatial) +
+            ", but got: " + std::to_string(pad.size());
+      return false;
+    }
+    // An (N+1)-D input, or an (N+2)-D batch whose batch alone may be empty.
+    bool batched = rank == spatial + 2;
+    bool ok = batched || rank == spatial + 1;
+    for (int64_t d = batched ? 1 : 0; ok && d < rank; ++d)
+      ok = shape[d] != 0;
+    if (!ok) {
+      err = "Expected " + std::to_string(spatial + 1) + "D or " +
+            std::to_string(spatial + 2) +
+            "D (batch mode) tensor with possibly 0 batch size and other "
+            "non-zero dimensions for input, but got: " +
+            intListString(shape);
+      return false;
+    }
+  }
+  a.before.assign(rank, 0);
+  a.after.assign(rank, 0);
+  a.resultShape.assign(shape.begin(), shape.end());
+  // pad[2i], pad[2i + 1] pad dim rank - 1 - i.
+  for (size_t i = 0; i < pad.size() / 2; ++i) {
+    int64_t d = rank - 1 - static_cast<int64_t>(i), in = shape[d];
+    int64_t l = pad[2 * i], r = pad[2 * i + 1];
+    a.before[d] = l;
+    a.after[d] = r;
+    if (in < 0) {
+      a.resultShape[d] = -1;
+      continue;
+    }
+    if (mode == PadMode::Reflect && (l >= in || r >= in)) {
+      err = "Argument #4: Padding size should be less than the corresponding "
+            "input dimension, but got: padding (" +
+            std::to_string(l) + ", " + std::to_string(r) + ") at dimension " +
+            std::to_string(d) + " of input " + intListString(shape);
+      return false;
+    }
+    std::optional<int64_t> lr = checkedAdd(l, r);
+    std::optional<int64_t> out = lr ? checkedAdd(in, *lr) : lr;
+    if (!out) {
+      err = "padding (" + std::to_string(l) + ", " + std::to_string(r) +
+            ") of dimension " + std::to_string(d) + " overflows int64";
+      return false;
+    }
+    if (mode == PadMode::Constant && *out < 0) {
+      err = "The input size " + std::to_string(in) +
+            ", plus negative padding " + std::to_string(l) + " and " +
+            std::to_string(r) +
+            " resulted in a negative output size, which is invalid. Check "
+            "dimension " +
+            std::to_string(d) + " of your input.";
+      return false;
+    }
+    if (mode != PadMode::Constant && *out < 1) {
+      err = "input (size " + std::to_string(in) + " at dimension " +
+            std::to_string(d) +
+            ") is too small. Calculated output size: " + std::to_string(*out);
+      return false;
+    }
+    a.resultShape[d] = *out;
+  }
+  return true;
+}
+
+bool traceir::decodeUpsample2d(const CallArgs &args, bool bilinear,
+                               std::span<const int64_t> shape, UpsampleArgs &a,
+                               std::string &err) {
+  a = UpsampleArgs();
+  unsigned scalesArg = bilinear ? 3 : 2;
+  if (bilinear &&
+      !readBool(args, 2, "align_corners", a.alignCorners, std::nullopt, err))
+    return false;
+  bool hasSize = !args.isNone(1), hasScales = !args.isNone(scalesArg);
+  if (hasSize == hasScales) {
+    err = "Must specify exactly one of output_size and scale_factors";
+    return false;
+  }
+  if (shape.size() != 4) {
+    err = "It is expected input_size equals to 4, but got size " +
+          std::to_string(shape.size());
+    return false;
+  }
+  if (hasSize) {
+    std::vector<int64_t> size;
+    if (!readIntList(args, 1, "output_size", size, err))
+      return false;
+    if (size.size() != 2) {
+      err = "output_size must have 2 values, got " + intListString(size);
+      return false;
+    }
+    a.size = {size[0], size[1]};
+  } else {
+    const Scalar &s = args.scalar(scalesArg);
+    if (s.numbers.size() != 2) {
+      err = "argument #" + std::to_string(scalesArg) +
+            " (scale_factors) must be a list of 2 numbers";
+      return false;
+    }
+    for (int d = 0; d < 2; ++d) {
+      a.scales[d] = s.numbers[d];
+      if (shape[2 + d] < 0) {
+        a.size[d] = -1;
+        continue;
+      }
+      // PyTorch's compute_output_size: the product, truncated.
+      double odim = static_cast<double>(shape[2 + d]) * s.numbers[d];
+      if (!(odim > -9.2e18 && odim < 9.2e18)) {
+        err = "scale_factors " + numberString(s.numbers[d]) +
+              " gives an output size out of range";
+        return false;
+      }
+      a.size[d] = static_cast<int64_t>(odim);
+    }
+  }
+  // A size from the scales of an unknown input size is unknown.
+  bool bad = shape[2] == 0 || shape[3] == 0;
+  for (int d = 0; d < 2; ++d)
+    bad = bad || ((hasSize || shape[2 + d] >= 0) && a.size[d] <= 0);
+  if (bad) {
+    err = "Input and output sizes should be greater than 0, but got input "
+          "(H: " +
+          std::to_string(shape[2]) + ", W: " + std::to_string(shape[3]) +
+          ") output (H: " + std::to_string(a.size[0]) +
+          ", W: " + std::to_string(a.size[1]) + ")";
+    return false;
+  }
+  // Every dim but the batch: PyTorch's "non-empty 4D data tensor".
+  if (shape[1] == 0) {
+    err = "Non-empty 4D data tensor expected but got a tensor with sizes " +
+          intListString(shape);
+    return false;
+  }
+  return true;
+}
+
+bool traceir::decodeRepeat(const CallArgs &args, std::span<const int64_t> shape,
+                           std::vector<int64_t> &result, std::string &err) {
+  std::vector<int64_t> repeats;
+  if (!readIntList(args, 1, "repeats", repeats, err))
+    return false;
+  if (repeats.size() < shape.size()) {
+    err = "Number of dimensions of repeat dims can not be smaller than "
+          "number of dimensions of tensor";
+    return false;
+  }
+  size_t lead = repeats.size() - shape.size();
+  result.assign(repeats.size(), 0);
+  for (size_t d = 0; d < repeats.size(); ++d) {
+    if (repeats[d] < 0) {
+      err = "Trying to create tensor with negative dimension " +
+            std::to_string(repeats[d]) + ": " + intListString(repeats);
+      return false;
+    }
+    int64_t in = d < lead ? 1 : shape[d - lead];
+    std::optional<int64_t> r = checkedMul(in, repeats[d]);
+    if (in >= 0 && !r) {
+      err = "repeats " + intListString(repeats) + " overflow int64";
+      return false;
+    }
+    result[d] = in < 0 ? -1 : *r;
+  }
+  return true;
 }
 
 //===--- Reductions -------------------------------------------------------===//

@@ -35,11 +35,15 @@ Scalar traceir::decodeScalar(const ScalarValue &value) {
   case VK::List:
   case VK::Tuple: {
     // All ints, or all bools (output_mask reads like a list of 0/1 ints).
-    bool ints = true, bools = true;
+    bool ints = true, bools = true, numbers = true;
     for (const ScalarValue &e : value.elements) {
       ints = ints && e.kind == VK::Int;
       bools = bools && e.kind == VK::Bool;
+      numbers = numbers && (e.kind == VK::Int || e.kind == VK::Float);
     }
+    if (numbers)
+      for (const ScalarValue &e : value.elements)
+        s.numbers.push_back(e.kind == VK::Int ? double(e.i) : e.f);
     if (ints || bools) {
       s.kind = K::IntList;
       for (const ScalarValue &e : value.elements)

@@ -516,6 +516,28 @@ trace.graph @indexing(%x: tensor<3x4x5xf32>, %i: tensor<2xi64>, %j: tensor<2x1xi
   // slice_scatter and select_scatter cast src to self's dtype.
   %13 = pyop "slice_scatter"(%x, %g, 1, 1, None, 2) : (tensor<3x4x5xf32>, tensor<3x2x5xi64>) -> tensor<3x4x5xf32>
   %14 = pyop "select_scatter"(%x, %r, 1, -1) : (tensor<3x4x5xf32>, tensor<3x5xi64>) -> tensor<3x4x5xf32>
+// Pooling, padding, resampling and data movement.
+trace.graph @resample(%x: tensor<2x3x7x8xf32>, %u: tensor<1x2x5x6xui8>, %i: tensor<2x3xi32>,
+                      %d: tensor<2x?x5x6xf32>, %b: tensor<2x3xi1>) -> () {
+  // avg_pool2d: stride [] is the kernel; ceil_mode lets a window start in
+  // the padding only if it starts in the input.
+  %0 = pyop "avg_pool2d"(%x, [2, 2], []) : (tensor<2x3x7x8xf32>) -> tensor<2x3x3x4xf32>
+  %1 = pyop "avg_pool2d"(%x, [3, 3], [2, 2], 1, True, False, 2) : (tensor<2x3x7x8xf32>) -> tensor<2x3x4x5xf32>
+  // constant_pad_nd pads from the last dim backward; negative pads crop.
+  %2 = pyop "constant_pad_nd"(%x, [1, 2, -3, 0], 0.5) : (tensor<2x3x7x8xf32>) -> tensor<2x3x4x11xf32>
+  %3 = pyop "constant_pad_nd"(%b, [1, 1], True) : (tensor<2x3xi1>) -> tensor<2x5xi1>
+  %4 = pyop "reflection_pad2d"(%x, [1, 2, 3, 4]) : (tensor<2x3x7x8xf32>) -> tensor<2x3x14x11xf32>
+  %5 = pyop "replication_pad1d"(%i, [-1, 4]) : (tensor<2x3xi32>) -> tensor<2x6xi32>
+  %6 = pyop "reflection_pad3d"(%x, [1, 1, 1, 1, 1, 1]) : (tensor<2x3x7x8xf32>) -> tensor<2x5x9x10xf32>
+  // upsample .vec: output_size, or the scales' products truncated.
+  %7 = pyop "upsample_nearest2d"(%u, None, [1.5, 0.5]) : (tensor<1x2x5x6xui8>) -> tensor<1x2x7x3xui8>
+  %8 = pyop "upsample_bilinear2d"(%x, [4, 9], True, None) : (tensor<2x3x7x8xf32>) -> tensor<2x3x4x9xf32>
+  %9 = pyop "upsample_nearest2d"(%d, None, [2.0, 2.0]) : (tensor<2x?x5x6xf32>) -> tensor<2x?x10x12xf32>
+  // flip keeps the shape; repeat may add leading dims.
+  %10 = pyop "flip"(%i, [0, -1]) : (tensor<2x3xi32>) -> tensor<2x3xi32>
+  %11 = pyop "repeat"(%i, [2, 1, 3]) : (tensor<2x3xi32>) -> tensor<2x2x9xi32>
+  %12 = pyop "repeat"(%d, [1, 2, 1, 1]) : (tensor<2x?x5x6xf32>) -> tensor<2x?x5x6xf32>
+  %13 = pyop "_adaptive_avg_pool2d"(%x, [2, 3]) : (tensor<2x3x7x8xf32>) -> tensor<2x3x2x3xf32>
   ret
 }
 
@@ -527,6 +549,9 @@ trace.graph @clamp_without_bounds(%f: tensor<4xf32>) -> () {
 trace.graph @index_select_matrix(%x: tensor<3x4xf32>, %i: tensor<2x2xi64>) -> () {
   // expected-error @+1 {{"index_select": index must be a vector or 0-d, got shape [2, 2]}}
   %0 = pyop "index_select"(%x, 0, %i) : (tensor<3x4xf32>, tensor<2x2xi64>) -> tensor<4x4xf32>
+trace.graph @avg_pool2d_int(%i: tensor<1x1x4x4xi32>) -> () {
+  // expected-error @+1 {{"avg_pool2d": takes floating-point or i64 tensors, got i32}}
+  %0 = pyop "avg_pool2d"(%i, 2) : (tensor<1x1x4x4xi32>) -> tensor<1x1x2x2xi32>
   ret
 }
 
@@ -538,6 +563,9 @@ trace.graph @fmod_bool(%b: tensor<4xi1>) -> () {
 trace.graph @gather_float_index(%x: tensor<3x4xf32>, %i: tensor<3x4xf32>) -> () {
   // expected-error @+1 {{"gather": index must be int64 or int32, got f32}}
   %0 = pyop "gather"(%x, 0, %i) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+trace.graph @avg_pool2d_divisor(%x: tensor<1x1x4x4xf32>) -> () {
+  // expected-error @+1 {{"avg_pool2d": divisor must be not zero}}
+  %0 = pyop "avg_pool2d"(%x, 2, 2, 0, False, True, 0) : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32>
   ret
 }
 
@@ -549,6 +577,9 @@ trace.graph @copy_no_broadcast(%f: tensor<4xf32>, %g: tensor<2x4xf32>) -> () {
 trace.graph @gather_larger(%x: tensor<3x4xf32>, %i: tensor<4x4xi64>) -> () {
   // expected-error @+1 {{"gather": index [4, 4] is larger than self [3, 4] outside dim 1}}
   %0 = pyop "gather"(%x, 1, %i) : (tensor<3x4xf32>, tensor<4x4xi64>) -> tensor<4x4xf32>
+trace.graph @constant_pad_nd_negative(%x: tensor<2x3xf32>) -> () {
+  // expected-error @+1 {{"constant_pad_nd": The input size 3, plus negative padding -2 and -2 resulted in a negative output size, which is invalid. Check dimension 1 of your input.}}
+  %0 = pyop "constant_pad_nd"(%x, [-2, -2]) : (tensor<2x3xf32>) -> tensor<2x3xf32>
   ret
 }
 
@@ -557,6 +588,9 @@ trace.graph @gather_larger(%x: tensor<3x4xf32>, %i: tensor<4x4xi64>) -> () {
 trace.graph @scatter_dtype(%x: tensor<3x4xf32>, %i: tensor<3x4xi64>, %s: tensor<3x4xf64>) -> () {
   // expected-error @+1 {{"scatter": src must have self's dtype f32, got f64}}
   %0 = pyop "scatter"(%x, 0, %i, %s) : (tensor<3x4xf32>, tensor<3x4xi64>, tensor<3x4xf64>) -> tensor<3x4xf32>
+trace.graph @reflection_pad_too_large(%x: tensor<2x3xf32>) -> () {
+  // expected-error @+1 {{"reflection_pad1d": Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (3, 0) at dimension 1 of input [2, 3]}}
+  %0 = pyop "reflection_pad1d"(%x, [3, 0]) : (tensor<2x3xf32>) -> tensor<2x6xf32>
   ret
 }
 
@@ -565,6 +599,9 @@ trace.graph @scatter_dtype(%x: tensor<3x4xf32>, %i: tensor<3x4xi64>, %s: tensor<
 trace.graph @scatter_reduce_name(%x: tensor<3x4xf32>, %i: tensor<3x4xi64>) -> () {
   // expected-error @+1 {{"scatter_reduce": argument #4 (reduce) must be one of "sum", "prod", "mean", "amax", "amin"}}
   %0 = pyop "scatter_reduce"(%x, 0, %i, %x, "max") : (tensor<3x4xf32>, tensor<3x4xi64>, tensor<3x4xf32>) -> tensor<3x4xf32>
+trace.graph @replication_pad_bool(%b: tensor<2x3xi1>) -> () {
+  // expected-error @+1 {{"replication_pad1d": takes no bool tensor}}
+  %0 = pyop "replication_pad1d"(%b, [1, 1]) : (tensor<2x3xi1>) -> tensor<2x5xi1>
   ret
 }
 
@@ -573,6 +610,9 @@ trace.graph @scatter_reduce_name(%x: tensor<3x4xf32>, %i: tensor<3x4xi64>) -> ()
 trace.graph @index_bool_mask(%x: tensor<3x4xf32>, %m: tensor<3xi1>) -> () {
   // expected-error @+1 {{"index": an index tensor must be int64 or int32, got i1 (boolean masks are not supported}}
   %0 = pyop "index"(%x, %m) : (tensor<3x4xf32>, tensor<3xi1>) -> tensor<?x4xf32>
+trace.graph @upsample_both(%x: tensor<1x1x2x2xf32>) -> () {
+  // expected-error @+1 {{"upsample_nearest2d": Must specify exactly one of output_size and scale_factors}}
+  %0 = pyop "upsample_nearest2d"(%x, [4, 4], [2.0, 2.0]) : (tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>
   ret
 }
 
@@ -581,6 +621,9 @@ trace.graph @index_bool_mask(%x: tensor<3x4xf32>, %m: tensor<3xi1>) -> () {
 trace.graph @index_too_many(%x: tensor<3xf32>, %i: tensor<2xi64>) -> () {
   // expected-error @+1 {{"index": too many indices for a tensor of rank 1 (got 2)}}
   %0 = pyop "index"(%x, %i, %i) : (tensor<3xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<2xf32>
+trace.graph @upsample_bilinear_int(%x: tensor<1x1x2x2xi64>) -> () {
+  // expected-error @+1 {{"upsample_bilinear2d": takes floating-point tensors, got i64}}
+  %0 = pyop "upsample_bilinear2d"(%x, [4, 4], False, None) : (tensor<1x1x2x2xi64>) -> tensor<1x1x4x4xi64>
   ret
 }
 
@@ -589,6 +632,9 @@ trace.graph @index_too_many(%x: tensor<3xf32>, %i: tensor<2xi64>) -> () {
 trace.graph @index_broadcast(%x: tensor<3x4xf32>, %i: tensor<2xi64>, %j: tensor<3xi64>) -> () {
   // expected-error @+1 {{"index": the index tensors' shapes [2] and [3] cannot be broadcast together}}
   %0 = pyop "index"(%x, %i, %j) : (tensor<3x4xf32>, tensor<2xi64>, tensor<3xi64>) -> tensor<2xf32>
+trace.graph @repeat_short(%x: tensor<2x3xf32>) -> () {
+  // expected-error @+1 {{"repeat": Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor}}
+  %0 = pyop "repeat"(%x, [2]) : (tensor<2x3xf32>) -> tensor<2x3xf32>
   ret
 }
 
@@ -605,5 +651,8 @@ trace.graph @index_put_values(%x: tensor<3x4xf32>, %i: tensor<2xi64>, %v: tensor
 trace.graph @slice_scatter_shape(%x: tensor<3x4xf32>, %s: tensor<3x3xf32>) -> () {
   // expected-error @+1 {{"slice_scatter": src [3, 3] must have the slice's shape [3, 2]}}
   %0 = pyop "slice_scatter"(%x, %s, 1, 0, None, 2) : (tensor<3x4xf32>, tensor<3x3xf32>) -> tensor<3x4xf32>
+trace.graph @flip_twice(%x: tensor<2x3xf32>) -> () {
+  // expected-error @+1 {{"flip": dim 1 appears more than once in the list of dims}}
+  %0 = pyop "flip"(%x, [1, -1]) : (tensor<2x3xf32>) -> tensor<2x3xf32>
   ret
 }

@@ -53,23 +53,25 @@ LISTED = re.findall(r"^TRACEIR_OP\((\w+),",
 
 OPS = {
     "abs", "acos", "acosh", "add", "amax", "amin", "any", "argmax", "argmin", "asin", "asinh",
-    "atan", "atan2", "atanh", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil",
-    "clamp", "clone", "contiguous", "cos", "cosh", "cumsum", "div", "elu", "eq", "erf", "exp",
-    "expand", "expm1", "fill", "flatten", "floor", "fmod", "full_like", "ge", "gelu", "gt",
-    "hardtanh", "index_select", "isinf", "isnan", "layer_norm", "le", "leaky_relu", "log", "log10",
-    "log1p", "log2", "logical_and", "logical_not", "logical_or", "logical_xor", "lt", "maximum",
-    "mean", "minimum", "mul", "ne", "neg", "permute", "pow", "prod", "reciprocal", "relu",
-    "remainder", "reshape", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "select",
-    "select_scatter", "sigmoid", "sign", "sin", "sinh", "slice", "slice_scatter", "sqrt", "squeeze",
-    "sub", "sum", "t", "tan", "tanh", "transpose", "trunc", "unflatten", "unsqueeze", "view",
-    "zero_",
+    "atan", "atan2", "atanh", "avg_pool2d", "bitwise_and", "bitwise_not", "bitwise_or",
+    "bitwise_xor", "ceil", "clamp", "clone", "constant_pad_nd", "contiguous", "cos", "cosh",
+    "cumsum", "div", "elu", "eq", "erf", "exp", "expand", "expm1", "fill", "flatten", "flip",
+    "floor", "fmod", "full_like", "ge", "gelu", "gt", "hardtanh", "index_select", "isinf", "isnan",
+    "layer_norm", "le", "leaky_relu", "log", "log10", "log1p", "log2", "logical_and", "logical_not",
+    "logical_or", "logical_xor", "lt", "maximum", "mean", "minimum", "mul", "ne", "neg", "permute",
+    "pow", "prod", "reciprocal", "relu", "remainder", "repeat", "reshape", "round", "rsqrt",
+    "scatter", "scatter_add", "scatter_reduce", "select", "select_scatter", "sigmoid", "sign",
+    "sin", "sinh", "slice", "slice_scatter", "sqrt", "squeeze", "sub", "sum", "t", "tan", "tanh",
+    "transpose", "trunc", "unflatten", "unsqueeze", "view", "zero_",
 }
 # OpInfos whose aten_name is not the ATen op's (elu's is its Python name).
 ATEN_NAMES = {"nn.functional.elu": "elu"}
 # OpInfo variants of another overload than Ops.def's: round's `decimals`
 # ones call round.decimals, which is not in Core ATen (round.default is).
+# nn.functional.pad's `constant` variant calls F.pad(input, pad, mode,
+# value), whose third argument is not constant_pad_nd's value.
 OTHER_OVERLOADS = {("round", "decimals_0"), ("round", "decimals_3"),
-                   ("round", "decimals_neg_3")}
+                   ("round", "decimals_neg_3"), ("constant_pad_nd", "constant")}
 SAMPLES = 4
 DTYPES = (torch.float32, torch.int64)
 

@@ -41,6 +41,11 @@ bool conv2dArgs(KernelContext &ctx, ConvGeometry &g);
 /// or 4-D input with nonzero non-batch dims, and a result of the input's
 /// leading dims and PyTorch's output size.
 bool maxPool2dArgs(KernelContext &ctx, MaxPool2dArgs &a);
+/// avg_pool2d(input, kernel_size, stride=kernel_size, padding=0,
+/// ceil_mode=False, count_include_pad=True, divisor_override=None),
+/// decoded by decodeAvgPool2d, with max_pool2d's checks but for an i64
+/// input, which PyTorch's CPU kernel also takes.
+bool avgPool2dArgs(KernelContext &ctx, AvgPool2dArgs &a);
 /// adaptive_avg_pool2d(input, output_size): a floating 3-D or 4-D input
 /// with nonzero non-batch dims, and a result of its leading dims and a
 /// positive output size.

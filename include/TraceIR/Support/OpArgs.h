@@ -130,6 +130,62 @@ struct MaxPool2dArgs {
 };
 bool decodeMaxPool2d(const CallArgs &args, MaxPool2dArgs &a, std::string &err);
 
+/// avg_pool2d(input, kernel_size, stride=kernel_size, padding=0,
+/// ceil_mode=False, count_include_pad=True, divisor_override=None):
+/// max_pool2d's window and checks without dilation (always 1), and a
+/// nonzero divisor_override.
+struct AvgPool2dArgs : MaxPool2dArgs {
+  bool countIncludePad = true;
+  int64_t divisor = 0; ///< divisor_override; 0 when None
+};
+bool decodeAvgPool2d(const CallArgs &args, AvgPool2dArgs &a, std::string &err);
+
+//===--- Padding and resampling -------------------------------------------===//
+
+/// How a pad fills: a constant (constant_pad_nd), the input mirrored about
+/// its edges (reflection_padNd) or its edge repeated (replication_padNd).
+enum class PadMode { Constant, Reflect, Replicate };
+
+/// The pads of constant_pad_nd(self, pad, value=0) (`spatial` 0: the pad
+/// list covers up to every dim, from the last backward, negative pads
+/// crop) and of reflection_padNd / replication_padNd(self, padding) (N =
+/// `spatial` 1, 2 or 3: an (N+1)-D or (N+2)-D input, 2N pads), with
+/// PyTorch's checks against `shape` (a negative size is unknown and passes).
+struct PadArgs {
+  PadMode mode = PadMode::Constant;
+  /// The pads before and after each dim of the input (0 on unpadded dims).
+  std::vector<int64_t> before, after;
+  /// constant_pad_nd's value: an int (`valueIsInt`, exact) or a float.
+  double value = 0;
+  int64_t intValue = 0;
+  bool valueIsInt = true;
+  /// The result's shape (negative where `shape` is).
+  std::vector<int64_t> resultShape;
+};
+bool decodePad(const CallArgs &args, PadMode mode, int spatial,
+               std::span<const int64_t> shape, PadArgs &a, std::string &err);
+
+/// upsample_nearest2d.vec(input, output_size, scale_factors) and
+/// upsample_bilinear2d.vec(input, output_size, align_corners,
+/// scale_factors) (`bilinear`) of a 4-D `shape` (a negative size is
+/// unknown): exactly one of output_size and scale_factors, each of two
+/// entries; the result's spatial size (negative where unknown) and the
+/// scales PyTorch's index computations take (0 for none: output_size
+/// given, the ratio of the sizes is used).
+struct UpsampleArgs {
+  std::array<int64_t, 2> size{0, 0};
+  std::array<double, 2> scales{0, 0};
+  bool alignCorners = false;
+};
+bool decodeUpsample2d(const CallArgs &args, bool bilinear,
+                      std::span<const int64_t> shape, UpsampleArgs &a,
+                      std::string &err);
+
+/// repeat(self, repeats): at least one repeat per dim of `shape`, none
+/// negative; the result's shape (negative where `shape` is unknown).
+bool decodeRepeat(const CallArgs &args, std::span<const int64_t> shape,
+                  std::vector<int64_t> &result, std::string &err);
+
 //===--- Reductions -------------------------------------------------------===//
 
 /// How a reduction's dim argument reads, as its ATen schemas declare it.

@@ -43,6 +43,9 @@ struct Scalar {
   bool b = false;
   std::string s;
   std::vector<int64_t> ints; ///< an int list or tuple (or one int)
+  /// A list or tuple of numbers (ints and floats, not bools) as doubles,
+  /// as scale_factors=[2.0, 1.5] reads.
+  std::vector<double> numbers;
 
   bool isNone() const { return kind == Kind::None; }
   /// A number as a double (ints and bools convert).
@@ -53,7 +56,8 @@ struct Scalar {
 
 /// The decoded form of `value`: an int also reads as a one-element int
 /// list; a list or tuple of ints, or of bools (as 0/1), is an IntList; any
-/// other list or tuple is Other, with its Python literal in `s`.
+/// other list or tuple is Other, with its Python literal in `s`. A list or
+/// tuple of ints and floats also has them in `numbers`.
 Scalar decodeScalar(const ScalarValue &value);
 
 /// `value` as a Python literal (None, True, -1, 0.5, "s", (1,), [1, 2]).

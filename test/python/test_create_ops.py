@@ -56,7 +56,7 @@ def check_nan(op, args, want):
 #===--- arange ---------------------------------------------------------------===#
 
 @pytest.mark.parametrize("args,kwargs", [
-    ((0, 5), {}), ((3, 17, 4), {}), ((10, 0, -3), {}), ((0, 0), {}), ((-2, 3), {}),
+    ((3, 17, 4), {}), ((10, 0, -3), {}), ((0, 0), {}),
     ((0, 1, 0.1), {}), ((0.5, -2.0, -0.75), {}), ((True, 5), {}),
     # Past 2^53: int64 steps exactly.
     ((2 ** 60, 2 ** 60 + 40, 7), {}),
@@ -64,9 +64,8 @@ def check_nan(op, args, want):
     # truncated numbers (a step of 0.5 truncates to 0, as PyTorch's).
     ((0, 5.5), dict(dtype=torch.int64)), ((0, 5, 0.5), dict(dtype=torch.int64)),
     ((-2.5, 3), dict(dtype=torch.uint8)), ((0, 300), dict(dtype=torch.int8)),
-    ((0, 7, 2), dict(dtype=torch.int32)), ((1, 4), dict(dtype=torch.int16)),
-    ((0, 5), dict(dtype=torch.float64)), ((0, 3, 0.3), dict(dtype=torch.float64)),
-    ((0, 9), dict(dtype=torch.float16)), ((0, 9, 0.5), dict(dtype=torch.bfloat16)),
+    ((0, 7, 2), dict(dtype=torch.int32)), ((0, 3, 0.3), dict(dtype=torch.float64)),
+    ((0, 9, 0.5), dict(dtype=torch.bfloat16)),
 ])
 def test_arange(args, kwargs):
     want = torch.arange(*args, **kwargs)
@@ -114,27 +113,22 @@ def test_arange_result_shape_checked():
 def test_max_min_dim(op):
     fn = getattr(torch, op)
     x = rnd(3, 4, 5)
-    check_op(op, [x, 1], list(fn(x, 1)))
-    check_op(op, [x, -1, True], list(fn(x, -1, keepdim=True)))
-    check_op(op, [Transposed(x), 2], list(fn(x, 2)))
+    check_op(op, [Transposed(x), -1, True], list(fn(x, -1, keepdim=True)))
     check_op(op, [Sliced(x), 0, True], list(fn(x, 0, keepdim=True)))
     # Long groups take CUDA's block path.
     y = rnd(2, 300)
     check_op(op, [y, 1], list(fn(y, 1)))
     # A 0-d input: dim 0 or -1, itself at position 0.
     s = torch.tensor(2.5)
-    check_op(op, [s, 0], list(fn(s, 0)))
     check_op(op, [s, -1, True], list(fn(s, -1, keepdim=True)))
     # An empty result of nonempty groups.
     e = torch.zeros(0, 3)
     check_op(op, [e, 1], list(fn(e, 1)))
 
 
-@pytest.mark.parametrize("op", ["max", "min"])
-@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16, torch.int64,
-                                   torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool])
-def test_max_min_dtypes(op, dtype):
-    fn = getattr(torch, op)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16, torch.int32, torch.int8,
+                                   torch.uint8, torch.bool])
+def test_max_min_dtypes(dtype):
     if dtype.is_floating_point:
         x = rnd(4, 6, dtype=dtype)
     elif dtype == torch.bool:
@@ -143,8 +137,8 @@ def test_max_min_dtypes(op, dtype):
         info = torch.iinfo(dtype)
         x = torch.randint(max(info.min, -100), min(info.max, 100), (4, 6), dtype=dtype)
     x[1] = x[1, 0]  # ties go to the first position
-    check_op(op, [x, 1], list(fn(x, 1)))
-    check_op(op, [Transposed(x), 0, True], list(fn(x, 0, keepdim=True)))
+    check_op("max", [x, 1], list(torch.max(x, 1)))
+    check_op("min", [Transposed(x), 0, True], list(torch.min(x, 0, keepdim=True)))
 
 
 def test_max_min_int64_exact():
@@ -194,7 +188,7 @@ def group_norm_f64(x, w, b, group, eps=1e-5):
 def test_native_group_norm(dtype):
     x = rnd(2, 6, 3, 4, dtype=dtype)
     w, b = rnd(6, dtype=dtype), rnd(6, dtype=dtype)
-    for group in (1, 2, 3, 6):
+    for group in (1, 3):
         check_op("native_group_norm", [x, w, b, 2, 6, 12, group, 1e-5],
                  group_norm_f64(x, w, b, group), **TOL[dtype])
     check_op("native_group_norm", [x, None, None, 2, 6, 12, 3, 0.1],
@@ -252,9 +246,7 @@ def distinct(*shape, dtype=torch.float32):
 
 def test_sort():
     x = distinct(3, 4, 5)
-    for dim in (0, 1, -1):
-        for desc in (False, True):
-            check_op("sort", [x, dim, desc], list(torch.sort(x, dim, desc)))
+    check_op("sort", [x, 1, False], list(torch.sort(x, 1, False)))
     check_op("sort", [x], list(torch.sort(x)))
     check_op("sort", [Transposed(x), 1, True], list(torch.sort(x, 1, True)))
     check_op("sort", [Sliced(x), 0], list(torch.sort(x, 0)))
@@ -263,12 +255,10 @@ def test_sort():
     s = torch.tensor(1.5)
     check_op("sort", [s, 0], list(torch.sort(s, 0)))
     e = torch.zeros(3, 0)
-    check_op("sort", [e, 1], list(torch.sort(e, 1)))
     check_op("sort", [e, 0], list(torch.sort(e, 0)))
 
 
-@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16, torch.int64,
-                                   torch.int32, torch.int16, torch.int8, torch.uint8])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.int32, torch.uint8])
 def test_sort_topk_dtypes(dtype):
     x = distinct(4, 6, dtype=dtype) if dtype != torch.uint8 else torch.randperm(24).to(dtype).reshape(4, 6)
     check_op("sort", [x, 1, True], list(torch.sort(x, 1, True)))
@@ -290,7 +280,7 @@ def test_sort_topk_nan():
 
 def test_topk():
     x = distinct(3, 4, 5)
-    for k, dim, largest in ((2, -1, True), (1, 0, False), (4, 1, True), (0, 2, True), (5, 2, False)):
+    for k, dim, largest in ((1, 0, False), (0, 2, True), (5, 2, False)):
         check_op("topk", [x, k, dim, largest], list(torch.topk(x, k, dim, largest)))
     check_op("topk", [x, 2], list(torch.topk(x, 2)))
     check_op("topk", [Transposed(x), 3, 1], list(torch.topk(x, 3, 1)))
@@ -366,7 +356,7 @@ def draw(op, shape, dtype=None, seed=0):
     return got
 
 
-@pytest.mark.parametrize("dtype", [None, torch.float64, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [None, torch.float64, torch.bfloat16])
 def test_rand_distribution(dtype):
     x = draw("rand", (200, 100), dtype)
     assert x.dtype == (dtype or torch.float32) and x.shape == (200, 100)
@@ -377,7 +367,7 @@ def test_rand_distribution(dtype):
     assert len(v.unique()) > (200 if dtype == torch.bfloat16 else 1000)
 
 
-@pytest.mark.parametrize("dtype", [None, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [None, torch.bfloat16])
 def test_randn_distribution(dtype):
     v = draw("randn", (200, 100), dtype).double()
     # 20000 normals: mean 0 (sd 0.007), variance 1 (sd 0.01).
@@ -430,8 +420,8 @@ IMPORTS = {
 }
 
 
-@pytest.mark.parametrize("decompose", [None, True])
-@pytest.mark.parametrize("case", sorted(IMPORTS))
+@pytest.mark.parametrize("case,decompose", [(case, None) for case in sorted(IMPORTS)]
+                         + [("arange", True)])
 def test_imports_and_runs(case, decompose):
     fn, args = IMPORTS[case]
     model = (fn if isinstance(fn, torch.nn.Module) else Fn(fn)).eval()

@@ -686,7 +686,8 @@ static Shape reducedShape(const Shape &s, const std::vector<bool> &reduced,
   return r;
 }
 
-/// sum/mean/amax/amin/prod/any/argmax/argmin(self, dim, keepdim, dtype):
+/// sum/mean/amax/amin/prod/any/argmax/argmin/max/min(self, dim, keepdim,
+/// dtype):
 /// `dim` read as `F` says (traceir::DimArg); None reduces all.
 template <ReduceDtype R, traceir::DimArg F> INFER(inferReduce) {
   CALL;
@@ -694,13 +695,18 @@ template <ReduceDtype R, traceir::DimArg F> INFER(inferReduce) {
     bool keep;
     if (!c.boolArg(2, "keepdim", keep, false))
       return false;
+    // max.dim and min.dim take one dim, never None.
+    int64_t d;
+    if (R == ReduceDtype::ValueIndex && !c.intArg(1, "dim", d))
+      return false;
     std::vector<bool> reduced;
     std::string why;
     if (!traceir::decodeReducedDims(callArgs(a), 1, s.size(), F, reduced, why))
       return c.err(why);
-    // amax, amin, argmax and argmin have no identity: PyTorch refuses an
-    // empty group even where the result is empty.
-    if ((R == ReduceDtype::Same || R == ReduceDtype::Index) &&
+    // amax, amin, argmax, argmin, max.dim and min.dim have no identity:
+    // PyTorch refuses an empty group even where the result is empty.
+    if ((R == ReduceDtype::Same || R == ReduceDtype::Index ||
+         R == ReduceDtype::ValueIndex) &&
         !traceir::checkReducedNonEmpty(s, reduced, why))
       return c.err(why);
     Shape r = reducedShape(s, reduced, keep);
@@ -723,7 +729,25 @@ template <ReduceDtype R, traceir::DimArg F> INFER(inferReduce) {
         return c.err("does not support bool input");
       elt = c.i64();
     }
+    if (R == ReduceDtype::ValueIndex) // (values, indices)
+      return c.push(r, elt) && c.push(r, c.i64());
     return c.push(r, elt);
+  });
+}
+
+/// sort(self, dim=-1, descending=False) and topk(self, k, dim=-1,
+/// largest=True, sorted=True) -> (values, indices): self's shape with k
+/// along dim (sort: all), the values in self's dtype, i64 positions.
+template <bool Topk> INFER(inferSort) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    traceir::SortArgs sa;
+    std::string why;
+    if (!traceir::decodeSort(callArgs(a), s, Topk, sa, why))
+      return c.err(why);
+    if (!s.empty())
+      s[sa.dim] = sa.k;
+    return c.push(s, elt) && c.push(s, c.i64());
   });
 }
 
@@ -812,6 +836,61 @@ INFER(inferScalarTensor) {
   if (!numberDtype(c, 0, "s", dflt) || !dtypeArg(c, 1, "dtype", dtype))
     return false;
   return c.push({}, dtype ? dtype : c.f32());
+}
+
+/// The tensor factories without values: empty(size, dtype=None, ...),
+/// empty_strided(size, stride, dtype=None, ...), rand and randn(size,
+/// dtype=None, ...): `size` of non-negative dims in `dtype` (float32 when
+/// None), which rand and randn (`Random`) need floating. empty_strided's
+/// stride, one non-negative int per dim, is a layout TraceIR's contiguous
+/// results do not keep: the values are unspecified, so no reader can tell.
+template <bool Strided, bool Random> INFER(inferFactory) {
+  CALL;
+  SmallVector<int64_t> size, stride;
+  Type dtype;
+  unsigned d = Strided ? 2 : 1;
+  if (!c.intList(0, "size", size) ||
+      (Strided && !c.intList(1, "stride", stride)) ||
+      !dtypeArg(c, d, "dtype", dtype))
+    return false;
+  for (int64_t x : size)
+    if (x < 0)
+      return c.err("size ", shapeStr(size), " has a negative dim");
+  if (Strided && stride.size() != size.size())
+    return c.err("stride ", shapeStr(stride),
+                 " must have one entry per dim of size ", shapeStr(size));
+  for (int64_t x : stride)
+    if (x < 0)
+      return c.err("stride ", shapeStr(stride), " has a negative entry");
+  if (!dtype)
+    dtype = c.f32();
+  if (Random && !isFloatLike(dtype))
+    return c.err("draws floating point values, got dtype ", dtype);
+  return c.push(size, dtype);
+}
+
+/// arange(start, end, step=1, dtype=None, ...), arange.start_step: a 1-D
+/// tensor of decodeArange's length, int64 from ints and float32 from a
+/// float unless dtype= says another (not bool, which PyTorch refuses).
+INFER(inferArange) {
+  CALL;
+  Type dtype;
+  if (!dtypeArg(c, 3, "dtype", dtype))
+    return false;
+  if (dtype && dtype.isInteger(1))
+    return c.err("arange has no bool kernel (dtype=torch.bool)");
+  traceir::ArangeKind kind = !dtype ? traceir::ArangeKind::Default
+                             : dtype.isInteger(64) ? traceir::ArangeKind::Int64
+                             : isa<IntegerType>(dtype)
+                                 ? traceir::ArangeKind::Integer
+                                 : traceir::ArangeKind::Floating;
+  traceir::ArangeArgs r;
+  std::string why;
+  if (!traceir::decodeArange(callArgs(a), kind, r, why))
+    return c.err(why);
+  if (!dtype)
+    dtype = r.kind == traceir::ArangeKind::Int64 ? c.i64() : c.f32();
+  return c.push({r.size}, dtype);
 }
 
 /// softmax/log_softmax(self, dim, dtype=None): dtype= casts the input
@@ -911,6 +990,43 @@ template <bool Native> INFER(inferLayerNorm) {
     Shape stat(s.begin(), s.end() - norm.size());
     stat.append(norm.size(), 1);
     return c.push(stat, elt) && c.push(stat, elt);
+  });
+}
+
+/// native_group_norm(input, weight, bias, N, C, HxW, group, eps) -> (out,
+/// mean, rstd): a floating input [N, C, *] with HxW elements in *; out has
+/// its shape, mean and rstd [N, group].
+INFER(inferGroupNorm) {
+  CALL;
+  traceir::GroupNormArgs g;
+  std::string why;
+  if (!traceir::decodeGroupNorm(callArgs(a), g, why))
+    return c.err(why);
+  return onRanked(c, "input", [&](Shape &s, Type elt) {
+    if (!isFloatLike(elt))
+      return c.err("input must be floating point, got ", elt);
+    int64_t hxw = 1;
+    bool dyn = false;
+    for (size_t d = 2; d < s.size(); ++d) {
+      dyn |= s[d] == kDyn;
+      hxw *= s[d] == kDyn ? 1 : s[d];
+    }
+    auto differs = [](int64_t x, int64_t y) { return x != kDyn && x != y; };
+    if (s.size() < 2 || differs(s[0], g.N) || differs(s[1], g.C) ||
+        (!dyn && hxw != g.HxW))
+      return c.err("input ", shapeStr(s), " is not [N=", g.N, ", C=", g.C,
+                   ", *] with HxW=", g.HxW, " elements in *");
+    for (unsigned i : {1u, 2u}) {
+      TensorType t;
+      if (!c.optTensor(i, i == 1 ? "weight" : "bias", t))
+        return false;
+      if (t && t.hasRank() &&
+          failed(verifyCompatibleShape(t.getShape(), {g.C})))
+        return c.err(i == 1 ? "weight " : "bias ", shapeStr(t.getShape()),
+                     " must have shape [C=", g.C, "]");
+    }
+    return c.push(s, elt) && c.push({g.N, g.group}, elt) &&
+           c.push({g.N, g.group}, elt);
   });
 }
 
@@ -2283,8 +2399,14 @@ template InferSig
 template InferSig inferReduce<ReduceDtype::Float>;
 template InferSig inferReduce<ReduceDtype::Index, traceir::DimArg::One>;
 template InferSig inferReduce<ReduceDtype::Same>;
+template InferSig inferReduce<ReduceDtype::ValueIndex, traceir::DimArg::One>;
 template InferSig inferReduce<ReduceDtype::Sum>;
 template InferSig inferReduce<ReduceDtype::Sum, traceir::DimArg::One>;
+template InferSig inferFactory<false, false>;
+template InferSig inferFactory<true, false>;
+template InferSig inferFactory<false, true>;
+template InferSig inferSort<false>;
+template InferSig inferSort<true>;
 template InferSig inferLayerNorm<false>;
 template InferSig inferLayerNorm<true>;
 template InferSig inferBatchNorm<false>;

@@ -84,6 +84,11 @@ namespace {
       "train, dropout > 0 and num_layers > 1: random"
 #define TRACEIR_EFFECTS_ATTENTION                                              \
   aliasNone, never, attentionRandom, "fresh", "dropout_p > 0: random"
+#define TRACEIR_EFFECTS_RANDOM aliasNone, never, always, "fresh", "random"
+// empty's values are unspecified: two calls are two tensors (an in-place
+// op may write either), so it is never CSE'd, as a random op.
+#define TRACEIR_EFFECTS_UNINITIALIZED                                          \
+  aliasNone, never, always, "fresh", "uninitialized: not CSE'd, as random"
 
 // Ops.def's CPU and CUDA columns, for the docs.
 #define TRACEIR_KERNEL_DOC_KERNEL "kernel"

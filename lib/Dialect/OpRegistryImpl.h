@@ -36,8 +36,10 @@ enum class EltRule { Promote, Float, Bool, NotBool, Integral, FloatOnly };
 /// What a reduction does to the dtype: amax and amin keep it (and, having
 /// no identity, refuse an empty group), mean needs a float, sum and prod
 /// widen integers and bools to i64 (as PyTorch does), any gives bool,
-/// argmax and argmin give i64 positions (and refuse an empty group).
-enum class ReduceDtype { Same, Float, Sum, Bool, Index };
+/// argmax and argmin give i64 positions (and refuse an empty group), max
+/// and min over one dim give the values and their i64 positions (bools
+/// too).
+enum class ReduceDtype { Same, Float, Sum, Bool, Index, ValueIndex };
 
 // The table takes the addresses of the template ones without seeing their
 // definitions: each instantiation a row names is also in the list of
@@ -45,7 +47,8 @@ enum class ReduceDtype { Same, Float, Sum, Bool, Index };
 InferSig inferWhere, inferDiv, inferSameAsFirst, inferDropout, inferToCopy,
     inferClamp, inferCopy;
 // Tensors made from scalars
-InferSig inferFull, inferFullLike, inferScalarTensor;
+InferSig inferFull, inferFullLike, inferScalarTensor, inferArange;
+template <bool Strided, bool Random> InferSig inferFactory;
 template <unsigned N, EltRule R = EltRule::Promote> InferSig inferElementwise;
 
 // Linear algebra
@@ -55,8 +58,9 @@ template <unsigned Rank> InferSig inferMatmulOfRank;
 // Reductions and normalizations
 template <ReduceDtype R, traceir::DimArg F = traceir::DimArg::List>
 InferSig inferReduce;
-InferSig inferSoftmax, inferCumsum, inferVar, inferBatchNormBackward,
-    inferBatchNormDoubleBackward;
+InferSig inferSoftmax, inferCumsum, inferVar, inferGroupNorm,
+    inferBatchNormBackward, inferBatchNormDoubleBackward;
+template <bool Topk> InferSig inferSort;
 template <bool Native> InferSig inferLayerNorm;
 template <bool Native> InferSig inferBatchNorm;
 

@@ -92,6 +92,98 @@ bool traceir::cumsumArgs(KernelContext &ctx, int64_t &dim) {
   return checkResultShape(ctx, 0, in.shape);
 }
 
+bool traceir::arangeArgs(KernelContext &ctx, ArangeArgs &a) {
+  DType dt = ctx.result(0).dtype;
+  if (dt == DType::Bool) {
+    ctx.fail("arange has no bool kernel");
+    return false;
+  }
+  ArangeKind kind = dt == DType::I64      ? ArangeKind::Int64
+                    : isFloatingDType(dt) ? ArangeKind::Floating
+                                          : ArangeKind::Integer;
+  int64_t size[1];
+  if (!decodeArgs(ctx, decodeArange, kind, a))
+    return false;
+  size[0] = a.size;
+  return checkResultShape(ctx, 0, size);
+}
+
+bool traceir::valuesIndicesArgs(KernelContext &ctx) {
+  if (ctx.numResults() != 2) {
+    ctx.fail("the call has " + strCat(ctx.numResults()) +
+             " results, but the op returns two (values, indices)");
+    return false;
+  }
+  if (ctx.isNone(1)) {
+    ctx.fail("argument #1 (dim) must be an int");
+    return false;
+  }
+  return true;
+}
+
+bool traceir::sortArgs(KernelContext &ctx, bool topk, SortRows &L) {
+  const Tensor &in = ctx.tensor(0);
+  SortArgs a;
+  if (!decodeArgs(ctx, decodeSort, in.shape, topk, a))
+    return false;
+  if (ctx.numResults() != 2) {
+    ctx.fail("the call has " + strCat(ctx.numResults()) +
+             " results, but the op returns two (values, indices)");
+    return false;
+  }
+  Shape shape = in.shape;
+  if (in.rank() > 0)
+    shape[a.dim] = a.k;
+  if (!checkResultShape(ctx, 0, shape) || !checkResultShape(ctx, 1, shape))
+    return false;
+  const Tensor &values = ctx.result(0), &indices = ctx.result(1);
+  if (values.dtype != in.dtype || indices.dtype != DType::I64) {
+    ctx.fail("the results must be self's dtype and int64");
+    return false;
+  }
+  if (in.rank() > kRdMaxRank) {
+    ctx.fail("tensors of rank " + strCat(in.rank()) +
+             " are not supported here (at most " + strCat(kRdMaxRank) + ")");
+    return false;
+  }
+  // The kept dims: every one but dim.
+  L = SortRows();
+  auto split = [&](const Tensor &t, RdGroups &g) {
+    g.offset = t.offset;
+    for (int64_t d = 0; d < t.rank(); ++d) {
+      if (d == a.dim)
+        continue;
+      g.keptShape[g.keptRank] = t.shape[d];
+      g.keptStrides[g.keptRank++] = t.strides[d];
+      g.numKept *= t.shape[d];
+    }
+  };
+  split(in, L.in);
+  split(values, L.out);
+  L.n = in.rank() ? in.shape[a.dim] : 1;
+  L.stride = in.rank() ? in.strides[a.dim] : 0;
+  L.outStride = in.rank() ? values.strides[a.dim] : 0;
+  L.k = a.k;
+  L.data = static_cast<const char *>(in.storage->data);
+  L.inDtype = static_cast<int32_t>(in.dtype);
+  L.floating = isFloatingDType(in.dtype);
+  L.descending = a.descending;
+  // values and indices: fresh and contiguous, each from its own start.
+  L.out.offset = 0;
+  L.values = values.bytes();
+  L.valuesDtype = static_cast<int32_t>(values.dtype);
+  L.indices = indices.bytes();
+  return true;
+}
+
+bool traceir::randomResult(KernelContext &ctx) {
+  if (isFloatingDType(ctx.result(0).dtype))
+    return true;
+  ctx.fail("draws floating point values, got dtype " +
+           std::string(dtypeName(ctx.result(0).dtype)));
+  return false;
+}
+
 bool traceir::catArgs(KernelContext &ctx, unsigned &n, int64_t &dim) {
   const Tensor &out = ctx.result(0);
   n = 0;

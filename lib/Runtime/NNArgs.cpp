@@ -402,8 +402,16 @@ bool traceir::logSoftmaxBackwardArgs(KernelContext &ctx, int64_t &dim) {
   return true;
 }
 
+int64_t LayerNormArgs::numRows() const {
+  int64_t n = 1;
+  for (int64_t d = 0; d < rows.rank() - normDims; ++d)
+    n *= rows.shape[d];
+  return n;
+}
+
 bool traceir::layerNormArgs(KernelContext &ctx, LayerNormArgs &a, bool native) {
   const Tensor &in = ctx.tensor(0);
+  a.rows = in;
   const std::vector<int64_t> &normalized = ctx.scalar(1).ints;
   a.normDims = normalized.size();
   a.eps = ctx.isNone(4) ? 1e-5 : ctx.scalar(4).number();
@@ -446,6 +454,51 @@ bool traceir::layerNormArgs(KernelContext &ctx, LayerNormArgs &a, bool native) {
     return false;
   }
   return true;
+}
+
+bool traceir::groupNormArgs(KernelContext &ctx, LayerNormArgs &a) {
+  const Tensor &in = ctx.tensor(0);
+  GroupNormArgs g;
+  if (!decodeArgs(ctx, decodeGroupNorm, g))
+    return false;
+  // What inference checks in a verified graph; a saved executable states
+  // its own types, and the kernels index by these.
+  int64_t hxw = 1;
+  for (int64_t d = 2; d < in.rank(); ++d)
+    hxw *= in.shape[d];
+  if (in.rank() < 2 || in.shape[0] != g.N || in.shape[1] != g.C ||
+      hxw != g.HxW) {
+    ctx.fail("input " + shapeToString(in.shape) + " is not [N=" + strCat(g.N) +
+             ", C=" + strCat(g.C) + ", *] with HxW=" + strCat(g.HxW) +
+             " elements in *");
+    return false;
+  }
+  a.normDims = in.rank() - 1;
+  a.eps = g.eps;
+  a.groups = g.group;
+  a.span = g.HxW;
+  a.weight = ctx.isTensor(1) ? &ctx.tensor(1) : nullptr;
+  a.bias = ctx.isTensor(2) ? &ctx.tensor(2) : nullptr;
+  for (const Tensor *t : {a.weight, a.bias})
+    if (t && (!t->isContiguous() || t->rank() != 1 || t->shape[0] != g.C)) {
+      ctx.fail("native_group_norm weight and bias must be None or hold C=" +
+               strCat(g.C) + " contiguous elements, got " +
+               shapeToString(t->shape));
+      return false;
+    }
+  // [N, C, *] as [N, group, C / group, *]: C splits without a copy.
+  a.rows = in;
+  int64_t cpg = g.C / g.group;
+  a.rows.shape.insert(a.rows.shape.begin() + 1, g.group);
+  a.rows.shape[2] = cpg;
+  a.rows.strides.insert(a.rows.strides.begin() + 1, in.strides[1] * cpg);
+  int64_t stats[2] = {g.N, g.group};
+  if (ctx.numResults() != 3) {
+    ctx.fail("native_group_norm returns three results (out, mean, rstd)");
+    return false;
+  }
+  return checkResultShape(ctx, 0, in.shape) &&
+         checkResultShape(ctx, 1, stats) && checkResultShape(ctx, 2, stats);
 }
 
 bool traceir::dropoutArgs(KernelContext &ctx, DropoutArgs &a) {

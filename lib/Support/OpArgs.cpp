@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace traceir;
 
@@ -491,6 +492,40 @@ bool traceir::checkReducedNonEmpty(std::span<const int64_t> shape,
   return true;
 }
 
+bool traceir::decodeSort(const CallArgs &args, std::span<const int64_t> shape,
+                         bool topk, SortArgs &a, std::string &err) {
+  a = SortArgs();
+  unsigned d = topk ? 2 : 1;
+  bool sorted;
+  if (!readInt(args, d, "dim", a.dim, -1, err) ||
+      !readBool(args, d + 1, topk ? "largest" : "descending", a.descending,
+                topk, err) ||
+      (topk && !readBool(args, 4, "sorted", sorted, true, err)))
+    return false;
+  int64_t rank = static_cast<int64_t>(shape.size()),
+          r = std::max<int64_t>(rank, 1);
+  if (a.dim < -r || a.dim >= r) {
+    err = "dim " + std::to_string(a.dim) +
+          " is out of range for a tensor of rank " + std::to_string(rank);
+    return false;
+  }
+  if (a.dim < 0)
+    a.dim += r;
+  int64_t size = rank ? shape[a.dim] : 1;
+  if (!topk) {
+    a.k = size;
+    return true;
+  }
+  if (!readInt(args, 1, "k", a.k, std::nullopt, err))
+    return false;
+  if (a.k < 0 || (size >= 0 && a.k > size)) {
+    err = "selected index k out of range: k = " + std::to_string(a.k) +
+          " for a dim of size " + std::to_string(size);
+    return false;
+  }
+  return true;
+}
+
 bool traceir::decodeLossReduction(const CallArgs &args, unsigned i,
                                   Reduction &r, std::string &err) {
   r = Reduction::Mean;
@@ -655,6 +690,24 @@ bool traceir::decodeIndexEntries(const CallArgs &args, unsigned first,
   }
   if (dims.empty()) {
     err = "needs at least one index tensor";
+bool traceir::decodeGroupNorm(const CallArgs &args, GroupNormArgs &a,
+                              std::string &err) {
+  a = GroupNormArgs();
+  if (!readInt(args, 3, "N", a.N, std::nullopt, err) ||
+      !readInt(args, 4, "C", a.C, std::nullopt, err) ||
+      !readInt(args, 5, "HxW", a.HxW, std::nullopt, err) ||
+      !readInt(args, 6, "group", a.group, std::nullopt, err) ||
+      !readNumber(args, 7, "eps", a.eps, std::nullopt, err))
+    return false;
+  if (a.N < 0 || a.C < 0 || a.HxW < 0) {
+    err = "N, C and HxW must be non-negative, got " + std::to_string(a.N) +
+          ", " + std::to_string(a.C) + " and " + std::to_string(a.HxW);
+    return false;
+  }
+  if (a.group <= 0 || a.C % a.group != 0) {
+    err = "Expected number of channels in input to be divisible by "
+          "num_groups, but got C=" +
+          std::to_string(a.C) + " and num_groups=" + std::to_string(a.group);
     return false;
   }
   return true;
@@ -712,5 +765,86 @@ bool traceir::decodeIndexPut(const CallArgs &args, unsigned n, unsigned &values,
     err = "takes self, indices, a values tensor and accumulate";
     return false;
   }
+//===--- Tensors made from scalars ----------------------------------------===//
+
+bool traceir::decodeArange(const CallArgs &args, ArangeKind kind, ArangeArgs &a,
+                           std::string &err) {
+  a = ArangeArgs();
+  static const char *names[] = {"start", "end", "step"};
+  const Scalar *s[3];
+  double d[3];
+  bool allInts = true;
+  for (unsigned i = 0; i < 3; ++i) {
+    static const Scalar one = [] {
+      Scalar v;
+      v.kind = Scalar::Kind::Int;
+      v.i = 1;
+      return v;
+    }();
+    s[i] = i == 2 && args.isNone(2) ? &one : &args.scalar(i);
+    if (args.isTensor(i) ||
+        (s[i]->kind != Scalar::Kind::Int && s[i]->kind != Scalar::Kind::Float &&
+         s[i]->kind != Scalar::Kind::Bool))
+      return argError(err, i, names[i], "a number");
+    allInts &= s[i]->kind != Scalar::Kind::Float;
+    d[i] = s[i]->number();
+  }
+  if (kind == ArangeKind::Default)
+    kind = allInts ? ArangeKind::Int64 : ArangeKind::Floating;
+  a.kind = kind;
+  // PyTorch's arange_check_bounds, on the numbers as doubles.
+  if (!(d[2] > 0 || d[2] < 0)) {
+    err = "step must be nonzero";
+    return false;
+  }
+  if (!std::isfinite(d[0]) || !std::isfinite(d[1])) {
+    err = "unsupported range: " + numberString(d[0]) + " -> " +
+          numberString(d[1]);
+    return false;
+  }
+  if (!((d[2] > 0 && d[1] >= d[0]) || (d[2] < 0 && d[1] <= d[0]))) {
+    err = "upper bound and lower bound inconsistent with step sign";
+    return false;
+  }
+  // An integer result steps in int64 from the numbers truncated, as
+  // Scalar::to<int64_t>, which refuses what int64 cannot hold.
+  int64_t x[3] = {0, 0, 0};
+  if (kind != ArangeKind::Floating)
+    for (unsigned i = 0; i < 3; ++i) {
+      if (s[i]->kind != Scalar::Kind::Float) {
+        x[i] = s[i]->kind == Scalar::Kind::Bool ? s[i]->b : s[i]->i;
+        continue;
+      }
+      double t = std::trunc(d[i]);
+      if (!(t >= -0x1p63 && t < 0x1p63)) {
+        err = std::string(names[i]) + " " + numberString(d[i]) +
+              " cannot be converted to int64 without overflow";
+        return false;
+      }
+      x[i] = static_cast<int64_t>(t);
+    }
+  a.startI = x[0];
+  a.stepI = x[2];
+  a.startD = d[0];
+  a.stepD = d[2];
+  // The length: exact for int64 from ints (int64 holds more than a double
+  // does), else ceil((end - start) / step) in double, as PyTorch's
+  // compute_arange_size.
+  if (kind == ArangeKind::Int64 && allInts) {
+    int64_t sgn = (x[2] > 0) - (x[2] < 0);
+    __int128 n = (static_cast<__int128>(x[1]) - x[0] + x[2] - sgn) / x[2];
+    if (n < 0 || n > std::numeric_limits<int64_t>::max()) {
+      err = "invalid size, possible overflow?";
+      return false;
+    }
+    a.size = static_cast<int64_t>(n);
+    return true;
+  }
+  double n = std::ceil((d[1] - d[0]) / d[2]);
+  if (!(n >= 0 && n < 0x1p63)) {
+    err = "invalid size, possible overflow?";
+    return false;
+  }
+  a.size = static_cast<int64_t>(n);
   return true;
 }

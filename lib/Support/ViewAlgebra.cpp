@@ -142,6 +142,8 @@ enum class ViewKind {
 #define TRACEIR_VIEW_KIND_DROPOUT ViewKind::None, false, false
 #define TRACEIR_VIEW_KIND_RNN ViewKind::None, false, false
 #define TRACEIR_VIEW_KIND_ATTENTION ViewKind::None, false, false
+#define TRACEIR_VIEW_KIND_RANDOM ViewKind::None, false, false
+#define TRACEIR_VIEW_KIND_UNINITIALIZED ViewKind::None, false, false
 
 struct OpViewInfo {
   std::string_view name;

@@ -159,6 +159,22 @@ def decomposed_form(op, args, results, used):
     if op == "unbind":
         dim = args[1] if len(args) > 1 else 0
         return [("select", [args[0], dim, i], [r]) for i, r in enumerate(results)], list
+    if op == "arange" and args:
+        # arange.default (end, ...) and arange.start (start, end, ...), which
+        # stay whole once arange has a kernel, as arange.start_step (start,
+        # end, step, dtype, ...), the one the registry reads.
+        n = next((i for i, a in enumerate(args)
+                  if not isinstance(a, (bool, int, float))), len(args))
+        head = {1: [0, args[0], 1], 2: [args[0], args[1], 1]}.get(n)
+        if head is not None:
+            return [("arange", head + args[n:], results)], one
+        return None
+    if op in ("max", "min") and len(args) == 1:
+        # max.default / min.default: the extreme of every element.
+        return [("a" + op, args, results)], one
+    if op in ("max", "min") and len(args) == 2 and isinstance(args[1], Value):
+        # max.other / min.other, run_decompositions' maximum / minimum.
+        return [(op + "imum", args, results)], one
     if op == "lift_fresh_copy":
         return [("clone", args[:1], results)], one
     if op in ("detach", "detach_"):

@@ -656,3 +656,88 @@ trace.graph @flip_twice(%x: tensor<2x3xf32>) -> () {
   %0 = pyop "flip"(%x, [1, -1]) : (tensor<2x3xf32>) -> tensor<2x3xf32>
   ret
 }
+
+// -----
+
+trace.graph @creation_and_two_results(%x: tensor<2x3xf32>, %b: tensor<2x3xi1>, %g: tensor<2x4x3xf32>, %w: tensor<4xf32>) -> () {
+  // arange: int64 from ints, float32 from a float, ceil((end - start) / step).
+  %0 = pyop "arange"(0, 5) : () -> tensor<5xi64>
+  %1 = pyop "arange"(0, 1, 0.25) : () -> tensor<4xf32>
+  %2 = pyop "arange"(10, 0, -3) : () -> tensor<4xi64>
+  // int64 from a float bound: the length in double, 0 .. 5.
+  %3 = pyop "arange"(0, 5.5, 1, "torch.int64") : () -> tensor<6xi64>
+  // max.dim and min.dim: the values in self's dtype (bools too), i64 positions.
+  %4:2 = pyop "max"(%x, 1) : (tensor<2x3xf32>) -> (tensor<2xf32>, tensor<2xi64>)
+  %5:2 = pyop "min"(%b, 0, True) : (tensor<2x3xi1>) -> (tensor<1x3xi1>, tensor<1x3xi64>)
+  // native_group_norm: out, and mean and rstd [N, group].
+  %6:3 = pyop "native_group_norm"(%g, %w, None, 2, 4, 3, 2, 1.0e-05) : (tensor<2x4x3xf32>, tensor<4xf32>) -> (tensor<2x4x3xf32>, tensor<2x2xf32>, tensor<2x2xf32>)
+  // sort keeps the shape; topk takes k along dim (-1 by default).
+  %7:2 = pyop "sort"(%x, 0, True) : (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+  %8:2 = pyop "topk"(%b, 2) : (tensor<2x3xi1>) -> (tensor<2x2xi1>, tensor<2x2xi64>)
+  %9:2 = pyop "topk"(%x, 0, 0, False) : (tensor<2x3xf32>) -> (tensor<0x3xf32>, tensor<0x3xi64>)
+  ret
+}
+
+// -----
+
+trace.graph @topk_k(%x: tensor<2x3xf32>) -> () {
+  // expected-error @+1 {{"topk": selected index k out of range: k = 4 for a dim of size 3}}
+  %0:2 = pyop "topk"(%x, 4) : (tensor<2x3xf32>) -> (tensor<2x4xf32>, tensor<2x4xi64>)
+  ret
+}
+
+// -----
+
+trace.graph @arange_step_zero() -> () {
+  // expected-error @+1 {{"arange": step must be nonzero}}
+  %0 = pyop "arange"(0, 5, 0) : () -> tensor<0xi64>
+  ret
+}
+
+// -----
+
+trace.graph @arange_sign() -> () {
+  // expected-error @+1 {{"arange": upper bound and lower bound inconsistent with step sign}}
+  %0 = pyop "arange"(5, 0) : () -> tensor<0xi64>
+  ret
+}
+
+// -----
+
+trace.graph @arange_bool() -> () {
+  // expected-error @+1 {{"arange": arange has no bool kernel (dtype=torch.bool)}}
+  %0 = pyop "arange"(0, 2, 1, "torch.bool") : () -> tensor<2xi1>
+  ret
+}
+
+// -----
+
+trace.graph @max_no_dim(%x: tensor<2x3xf32>) -> () {
+  // expected-error @+1 {{"max": argument #1 (dim) must be an int}}
+  %0:2 = pyop "max"(%x, None) : (tensor<2x3xf32>) -> (tensor<f32>, tensor<i64>)
+  ret
+}
+
+// -----
+
+trace.graph @max_empty_group(%x: tensor<0x3xf32>) -> () {
+  // expected-error @+1 {{"max": reduction dim 0 has size 0, and a reduction without an identity needs at least one element}}
+  %0:2 = pyop "max"(%x, 0) : (tensor<0x3xf32>) -> (tensor<3xf32>, tensor<3xi64>)
+  ret
+}
+
+// -----
+
+trace.graph @group_norm_groups(%g: tensor<2x4x3xf32>) -> () {
+  // expected-error @+1 {{"native_group_norm": Expected number of channels in input to be divisible by num_groups, but got C=4 and num_groups=3}}
+  %0:3 = pyop "native_group_norm"(%g, None, None, 2, 4, 3, 3, 1.0e-05) : (tensor<2x4x3xf32>) -> (tensor<2x4x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>)
+  ret
+}
+
+// -----
+
+trace.graph @group_norm_weight(%g: tensor<2x4x3xf32>, %w: tensor<3xf32>) -> () {
+  // expected-error @+1 {{"native_group_norm": weight [3] must have shape [C=4]}}
+  %0:3 = pyop "native_group_norm"(%g, %w, None, 2, 4, 3, 2, 1.0e-05) : (tensor<2x4x3xf32>, tensor<3xf32>) -> (tensor<2x4x3xf32>, tensor<2x2xf32>, tensor<2x2xf32>)
+  ret
+}

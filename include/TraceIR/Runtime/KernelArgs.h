@@ -9,6 +9,7 @@
 #define TRACEIR_RUNTIME_KERNELARGS_H
 
 #include "TraceIR/Runtime/Executable.h"
+#include "TraceIR/Runtime/SortRows.h"
 #include "TraceIR/Support/OpArgs.h"
 
 namespace traceir {
@@ -56,6 +57,21 @@ bool varCorrection(KernelContext &ctx, double &correction);
 /// cumsum(self, dim, dtype): the wrapped `dim` (0 for a 0-d input). Fails
 /// the call unless result 0 has the input's shape.
 bool cumsumArgs(KernelContext &ctx, int64_t &dim);
+/// arange(start, end, step, dtype, ...): decodeArange for result 0's
+/// dtype (bool refused, as PyTorch's), which must be 1-D of its length.
+bool arangeArgs(KernelContext &ctx, ArangeArgs &a);
+/// max.dim/min.dim(self, dim, keepdim): fails the call unless it has two
+/// results (values, indices) and a dim (not None); reductionArgs reads the
+/// rest.
+bool valuesIndicesArgs(KernelContext &ctx);
+/// sort(self, dim, descending) and topk(self, k, dim, largest, sorted):
+/// the rows to sort (SortRows.h), decoded by decodeSort. Fails the call
+/// unless it has two results (values, indices) of self's shape with k
+/// along dim, values in self's dtype and indices int64, or where the
+/// tensors' rank is beyond what SortRows holds.
+bool sortArgs(KernelContext &ctx, bool topk, SortRows &rows);
+/// rand and randn: fails the call unless result 0 is floating.
+bool randomResult(KernelContext &ctx);
 /// cat(tensors..., dim): the number of tensors `n` and the wrapped `dim`
 /// of result 0. Fails the call unless every input but PyTorch's legacy
 /// empty [0] matches the result in rank and in every dim but `dim`, and the

@@ -135,16 +135,38 @@ bool logSoftmaxBackwardArgs(KernelContext &ctx, int64_t &dim);
 
 //===--- layer_norm, dropout, embedding -----------------------------------===//
 
-/// layer_norm(input, normalized_shape, weight, bias, eps, ...).
+/// layer_norm(input, normalized_shape, weight, bias, eps, ...), and
+/// native_group_norm read as one: `rows` is the input seen as rows (its
+/// first rank - normDims dims, row-major) of normalized elements (the last
+/// normDims), each normalized over itself; the results are contiguous in
+/// that order. Element j of row o takes weight and bias element
+/// (o % groups) * (inner / span) + j / span, for `inner` elements a row.
 struct LayerNormArgs {
+  Tensor rows;
   int64_t normDims;
   double eps;
   const Tensor *weight, *bias; // null when None
+  /// layer_norm: 1 and 1 (element j takes weight j); native_group_norm: the
+  /// groups, and HxW (a channel's elements).
+  int64_t groups = 1, span = 1;
+
+  /// The number of rows.
+  int64_t numRows() const;
+  /// The weight and bias element of element j of row o.
+  int64_t weightIndex(int64_t o, int64_t j, int64_t inner) const {
+    return (o % groups) * (inner / span) + j / span;
+  }
 };
 /// normalized_shape must be the input's trailing dims, weight and bias hold
 /// one element per normalized element, the result has the input's shape
 /// and, for native_layer_norm (`native`), mean and rstd one element per row.
 bool layerNormArgs(KernelContext &ctx, LayerNormArgs &a, bool native);
+/// native_group_norm(input, weight, bias, N, C, HxW, group, eps): input [N,
+/// C, *] with HxW the product of *, C divisible by group, weight and bias
+/// None or C contiguous elements; out has the input's shape, mean and rstd
+/// N * group elements. `rows` is the input viewed as [N, group, C / group,
+/// *] with the last normDims = rank - 1 dims normalized.
+bool groupNormArgs(KernelContext &ctx, LayerNormArgs &a);
 
 /// dropout(input, p, train), decoded by decodeDropout, and a result of the
 /// input's shape.

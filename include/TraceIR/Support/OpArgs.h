@@ -214,6 +214,19 @@ bool decodeReducedDims(const CallArgs &args, unsigned i, int64_t rank,
 bool checkReducedNonEmpty(std::span<const int64_t> shape,
                           const std::vector<bool> &reduced, std::string &err);
 
+/// sort(self, dim=-1, descending=False) and topk(self, k, dim=-1,
+/// largest=True, sorted=True) of an input of `shape`: `dim` wrapped (0 for a
+/// 0-d input, whose one element is its only row), the first `k` elements of
+/// each row in order (sort: all of them), descending for sort's descending
+/// and topk's largest. topk refuses a k outside [0, size of dim]; a dynamic
+/// size (below 0) passes.
+struct SortArgs {
+  int64_t dim = 0, k = 0;
+  bool descending = false;
+};
+bool decodeSort(const CallArgs &args, std::span<const int64_t> shape, bool topk,
+                SortArgs &a, std::string &err);
+
 /// A loss reduction: 0/'none', 1/'mean' (the default) or 2/'sum'.
 enum class Reduction { None = 0, Mean = 1, Sum = 2 };
 bool decodeLossReduction(const CallArgs &args, unsigned i, Reduction &r,
@@ -293,6 +306,38 @@ bool indexLayout(std::span<const int64_t> self, std::span<const int64_t> dims,
 /// `values` to its position.
 bool decodeIndexPut(const CallArgs &args, unsigned n, unsigned &values,
                     bool &accumulate, std::string &err);
+/// native_group_norm(input, weight, bias, N, C, HxW, group, eps): N, C
+/// and HxW non-negative, group positive and dividing C.
+struct GroupNormArgs {
+  int64_t N = 0, C = 0, HxW = 0, group = 1;
+  double eps = 1e-5;
+};
+bool decodeGroupNorm(const CallArgs &args, GroupNormArgs &a, std::string &err);
+
+//===--- Tensors made from scalars ----------------------------------------===//
+
+/// How arange computes, after its result's dtype: int64 (the bounds and
+/// step truncated to int64, the length in int64), another integer dtype
+/// (the same values, the length from the untruncated numbers in double) or
+/// a floating one (all in double), as PyTorch's arange_out does. Default:
+/// the dtype PyTorch infers without dtype=, int64 unless a number is a float
+/// (then the default float32).
+enum class ArangeKind { Default, Int64, Integer, Floating };
+
+/// arange(start, end, step=1, dtype=None, ...), arange.start_step: the
+/// values are start + i * step for i in [0, size), in int64 (wrapping) for
+/// an integer result, else in double.
+struct ArangeArgs {
+  ArangeKind kind = ArangeKind::Int64;
+  int64_t startI = 0, stepI = 1;
+  double startD = 0, stepD = 1;
+  int64_t size = 0;
+};
+/// Refuses what PyTorch refuses: a non-number, a bound or step beyond int64
+/// for an integer result, a zero step, a non-finite bound, bounds whose
+/// order disagrees with the step's sign, a length beyond int64.
+bool decodeArange(const CallArgs &args, ArangeKind kind, ArangeArgs &a,
+                  std::string &err);
 
 } // namespace traceir
 

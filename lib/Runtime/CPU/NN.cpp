@@ -99,19 +99,18 @@ void cpu::dropout_(KernelContext &ctx) {
 }
 
 /// layer_norm over the trailing normalized dims; native_layer_norm also
-/// returns mean and rstd (shape [..., 1, ...]).
-static void layerNorm(KernelContext &ctx, bool native) {
-  const Tensor &in = ctx.tensor(0);
-  LayerNormArgs a;
-  if (!layerNormArgs(ctx, a, native))
-    return;
+/// returns mean and rstd (shape [..., 1, ...]); native_group_norm is the
+/// same over the rows of groupNormArgs's view, with mean and rstd [N, group]
+/// and a weight and bias per channel.
+static void layerNorm(KernelContext &ctx, const LayerNormArgs &a, bool stats) {
+  const Tensor &in = a.rows;
   int64_t normDims = a.normDims;
   double eps = a.eps;
   Tensor &out = ctx.result(0);
   int64_t inner = 1;
   for (int64_t d = in.rank() - normDims; d < in.rank(); ++d)
     inner *= in.shape[d];
-  int64_t outer = inner ? in.numel() / inner : 0;
+  int64_t outer = a.numRows();
   // Work on a contiguous copy of the input when it is a strided view.
   const char *xb = in.bytes();
   if (!in.isContiguous()) {
@@ -143,10 +142,11 @@ static void layerNorm(KernelContext &ctx, bool native) {
     for (int64_t j = 0; j < inner; ++j) {
       double v =
           (loadDouble(xb + (o * inner + j) * es, in.dtype) - mean) * rstd;
-      v = v * load(w, j) + (b ? load(b, j) : 0.0);
+      int64_t wi = a.weightIndex(o, j, inner);
+      v = v * load(w, wi) + (b ? load(b, wi) : 0.0);
       storeDouble(out.bytes() + (o * inner + j) * os, out.dtype, v);
     }
-    if (native) {
+    if (stats) {
       Tensor &m = ctx.result(1), &r = ctx.result(2);
       storeDouble(m.bytes() + o * dtypeSize(m.dtype), m.dtype, mean);
       storeDouble(r.bytes() + o * dtypeSize(r.dtype), r.dtype, rstd);
@@ -154,8 +154,19 @@ static void layerNorm(KernelContext &ctx, bool native) {
   }
 }
 
+static void layerNorm(KernelContext &ctx, bool native) {
+  LayerNormArgs a;
+  if (layerNormArgs(ctx, a, native))
+    layerNorm(ctx, a, native);
+}
+
 void cpu::layer_norm(KernelContext &ctx) { layerNorm(ctx, false); }
 void cpu::native_layer_norm(KernelContext &ctx) { layerNorm(ctx, true); }
+void cpu::native_group_norm(KernelContext &ctx) {
+  LayerNormArgs a;
+  if (groupNormArgs(ctx, a))
+    layerNorm(ctx, a, true);
+}
 
 /// cat(tensors..., dim): copies each input into its slice of the result.
 void cpu::cat(KernelContext &ctx) {

@@ -157,15 +157,22 @@ void reduce(KernelContext &ctx, Reduce kind) {
 /// argmax/argmin: the position of each group's first extreme element,
 /// row-major over the reduced dims (along `dim`, or in the flattened input
 /// for dim=None); the first NaN is the extreme, as PyTorch's. Integers
-/// compare as int64, exactly.
-void argReduce(KernelContext &ctx, bool isMax) {
+/// compare as int64, exactly. max.dim/min.dim (`withValues`) also return
+/// the extreme values, as result 0 before the positions.
+void argReduce(KernelContext &ctx, bool isMax, bool withValues = false) {
   const Tensor &in = ctx.tensor(0);
-  Tensor &out = ctx.result(0);
   std::vector<bool> reduced;
+  if (withValues && !valuesIndicesArgs(ctx))
+    return;
+  Tensor &out = ctx.result(withValues ? 1 : 0);
   if (!reductionArgs(ctx, in, out, DimArg::One, /*needsElement=*/true, reduced))
     return;
+  Tensor *values = withValues ? &ctx.result(0) : nullptr;
+  if (values && !checkResultShape(ctx, 0, out.shape))
+    return;
   const char *base = static_cast<const char *>(in.storage->data);
-  size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype);
+  size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype),
+         vs = values ? dtypeSize(values->dtype) : 0;
   bool floating = isFloating(in.dtype);
   forEachGroup(
       in, reduced,
@@ -182,6 +189,8 @@ void argReduce(KernelContext &ctx, bool isMax) {
               best = g;
             }
           }
+          if (values)
+            storeDouble(values->bytes() + k * vs, values->dtype, bv);
         } else {
           int64_t bv = loadInt(base + (off + group[0]) * es, in.dtype);
           for (int64_t g = 1; g < int64_t(group.size()); ++g) {
@@ -191,6 +200,8 @@ void argReduce(KernelContext &ctx, bool isMax) {
               best = g;
             }
           }
+          if (values)
+            storeInt(values->bytes() + k * vs, values->dtype, bv);
         }
         storeInt(out.bytes() + k * os, out.dtype, best);
       });
@@ -253,6 +264,8 @@ void cpu::any(KernelContext &ctx) { reduce(ctx, Reduce::Any); }
 void cpu::var(KernelContext &ctx) { reduce(ctx, Reduce::Var); }
 void cpu::argmax(KernelContext &ctx) { argReduce(ctx, true); }
 void cpu::argmin(KernelContext &ctx) { argReduce(ctx, false); }
+void cpu::max(KernelContext &ctx) { argReduce(ctx, true, true); }
+void cpu::min(KernelContext &ctx) { argReduce(ctx, false, true); }
 void cpu::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
 void cpu::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
 

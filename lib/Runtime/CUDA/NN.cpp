@@ -114,12 +114,11 @@ void cuda::dropout_(KernelContext &ctx) {
 }
 
 /// layer_norm over the trailing normalized dims; native_layer_norm also
-/// returns mean and rstd (shape [..., 1, ...]).
-static void layerNorm(KernelContext &ctx, bool native) {
-  const Tensor &in = ctx.tensor(0);
-  LayerNormArgs a;
-  if (!layerNormArgs(ctx, a, native))
-    return;
+/// returns mean and rstd (shape [..., 1, ...]); native_group_norm over the
+/// rows of groupNormArgs's view, as CPU/NN.cpp.
+static void layerNorm(KernelContext &ctx, const LayerNormArgs &a, bool stats,
+                      std::string_view name) {
+  const Tensor &in = a.rows;
   int64_t normDims = a.normDims;
   double eps = a.eps;
   Tensor &out = ctx.result(0);
@@ -152,7 +151,9 @@ static void layerNorm(KernelContext &ctx, bool native) {
     L.bias = b->bytes();
     L.biasDtype = static_cast<int32_t>(b->dtype);
   }
-  if (native) {
+  L.groups = a.groups;
+  L.span = a.span;
+  if (stats) {
     Tensor &m = ctx.result(1), &r = ctx.result(2);
     L.mean = m.bytes();
     L.meanDtype = static_cast<int32_t>(m.dtype);
@@ -161,11 +162,22 @@ static void layerNorm(KernelContext &ctx, bool native) {
   }
   L.eps = eps;
   if (const char *err = launchLayerNormCUDA(L))
-    failLaunch(ctx, native ? "native_layer_norm" : "layer_norm", err);
+    failLaunch(ctx, name, err);
+}
+
+static void layerNorm(KernelContext &ctx, bool native) {
+  LayerNormArgs a;
+  if (layerNormArgs(ctx, a, native))
+    layerNorm(ctx, a, native, native ? "native_layer_norm" : "layer_norm");
 }
 
 void cuda::layer_norm(KernelContext &ctx) { layerNorm(ctx, false); }
 void cuda::native_layer_norm(KernelContext &ctx) { layerNorm(ctx, true); }
+void cuda::native_group_norm(KernelContext &ctx) {
+  LayerNormArgs a;
+  if (groupNormArgs(ctx, a))
+    layerNorm(ctx, a, true, "native_group_norm");
+}
 
 /// cat(tensors..., dim): copies each input into its slice of the result.
 void cuda::cat(KernelContext &ctx) {

@@ -40,11 +40,12 @@ __global__ void layerNormKernel(LayerNormLaunch L) {
     double rstd = 1.0 / sqrt(var + L.eps);
     for (int64_t j = t; j < inner; j += B) {
       double v = (load(j) - mean) * rstd;
-      double w = L.weight ? ewLoadDouble(L.weight + j * ewSize(L.weightDtype),
+      int64_t wi = (o % L.groups) * (inner / L.span) + j / L.span;
+      double w = L.weight ? ewLoadDouble(L.weight + wi * ewSize(L.weightDtype),
                                          L.weightDtype)
                           : 1.0;
       double b =
-          L.bias ? ewLoadDouble(L.bias + j * ewSize(L.biasDtype), L.biasDtype)
+          L.bias ? ewLoadDouble(L.bias + wi * ewSize(L.biasDtype), L.biasDtype)
                  : 0.0;
       ewStoreDouble(L.out + (o * inner + j) * os, L.outDtype, v * w + b);
     }
@@ -118,7 +119,8 @@ __global__ void dropoutKernel(DropoutLaunch L) {
 } // namespace
 
 const char *traceir::launchLayerNormCUDA(const LayerNormLaunch &launch) {
-  if (launch.in.numKept == 0 || launch.in.numRed == 0)
+  // Empty rows still write their mean and rstd (NaN), as the CPU's.
+  if (launch.in.numKept == 0)
     return nullptr;
   int64_t blocks =
       launch.in.numKept < kMaxBlocks ? launch.in.numKept : kMaxBlocks;

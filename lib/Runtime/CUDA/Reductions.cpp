@@ -42,9 +42,14 @@ void failLaunch(KernelContext &ctx, std::string_view what, const char *err) {
   ctx.fail(std::string(what) + " kernel failed on CUDA: " + err);
 }
 
-void reduce(KernelContext &ctx, RdKind kind, std::string_view name) {
+/// `withValues`: max.dim/min.dim, argmax/argmin's `kind` with the values
+/// as result 0 before the positions.
+void reduce(KernelContext &ctx, RdKind kind, std::string_view name,
+            bool withValues = false) {
   const Tensor &in = ctx.tensor(0);
-  Tensor &out = ctx.result(0);
+  if (withValues && !valuesIndicesArgs(ctx))
+    return;
+  Tensor &out = ctx.result(withValues ? 1 : 0);
   bool arg = kind == RdKind::ArgMax || kind == RdKind::ArgMin;
   DimArg form = kind == RdKind::Prod || arg ? DimArg::One
                 : kind == RdKind::Any       ? DimArg::ListEmptyMarksNone
@@ -59,6 +64,12 @@ void reduce(KernelContext &ctx, RdKind kind, std::string_view name) {
   if (kind == RdKind::Var && !isFloatingDType(out.dtype))
     return ctx.fail("var needs a floating point result, got " +
                     std::string(dtypeName(out.dtype)));
+  if (withValues) {
+    if (!checkResultShape(ctx, 0, out.shape))
+      return;
+    L.values = ctx.result(0).bytes();
+    L.valuesDtype = static_cast<int32_t>(ctx.result(0).dtype);
+  }
   if (!splitGroups(in, reduced, L.in))
     return failRank(ctx, in);
   L.kind = kind;
@@ -110,6 +121,8 @@ void cuda::any(KernelContext &ctx) { reduce(ctx, RdKind::Any, "any"); }
 void cuda::var(KernelContext &ctx) { reduce(ctx, RdKind::Var, "var"); }
 void cuda::argmax(KernelContext &ctx) { reduce(ctx, RdKind::ArgMax, "argmax"); }
 void cuda::argmin(KernelContext &ctx) { reduce(ctx, RdKind::ArgMin, "argmin"); }
+void cuda::max(KernelContext &ctx) { reduce(ctx, RdKind::ArgMax, "max", true); }
+void cuda::min(KernelContext &ctx) { reduce(ctx, RdKind::ArgMin, "min", true); }
 void cuda::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
 void cuda::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
 

@@ -246,10 +246,24 @@ __device__ T argLoad(const ReduceLaunch &L, int64_t base, int64_t r, int es) {
     return ewLoadInt(p, L.inDtype);
 }
 
+/// Stores group k's winner: its position, and for max.dim/min.dim its
+/// value.
+template <typename T>
+__device__ void argStore(const ReduceLaunch &L, int64_t k, ArgCand<T> best) {
+  ewStoreInt(L.out + k * ewSize(L.outDtype), L.outDtype, best.i);
+  if (!L.values)
+    return;
+  char *v = L.values + k * ewSize(L.valuesDtype);
+  if constexpr (std::is_same_v<T, double>)
+    ewStoreDouble(v, L.valuesDtype, best.v);
+  else
+    ewStoreInt(v, L.valuesDtype, best.v);
+}
+
 /// argmax/argmin, a thread per group (short groups) or a block per group;
 /// T is double for floating inputs, int64 for the rest.
 template <typename T> __global__ void argSequentialKernel(ReduceLaunch L) {
-  int es = ewSize(L.inDtype), os = ewSize(L.outDtype);
+  int es = ewSize(L.inDtype);
   ArgBetter<T> op{L.kind == RdKind::ArgMax};
   int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -258,13 +272,13 @@ template <typename T> __global__ void argSequentialKernel(ReduceLaunch L) {
     ArgCand<T> best{T(0), -1};
     for (int64_t r = 0; r < L.in.numRed; ++r)
       best = op(best, ArgCand<T>{argLoad<T>(L, base, r, es), r});
-    ewStoreInt(L.out + k * os, L.outDtype, best.i);
+    argStore(L, k, best);
   }
 }
 
 template <typename T> __global__ void argBlockKernel(ReduceLaunch L) {
   __shared__ ArgCand<T> sh[kMaxThreads];
-  int es = ewSize(L.inDtype), os = ewSize(L.outDtype);
+  int es = ewSize(L.inDtype);
   ArgBetter<T> op{L.kind == RdKind::ArgMax};
   int64_t t = threadIdx.x, B = blockDim.x;
   for (int64_t k = blockIdx.x; k < L.in.numKept; k += gridDim.x) {
@@ -274,7 +288,7 @@ template <typename T> __global__ void argBlockKernel(ReduceLaunch L) {
       best = op(best, ArgCand<T>{argLoad<T>(L, base, r, es), r});
     best = blockReduce<ArgCand<T>>(best, sh, op);
     if (t == 0)
-      ewStoreInt(L.out + k * os, L.outDtype, best.i);
+      argStore(L, k, best);
   }
 }
 

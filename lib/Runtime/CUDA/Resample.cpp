@@ -18,15 +18,15 @@ void launched(KernelContext &ctx, const char *op, const char *err) {
     ctx.fail(strCat(op) + " kernel failed on CUDA: " + err);
 }
 
-void gather(KernelContext &ctx, const char *op, bool planned,
-            const GatherPlan &p) {
+void runGather(KernelContext &ctx, const char *op, bool planned,
+               const GatherPlan &p) {
   if (planned)
     launched(ctx, op, launchGatherCUDA(p));
 }
 
 void pad(KernelContext &ctx, const char *op, PadMode mode, int spatial) {
   GatherPlan p;
-  gather(ctx, op, padPlan(ctx, mode, spatial, p), p);
+  runGather(ctx, op, padPlan(ctx, mode, spatial, p), p);
 }
 } // namespace
 
@@ -60,17 +60,17 @@ void cuda::replication_pad3d(KernelContext &ctx) {
 
 void cuda::flip(KernelContext &ctx) {
   GatherPlan p;
-  gather(ctx, "flip", flipPlan(ctx, p), p);
+  runGather(ctx, "flip", flipPlan(ctx, p), p);
 }
 
 void cuda::repeat(KernelContext &ctx) {
   GatherPlan p;
-  gather(ctx, "repeat", repeatPlan(ctx, p), p);
+  runGather(ctx, "repeat", repeatPlan(ctx, p), p);
 }
 
 void cuda::upsample_nearest2d(KernelContext &ctx) {
   GatherPlan p;
-  gather(ctx, "upsample_nearest2d", upsampleNearestPlan(ctx, p), p);
+  runGather(ctx, "upsample_nearest2d", upsampleNearestPlan(ctx, p), p);
 }
 
 void cuda::upsample_bilinear2d(KernelContext &ctx) {

@@ -73,7 +73,8 @@ enum class RdKind : int32_t {
 
 /// sum/mean/amax/amin/prod/any/var: out[k] (contiguous) = reduce over
 /// group k of `in`; argmax/argmin: out[k] (int64) = the position in group k
-/// (row-major over the reduced dims) of its first extreme element.
+/// (row-major over the reduced dims) of its first extreme element, and
+/// for max.dim/min.dim values[k] = that element.
 struct ReduceLaunch {
   RdKind kind = RdKind::Sum;
   RdGroups in;
@@ -89,6 +90,10 @@ struct ReduceLaunch {
   bool floatInput = false;
   /// var: the divisor of a group of n is max(0, n - correction).
   double correction = 1;
+  /// max.dim/min.dim (argmax/argmin's kinds): the extreme values too,
+  /// contiguous as `out`; null for argmax/argmin.
+  char *values = nullptr;
+  int32_t valuesDtype = F32;
 };
 
 /// softmax/log_softmax: `in` and `out` split around the same dim.
@@ -125,8 +130,10 @@ const char *launchLogSoftmaxBackwardCUDA(const SoftmaxLaunch &launch);
 
 //===--- NN.cu ------------------------------------------------------------===//
 
-/// layer_norm over the trailing dims: `in` split with the normalized dims
-/// reduced; out (contiguous) element (o, j) at o * numRed + j.
+/// layer_norm over the trailing dims (native_group_norm over its groups):
+/// `in` split with the normalized dims reduced; out (contiguous) element
+/// (o, j) at o * numRed + j, its weight and bias element (o % groups) *
+/// (numRed / span) + j / span (LayerNormArgs::weightIndex).
 struct LayerNormLaunch {
   RdGroups in;
   const char *data = nullptr;
@@ -140,6 +147,7 @@ struct LayerNormLaunch {
   char *mean = nullptr, *rstd = nullptr;
   int32_t meanDtype = F32, rstdDtype = F32;
   double eps = 1e-5;
+  int64_t groups = 1, span = 1;
 };
 
 /// embedding: out[i, j] (contiguous) = weight[indices[i], j].

@@ -690,24 +690,6 @@ bool traceir::decodeIndexEntries(const CallArgs &args, unsigned first,
   }
   if (dims.empty()) {
     err = "needs at least one index tensor";
-bool traceir::decodeGroupNorm(const CallArgs &args, GroupNormArgs &a,
-                              std::string &err) {
-  a = GroupNormArgs();
-  if (!readInt(args, 3, "N", a.N, std::nullopt, err) ||
-      !readInt(args, 4, "C", a.C, std::nullopt, err) ||
-      !readInt(args, 5, "HxW", a.HxW, std::nullopt, err) ||
-      !readInt(args, 6, "group", a.group, std::nullopt, err) ||
-      !readNumber(args, 7, "eps", a.eps, std::nullopt, err))
-    return false;
-  if (a.N < 0 || a.C < 0 || a.HxW < 0) {
-    err = "N, C and HxW must be non-negative, got " + std::to_string(a.N) +
-          ", " + std::to_string(a.C) + " and " + std::to_string(a.HxW);
-    return false;
-  }
-  if (a.group <= 0 || a.C % a.group != 0) {
-    err = "Expected number of channels in input to be divisible by "
-          "num_groups, but got C=" +
-          std::to_string(a.C) + " and num_groups=" + std::to_string(a.group);
     return false;
   }
   return true;
@@ -765,6 +747,32 @@ bool traceir::decodeIndexPut(const CallArgs &args, unsigned n, unsigned &values,
     err = "takes self, indices, a values tensor and accumulate";
     return false;
   }
+  return true;
+}
+
+bool traceir::decodeGroupNorm(const CallArgs &args, GroupNormArgs &a,
+                              std::string &err) {
+  a = GroupNormArgs();
+  if (!readInt(args, 3, "N", a.N, std::nullopt, err) ||
+      !readInt(args, 4, "C", a.C, std::nullopt, err) ||
+      !readInt(args, 5, "HxW", a.HxW, std::nullopt, err) ||
+      !readInt(args, 6, "group", a.group, std::nullopt, err) ||
+      !readNumber(args, 7, "eps", a.eps, std::nullopt, err))
+    return false;
+  if (a.N < 0 || a.C < 0 || a.HxW < 0) {
+    err = "N, C and HxW must be non-negative, got " + std::to_string(a.N) +
+          ", " + std::to_string(a.C) + " and " + std::to_string(a.HxW);
+    return false;
+  }
+  if (a.group <= 0 || a.C % a.group != 0) {
+    err = "Expected number of channels in input to be divisible by "
+          "num_groups, but got C=" +
+          std::to_string(a.C) + " and num_groups=" + std::to_string(a.group);
+    return false;
+  }
+  return true;
+}
+
 //===--- Tensors made from scalars ----------------------------------------===//
 
 bool traceir::decodeArange(const CallArgs &args, ArangeKind kind, ArangeArgs &a,

@@ -492,6 +492,35 @@ trace.graph @binary_ops(%i: tensor<4xi32>, %l: tensor<4xi64>, %b: tensor<4xi1>, 
   %7 = pyop "clamp"(%i, None, 3) : (tensor<4xi32>) -> tensor<4xi32>
   %8 = pyop "clamp"(%f, %l, None) : (tensor<3x4xf32>, tensor<4xi64>) -> tensor<3x4xf32>
   %9 = pyop "copy"(%f, %i) : (tensor<3x4xf32>, tensor<4xi32>) -> tensor<3x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @clamp_without_bounds(%f: tensor<4xf32>) -> () {
+  // expected-error @+1 {{"clamp": at least one of 'min' or 'max' must not be None}}
+  %0 = pyop "clamp"(%f, None, None) : (tensor<4xf32>) -> tensor<4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @fmod_bool(%b: tensor<4xi1>) -> () {
+  // expected-error @+1 {{"fmod": takes no bool tensor (PyTorch has no bool kernel for it)}}
+  %0 = pyop "fmod"(%b, %b) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  ret
+}
+
+// -----
+
+trace.graph @copy_no_broadcast(%f: tensor<4xf32>, %g: tensor<2x4xf32>) -> () {
+  // expected-error @+1 {{"copy": src of shape [2, 4] does not broadcast to self's [4]}}
+  %0 = pyop "copy"(%f, %g) : (tensor<4xf32>, tensor<2x4xf32>) -> tensor<4xf32>
+  ret
+}
+
+// -----
+
 // The indexing ops: gathers take the index's shape (index_select: one dim
 // of it), advanced indexing puts the broadcast index shape where the
 // indexed dims were (adjacent) or first (apart), scatters keep self's type.
@@ -516,6 +545,91 @@ trace.graph @indexing(%x: tensor<3x4x5xf32>, %i: tensor<2xi64>, %j: tensor<2x1xi
   // slice_scatter and select_scatter cast src to self's dtype.
   %13 = pyop "slice_scatter"(%x, %g, 1, 1, None, 2) : (tensor<3x4x5xf32>, tensor<3x2x5xi64>) -> tensor<3x4x5xf32>
   %14 = pyop "select_scatter"(%x, %r, 1, -1) : (tensor<3x4x5xf32>, tensor<3x5xi64>) -> tensor<3x4x5xf32>
+  ret
+}
+
+// -----
+
+trace.graph @index_select_matrix(%x: tensor<3x4xf32>, %i: tensor<2x2xi64>) -> () {
+  // expected-error @+1 {{"index_select": index must be a vector or 0-d, got shape [2, 2]}}
+  %0 = pyop "index_select"(%x, 0, %i) : (tensor<3x4xf32>, tensor<2x2xi64>) -> tensor<4x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @gather_float_index(%x: tensor<3x4xf32>, %i: tensor<3x4xf32>) -> () {
+  // expected-error @+1 {{"gather": index must be int64 or int32, got f32}}
+  %0 = pyop "gather"(%x, 0, %i) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @gather_larger(%x: tensor<3x4xf32>, %i: tensor<4x4xi64>) -> () {
+  // expected-error @+1 {{"gather": index [4, 4] is larger than self [3, 4] outside dim 1}}
+  %0 = pyop "gather"(%x, 1, %i) : (tensor<3x4xf32>, tensor<4x4xi64>) -> tensor<4x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @scatter_dtype(%x: tensor<3x4xf32>, %i: tensor<3x4xi64>, %s: tensor<3x4xf64>) -> () {
+  // expected-error @+1 {{"scatter": src must have self's dtype f32, got f64}}
+  %0 = pyop "scatter"(%x, 0, %i, %s) : (tensor<3x4xf32>, tensor<3x4xi64>, tensor<3x4xf64>) -> tensor<3x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @scatter_reduce_name(%x: tensor<3x4xf32>, %i: tensor<3x4xi64>) -> () {
+  // expected-error @+1 {{"scatter_reduce": argument #4 (reduce) must be one of "sum", "prod", "mean", "amax", "amin"}}
+  %0 = pyop "scatter_reduce"(%x, 0, %i, %x, "max") : (tensor<3x4xf32>, tensor<3x4xi64>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @index_bool_mask(%x: tensor<3x4xf32>, %m: tensor<3xi1>) -> () {
+  // expected-error @+1 {{"index": an index tensor must be int64 or int32, got i1 (boolean masks are not supported}}
+  %0 = pyop "index"(%x, %m) : (tensor<3x4xf32>, tensor<3xi1>) -> tensor<?x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @index_too_many(%x: tensor<3xf32>, %i: tensor<2xi64>) -> () {
+  // expected-error @+1 {{"index": too many indices for a tensor of rank 1 (got 2)}}
+  %0 = pyop "index"(%x, %i, %i) : (tensor<3xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<2xf32>
+  ret
+}
+
+// -----
+
+trace.graph @index_broadcast(%x: tensor<3x4xf32>, %i: tensor<2xi64>, %j: tensor<3xi64>) -> () {
+  // expected-error @+1 {{"index": the index tensors' shapes [2] and [3] cannot be broadcast together}}
+  %0 = pyop "index"(%x, %i, %j) : (tensor<3x4xf32>, tensor<2xi64>, tensor<3xi64>) -> tensor<2xf32>
+  ret
+}
+
+// -----
+
+trace.graph @index_put_values(%x: tensor<3x4xf32>, %i: tensor<2xi64>, %v: tensor<3x4xf32>) -> () {
+  // expected-error @+1 {{"index_put": values [3, 4] do not broadcast to the indexed shape [2, 4]}}
+  %0 = pyop "index_put"(%x, %i, %v) : (tensor<3x4xf32>, tensor<2xi64>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  ret
+}
+
+// -----
+
+trace.graph @slice_scatter_shape(%x: tensor<3x4xf32>, %s: tensor<3x3xf32>) -> () {
+  // expected-error @+1 {{"slice_scatter": src [3, 3] must have the slice's shape [3, 2]}}
+  %0 = pyop "slice_scatter"(%x, %s, 1, 0, None, 2) : (tensor<3x4xf32>, tensor<3x3xf32>) -> tensor<3x4xf32>
+  ret
+}
+
+// -----
+
 // Pooling, padding, resampling and data movement.
 trace.graph @resample(%x: tensor<2x3x7x8xf32>, %u: tensor<1x2x5x6xui8>, %i: tensor<2x3xi32>,
                       %d: tensor<2x?x5x6xf32>, %b: tensor<2x3xi1>) -> () {
@@ -543,12 +657,6 @@ trace.graph @resample(%x: tensor<2x3x7x8xf32>, %u: tensor<1x2x5x6xui8>, %i: tens
 
 // -----
 
-trace.graph @clamp_without_bounds(%f: tensor<4xf32>) -> () {
-  // expected-error @+1 {{"clamp": at least one of 'min' or 'max' must not be None}}
-  %0 = pyop "clamp"(%f, None, None) : (tensor<4xf32>) -> tensor<4xf32>
-trace.graph @index_select_matrix(%x: tensor<3x4xf32>, %i: tensor<2x2xi64>) -> () {
-  // expected-error @+1 {{"index_select": index must be a vector or 0-d, got shape [2, 2]}}
-  %0 = pyop "index_select"(%x, 0, %i) : (tensor<3x4xf32>, tensor<2x2xi64>) -> tensor<4x4xf32>
 trace.graph @avg_pool2d_int(%i: tensor<1x1x4x4xi32>) -> () {
   // expected-error @+1 {{"avg_pool2d": takes floating-point or i64 tensors, got i32}}
   %0 = pyop "avg_pool2d"(%i, 2) : (tensor<1x1x4x4xi32>) -> tensor<1x1x2x2xi32>
@@ -557,12 +665,6 @@ trace.graph @avg_pool2d_int(%i: tensor<1x1x4x4xi32>) -> () {
 
 // -----
 
-trace.graph @fmod_bool(%b: tensor<4xi1>) -> () {
-  // expected-error @+1 {{"fmod": takes no bool tensor (PyTorch has no bool kernel for it)}}
-  %0 = pyop "fmod"(%b, %b) : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
-trace.graph @gather_float_index(%x: tensor<3x4xf32>, %i: tensor<3x4xf32>) -> () {
-  // expected-error @+1 {{"gather": index must be int64 or int32, got f32}}
-  %0 = pyop "gather"(%x, 0, %i) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
 trace.graph @avg_pool2d_divisor(%x: tensor<1x1x4x4xf32>) -> () {
   // expected-error @+1 {{"avg_pool2d": divisor must be not zero}}
   %0 = pyop "avg_pool2d"(%x, 2, 2, 0, False, True, 0) : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32>
@@ -571,12 +673,6 @@ trace.graph @avg_pool2d_divisor(%x: tensor<1x1x4x4xf32>) -> () {
 
 // -----
 
-trace.graph @copy_no_broadcast(%f: tensor<4xf32>, %g: tensor<2x4xf32>) -> () {
-  // expected-error @+1 {{"copy": src of shape [2, 4] does not broadcast to self's [4]}}
-  %0 = pyop "copy"(%f, %g) : (tensor<4xf32>, tensor<2x4xf32>) -> tensor<4xf32>
-trace.graph @gather_larger(%x: tensor<3x4xf32>, %i: tensor<4x4xi64>) -> () {
-  // expected-error @+1 {{"gather": index [4, 4] is larger than self [3, 4] outside dim 1}}
-  %0 = pyop "gather"(%x, 1, %i) : (tensor<3x4xf32>, tensor<4x4xi64>) -> tensor<4x4xf32>
 trace.graph @constant_pad_nd_negative(%x: tensor<2x3xf32>) -> () {
   // expected-error @+1 {{"constant_pad_nd": The input size 3, plus negative padding -2 and -2 resulted in a negative output size, which is invalid. Check dimension 1 of your input.}}
   %0 = pyop "constant_pad_nd"(%x, [-2, -2]) : (tensor<2x3xf32>) -> tensor<2x3xf32>
@@ -585,9 +681,6 @@ trace.graph @constant_pad_nd_negative(%x: tensor<2x3xf32>) -> () {
 
 // -----
 
-trace.graph @scatter_dtype(%x: tensor<3x4xf32>, %i: tensor<3x4xi64>, %s: tensor<3x4xf64>) -> () {
-  // expected-error @+1 {{"scatter": src must have self's dtype f32, got f64}}
-  %0 = pyop "scatter"(%x, 0, %i, %s) : (tensor<3x4xf32>, tensor<3x4xi64>, tensor<3x4xf64>) -> tensor<3x4xf32>
 trace.graph @reflection_pad_too_large(%x: tensor<2x3xf32>) -> () {
   // expected-error @+1 {{"reflection_pad1d": Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (3, 0) at dimension 1 of input [2, 3]}}
   %0 = pyop "reflection_pad1d"(%x, [3, 0]) : (tensor<2x3xf32>) -> tensor<2x6xf32>
@@ -596,9 +689,6 @@ trace.graph @reflection_pad_too_large(%x: tensor<2x3xf32>) -> () {
 
 // -----
 
-trace.graph @scatter_reduce_name(%x: tensor<3x4xf32>, %i: tensor<3x4xi64>) -> () {
-  // expected-error @+1 {{"scatter_reduce": argument #4 (reduce) must be one of "sum", "prod", "mean", "amax", "amin"}}
-  %0 = pyop "scatter_reduce"(%x, 0, %i, %x, "max") : (tensor<3x4xf32>, tensor<3x4xi64>, tensor<3x4xf32>) -> tensor<3x4xf32>
 trace.graph @replication_pad_bool(%b: tensor<2x3xi1>) -> () {
   // expected-error @+1 {{"replication_pad1d": takes no bool tensor}}
   %0 = pyop "replication_pad1d"(%b, [1, 1]) : (tensor<2x3xi1>) -> tensor<2x5xi1>
@@ -607,9 +697,6 @@ trace.graph @replication_pad_bool(%b: tensor<2x3xi1>) -> () {
 
 // -----
 
-trace.graph @index_bool_mask(%x: tensor<3x4xf32>, %m: tensor<3xi1>) -> () {
-  // expected-error @+1 {{"index": an index tensor must be int64 or int32, got i1 (boolean masks are not supported}}
-  %0 = pyop "index"(%x, %m) : (tensor<3x4xf32>, tensor<3xi1>) -> tensor<?x4xf32>
 trace.graph @upsample_both(%x: tensor<1x1x2x2xf32>) -> () {
   // expected-error @+1 {{"upsample_nearest2d": Must specify exactly one of output_size and scale_factors}}
   %0 = pyop "upsample_nearest2d"(%x, [4, 4], [2.0, 2.0]) : (tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>
@@ -618,9 +705,6 @@ trace.graph @upsample_both(%x: tensor<1x1x2x2xf32>) -> () {
 
 // -----
 
-trace.graph @index_too_many(%x: tensor<3xf32>, %i: tensor<2xi64>) -> () {
-  // expected-error @+1 {{"index": too many indices for a tensor of rank 1 (got 2)}}
-  %0 = pyop "index"(%x, %i, %i) : (tensor<3xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<2xf32>
 trace.graph @upsample_bilinear_int(%x: tensor<1x1x2x2xi64>) -> () {
   // expected-error @+1 {{"upsample_bilinear2d": takes floating-point tensors, got i64}}
   %0 = pyop "upsample_bilinear2d"(%x, [4, 4], False, None) : (tensor<1x1x2x2xi64>) -> tensor<1x1x4x4xi64>
@@ -629,9 +713,6 @@ trace.graph @upsample_bilinear_int(%x: tensor<1x1x2x2xi64>) -> () {
 
 // -----
 
-trace.graph @index_broadcast(%x: tensor<3x4xf32>, %i: tensor<2xi64>, %j: tensor<3xi64>) -> () {
-  // expected-error @+1 {{"index": the index tensors' shapes [2] and [3] cannot be broadcast together}}
-  %0 = pyop "index"(%x, %i, %j) : (tensor<3x4xf32>, tensor<2xi64>, tensor<3xi64>) -> tensor<2xf32>
 trace.graph @repeat_short(%x: tensor<2x3xf32>) -> () {
   // expected-error @+1 {{"repeat": Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor}}
   %0 = pyop "repeat"(%x, [2]) : (tensor<2x3xf32>) -> tensor<2x3xf32>
@@ -640,17 +721,6 @@ trace.graph @repeat_short(%x: tensor<2x3xf32>) -> () {
 
 // -----
 
-trace.graph @index_put_values(%x: tensor<3x4xf32>, %i: tensor<2xi64>, %v: tensor<3x4xf32>) -> () {
-  // expected-error @+1 {{"index_put": values [3, 4] do not broadcast to the indexed shape [2, 4]}}
-  %0 = pyop "index_put"(%x, %i, %v) : (tensor<3x4xf32>, tensor<2xi64>, tensor<3x4xf32>) -> tensor<3x4xf32>
-  ret
-}
-
-// -----
-
-trace.graph @slice_scatter_shape(%x: tensor<3x4xf32>, %s: tensor<3x3xf32>) -> () {
-  // expected-error @+1 {{"slice_scatter": src [3, 3] must have the slice's shape [3, 2]}}
-  %0 = pyop "slice_scatter"(%x, %s, 1, 0, None, 2) : (tensor<3x4xf32>, tensor<3x3xf32>) -> tensor<3x4xf32>
 trace.graph @flip_twice(%x: tensor<2x3xf32>) -> () {
   // expected-error @+1 {{"flip": dim 1 appears more than once in the list of dims}}
   %0 = pyop "flip"(%x, [1, -1]) : (tensor<2x3xf32>) -> tensor<2x3xf32>

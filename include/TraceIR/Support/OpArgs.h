@@ -306,6 +306,7 @@ bool indexLayout(std::span<const int64_t> self, std::span<const int64_t> dims,
 /// `values` to its position.
 bool decodeIndexPut(const CallArgs &args, unsigned n, unsigned &values,
                     bool &accumulate, std::string &err);
+
 /// native_group_norm(input, weight, bias, N, C, HxW, group, eps): N, C
 /// and HxW non-negative, group positive and dividing C.
 struct GroupNormArgs {

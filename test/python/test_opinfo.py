@@ -1,7 +1,8 @@
 """PyTorch's own operator samples (OpInfo, torch.testing._internal's op_db)
 through TraceIR: for each op of include/TraceIR/Ops.def that has an OpInfo
 (matched by ATen name), the OpInfo's sample inputs in float32 and int64
-(where the OpInfo takes them; at most SAMPLES of each), run as
+(where the OpInfo takes them; the first SAMPLES (2) of each, which keeps
+CI's time: bench/opinfo_rate.py runs the whole op_db through from_torch), run as
 one-op graphs with trace-run (check_op: after --free-dead-tensors, the
 measured peak equals the predicted one) on each device (conftest.py's
 `device` fixture: the cuda cases skip with one line without a GPU, and the
@@ -78,7 +79,7 @@ OTHER_OVERLOADS = {("round", "decimals_0"), ("round", "decimals_3"),
                    ("round", "decimals_neg_3"), ("max", "reduction_no_dim"),
                    ("max", "binary"), ("min", "reduction_no_dim"), ("min", "binary"),
                    ("constant_pad_nd", "constant")}
-SAMPLES = 4
+SAMPLES = 2
 DTYPES = (torch.float32, torch.int64)
 
 

@@ -1,0 +1,183 @@
+"""The OpInfo pass rate through TraceIR's default path, as issue 15 counts
+it: PyTorch's own operator samples (torch.testing._internal's op_db), each
+sample a one-op torch.nn.Module, imported with traceir.from_torch (the
+default decomposition), compiled for the CPU, run, and compared with eager.
+
+Denominator: every op_db entry (each variant) that supports float32 on the
+CPU and has at least one float32 sample whose arguments are tensors and
+Python scalars (numbers, bools, strings, None, and tuples or lists of
+numbers) and that torch.export captures; up to 3 such samples an entry. An
+entry passes when all of its samples import, compile, run and match eager
+(rtol 1e-4, atol 1e-5, NaN equal to NaN, integers and bools exactly, the
+dtype and shape the same); it fails when any does not.
+
+    TRACEIR_BUILD=$PWD/build ~/.cache/traceir/venv/bin/python bench/opinfo_rate.py [--ops a,b] [--failures]
+
+Prints the pass rate, the reasons entries fail (the first failure of each),
+grouped, and with --failures every failing entry with its reason.
+"""
+import argparse
+import collections
+import os
+import re
+import sys
+import time
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(os.environ.get("TRACEIR_BUILD", os.path.join(ROOT, "build")),
+                                "python"))
+
+import torch  # noqa: E402
+from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
+
+import traceir  # noqa: E402
+
+SAMPLES = 3
+SCALARS = (bool, int, float, str, type(None))
+
+
+def plain(v):
+    """Whether `v` is a Python scalar argument (or a tuple/list of numbers)."""
+    if isinstance(v, SCALARS):
+        return True
+    return isinstance(v, (tuple, list)) and all(isinstance(x, (bool, int, float)) for x in v)
+
+
+class OneOp(torch.nn.Module):
+    """fn(*args, **kwargs) with the tensors as the forward's inputs."""
+
+    def __init__(self, fn, args, kwargs):
+        super().__init__()
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+
+    def forward(self, *tensors):
+        it = iter(tensors)
+        args = [next(it) if isinstance(a, torch.Tensor) else a for a in self.args]
+        kwargs = {k: next(it) if isinstance(v, torch.Tensor) else v
+                  for k, v in self.kwargs.items()}
+        return self.fn(*args, **kwargs)
+
+
+def samples(info):
+    """Up to SAMPLES (module, tensors) for `info` that torch.export captures."""
+    out = []
+    try:
+        it = info.sample_inputs("cpu", torch.float32)
+        for s in it:
+            if len(out) == SAMPLES:
+                break
+            if not isinstance(s.input, torch.Tensor):
+                continue
+            args = [s.input] + list(s.args)
+            if not all(isinstance(a, torch.Tensor) or plain(a) for a in args):
+                continue
+            if not all(isinstance(v, torch.Tensor) or plain(v) for v in s.kwargs.values()):
+                continue
+            m = OneOp(info.op, args, dict(s.kwargs))
+            tensors = tuple(a for a in args if isinstance(a, torch.Tensor)) + tuple(
+                v for v in s.kwargs.values() if isinstance(v, torch.Tensor))
+            try:
+                with torch.no_grad():
+                    want = m(*[t.clone() for t in tensors])
+                    torch.export.export(m, tuple(t.clone() for t in tensors))
+            except Exception:  # noqa: BLE001 - not captured: not counted
+                continue
+            leaves = want if isinstance(want, (tuple, list)) else [want]
+            if not leaves or not all(isinstance(t, torch.Tensor) for t in leaves):
+                continue
+            out.append((m, tensors, list(leaves)))
+    except Exception:  # noqa: BLE001 - an OpInfo whose samples fail to build
+        return out
+    return out
+
+
+def check(m, tensors, want):
+    """None when TraceIR matches eager, else the reason (one line)."""
+    try:
+        module = traceir.from_torch(m, tuple(t.clone() for t in tensors))
+    except Exception as e:  # noqa: BLE001
+        return "import: " + first_line(e)
+    try:
+        compiled = traceir.compile(module, "cpu")
+    except Exception as e:  # noqa: BLE001
+        return "compile: " + first_line(e)
+    try:
+        got = compiled(*[t.clone() for t in tensors])
+    except Exception as e:  # noqa: BLE001
+        return "run: " + first_line(e)
+    got = list(got) if isinstance(got, (tuple, list)) else [got]
+    if len(got) != len(want):
+        return f"match: {len(got)} results, eager has {len(want)}"
+    for g, w in zip(got, want):
+        g = torch.as_tensor(g)
+        if g.dtype != w.dtype or g.shape != w.shape:
+            return f"match: {g.dtype}{list(g.shape)} where eager has {w.dtype}{list(w.shape)}"
+        try:
+            if w.dtype.is_floating_point or w.dtype.is_complex:
+                torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5, equal_nan=True)
+            elif not torch.equal(g, w):
+                return "match: integer or bool values differ"
+        except AssertionError:
+            return "match: values differ"
+    return None
+
+
+def first_line(e):
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}"[:200]
+
+
+def reason_key(reason):
+    """The reason with names of ops kept and numbers, shapes and locations
+    dropped, to group entries failing the same way."""
+    r = re.sub(r"\(at [^)]*\)", "", reason)
+    r = re.sub(r"tensor<[^>]*>", "tensor<..>", r)
+    r = re.sub(r"\d+", "N", r)
+    return r[:110]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ops", help="comma-separated OpInfo names to run (default: all)")
+    ap.add_argument("--failures", action="store_true", help="list every failing entry")
+    a = ap.parse_args()
+    warnings.filterwarnings("ignore")
+    torch.manual_seed(0)
+    wanted = set(a.ops.split(",")) if a.ops else None
+    start = time.time()
+    passed, failed, skipped = [], [], 0
+    for info in op_db:
+        name = info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
+        if wanted and info.name not in wanted and name not in wanted:
+            continue
+        if torch.float32 not in info.supported_dtypes("cpu"):
+            continue
+        cases = samples(info)
+        if not cases:
+            skipped += 1
+            continue
+        reason = None
+        for m, tensors, want in cases:
+            reason = check(m, tensors, want)
+            if reason:
+                break
+        (failed if reason else passed).append((name, reason))
+    total = len(passed) + len(failed)
+    print(f"OpInfo entries counted: {total} ({skipped} more support float32 but have no "
+          f"sample of tensors and scalars that torch.export captures)")
+    print(f"passed: {len(passed)} / {total} = {100.0 * len(passed) / max(total, 1):.1f}%  "
+          f"({time.time() - start:.0f} s)")
+    groups = collections.Counter(reason_key(r) for _, r in failed)
+    print("\n| entries | first failure (grouped) |\n| ---: | --- |")
+    for key, n in groups.most_common(40):
+        print(f"| {n} | {key.replace('|', '/')} |")
+    if a.failures:
+        print()
+        for name, r in failed:
+            print(f"{name}: {r}")
+
+
+if __name__ == "__main__":
+    main()

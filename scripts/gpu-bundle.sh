@@ -13,6 +13,9 @@
 #                 saved for cuda and cpu with inputs, parameters and expected
 #                 outputs (test/python/bundle_record.py)
 #   run.sh        builds and runs it all there; run.sh --device cpu here
+# With TRACEIR_BUNDLE_RECORDED=1, OUT/cases already holds the cases (the
+# pytest tier recorded them alongside its own run: TRACEIR_BUNDLE_ALONGSIDE
+# in bundle_record.py, as scripts/test.sh does) and only the rest is written.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${1:?usage: scripts/gpu-bundle.sh OUT [pytest args...]}"
@@ -20,17 +23,24 @@ shift
 BUILD="${TRACEIR_BUILD:-$ROOT/build}"
 VENV="${TRACEIR_VENV:-$HOME/.cache/traceir/venv}"
 [[ -x $BUILD/bin/trace-translate ]] || "$ROOT/scripts/build.sh" "$BUILD"
-rm -rf "$OUT"
-mkdir -p "$OUT/src" "$OUT/cases" "$OUT/third_party/include"
-OUT="$(cd "$OUT" && pwd)"
+if [[ "${TRACEIR_BUNDLE_RECORDED:-0}" == 1 ]]; then
+  [[ -d $OUT/cases ]] || { echo "gpu-bundle: no recorded cases in $OUT/cases"; exit 1; }
+  rm -rf "$OUT/src" "$OUT/third_party" "$OUT/run.sh" "$OUT/run_cases.py"
+  mkdir -p "$OUT/src" "$OUT/third_party/include"
+  OUT="$(cd "$OUT" && pwd)"
+else
+  rm -rf "$OUT"
+  mkdir -p "$OUT/src" "$OUT/cases" "$OUT/third_party/include"
+  OUT="$(cd "$OUT" && pwd)"
 
-echo "== recording the cases (the pytest tier with TRACEIR_DEVICE=cuda, run on the CPU)"
-# The tests run on the CPU while recording; tests that check what only a GPU
-# shows (its memory report, its second device) fail here and are cases all
-# the same.
-(cd "$ROOT" && TRACEIR_BUILD="$BUILD" TRACEIR_DEVICE=cuda TRACEIR_BUNDLE_DIR="$OUT/cases" \
-  "$VENV/bin/python" -m pytest -q -p no:cacheprovider test/python "$@" >"$OUT/record.log" 2>&1) || true
-tail -n 1 "$OUT/record.log" | sed 's/^/  pytest while recording: /'
+  echo "== recording the cases (the pytest tier with TRACEIR_DEVICE=cuda, run on the CPU)"
+  # The tests run on the CPU while recording; tests that check what only a
+  # GPU shows (its memory report, its second device) fail here and are
+  # cases all the same.
+  (cd "$ROOT" && TRACEIR_BUILD="$BUILD" TRACEIR_DEVICE=cuda TRACEIR_BUNDLE_DIR="$OUT/cases" \
+    "$VENV/bin/python" -m pytest -q -p no:cacheprovider test/python "$@" >"$OUT/record.log" 2>&1) || true
+  tail -n 1 "$OUT/record.log" | sed 's/^/  pytest while recording: /'
+fi
 # A test may stop before it finished a case: keep only whole ones.
 for c in "$OUT"/cases/*/; do [[ -f $c/case.json ]] || rm -rf "$c"; done
 

@@ -28,9 +28,28 @@ import os
 import shutil
 import subprocess
 
+import torch
 from safetensors.torch import save_file
 
 DIR = os.environ.get("TRACEIR_BUNDLE_DIR")
+# TRACEIR_BUNDLE_ALONGSIDE=1: the tier runs as it does without a bundle (cpu
+# cases run, cuda cases skip where there is no GPU) and its CPU runs are
+# the cases. CI records its bundle this way during the release pytest
+# instead of running the tier a second time; scripts/gpu-check.sh records
+# every test, cuda-only ones included, the other way (REDIRECT: every run
+# goes to the CPU and is saved for cuda).
+ALONGSIDE = bool(DIR) and os.environ.get("TRACEIR_BUNDLE_ALONGSIDE") == "1"
+REDIRECT = bool(DIR) and not ALONGSIDE
+# Whether the running test's runs are cases (conftest.py clears it for the
+# tests TRACEIR_BUNDLE_IGNORE names and for cpu-only tests).
+test_recorded = True
+
+
+def recording(device):
+    """Whether a run on `device` ("cpu", "cuda", ...) becomes a case."""
+    if REDIRECT:
+        return True
+    return ALONGSIDE and test_recorded and device == "cpu"
 # Set by check_op around its run: PyTorch's outputs and the test's
 # tolerance for the case being recorded.
 expectation = None
@@ -73,9 +92,10 @@ def case_dir(key):
     parametrized tests repeat cases)."""
     digest = hashlib.sha1(key).hexdigest()[:16]
     path = os.path.join(DIR, digest)
-    if os.path.exists(path):
+    try:
+        os.makedirs(path)  # fails where it exists, also for a parallel worker's
+    except FileExistsError:
         return None
-    os.makedirs(path)
     return path
 
 
@@ -84,7 +104,9 @@ def _key(text, inputs, params, seed, extra):
     for tensors in (inputs or {}, params or {}):
         for k in sorted(tensors):
             h.update(k.encode())
-            h.update(tensors[k].detach().cpu().contiguous().numpy().tobytes())
+            # Bytes through uint8: numpy has no bfloat16.
+            t = tensors[k].detach().cpu().contiguous().reshape(-1)
+            h.update(t.view(torch.uint8).numpy().tobytes())
     h.update(repr((seed, list(extra))).encode())
     return h.digest()
 
@@ -171,7 +193,6 @@ def record_compiled(compiled, args_by_name, outputs, generated=False):
     module = compiled.module
     if module is None:
         return
-    import torch
     inputs = {n: (a if isinstance(a, torch.Tensor) else torch.from_numpy(a))
               for n, a in args_by_name.items()}
     params = {n: (v if isinstance(v, torch.Tensor) else torch.from_numpy(v))

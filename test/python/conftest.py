@@ -54,8 +54,9 @@ if os.environ.get("TRACEIR_ROUNDTRIP") == "1":
 
 # TRACEIR_BUNDLE_DIR: recording a GPU bundle (bundle_record.py); calls of
 # compiled graphs are cases too.
-if os.environ.get("TRACEIR_BUNDLE_DIR"):
-    import bundle_record
+import bundle_record  # noqa: E402
+
+if bundle_record.DIR:
     import traceir
 
     _call = traceir.CompiledGraph.__call__
@@ -65,12 +66,14 @@ if os.environ.get("TRACEIR_BUNDLE_DIR"):
                         _params=None):
         # Built for the CPU here; the case's cuda file is saved at the call.
         self._record_generated = gpu_kernels is not None
-        if device is not None and device.startswith("cuda"):
+        if bundle_record.REDIRECT and device is not None and device.startswith("cuda"):
             device, gpu_kernels = "cpu", None
         _init(self, module, device, graph, gpu_kernels, _native, _params)
 
     def _recording_call(self, *args, **kwargs):
         outputs = _call(self, *args, **kwargs)
+        if not bundle_record.recording(self.device):
+            return outputs
         try:
             bound = self._bind(args, kwargs) if (kwargs or len(args) != len(self.input_names)) \
                 else list(args)
@@ -94,7 +97,11 @@ if os.environ.get("TRACEIR_BUNDLE_DIR"):
 # test runs once, as its cuda case.
 import traceir_testing  # noqa: E402
 
-DEVICES = ("cuda",) if os.environ.get("TRACEIR_BUNDLE_DIR") else ("cpu", "cuda")
+DEVICES = ("cuda",) if bundle_record.REDIRECT else ("cpu", "cuda")
+# TRACEIR_BUNDLE_IGNORE: the tests whose runs are not recorded while
+# recording alongside the tier, space-separated prefixes of FILE::TEST ids
+# (test_opinfo.py, test_x.py::test_y).
+BUNDLE_IGNORE = tuple(os.environ.get("TRACEIR_BUNDLE_IGNORE", "").split())
 
 
 def pytest_configure(config):
@@ -121,6 +128,12 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_runtest_setup(item):
+    if bundle_record.ALONGSIDE:
+        # Recording alongside the tier: a test kept off cuda is no case.
+        test_id = item.path.name + "::" + item.nodeid.partition("::")[2]
+        bundle_record.test_recorded = not (
+            any(test_id.startswith(p) for p in BUNDLE_IGNORE)
+            or any("cuda" not in m.args for m in item.iter_markers("devices")))
     callspec = getattr(item, "callspec", None)
     if callspec is not None and str(callspec.params.get("device", "")).startswith("cuda"):
         available, reason = traceir_testing.cuda_status()

@@ -9,11 +9,11 @@ A model in PENDING waits for what is named there and is skipped, saying
 so; bench/zoo.py runs every model and prints where each stands. The zoo is not part of the GPU bundle (its weights would
 not fit the 64 MiB a GPU machine takes): it skips while one is recorded.
 """
-import os
 
 import pytest
 import torch
 
+import bundle_record
 import traceir
 from zoo_models import MODELS
 
@@ -21,7 +21,7 @@ pytest.importorskip("torchvision")
 pytest.importorskip("transformers")
 if not traceir.HAS_COMPILER:
     pytest.skip("the zoo imports models: it needs the compiler", allow_module_level=True)
-if os.environ.get("TRACEIR_BUNDLE_DIR"):
+if bundle_record.REDIRECT:
     pytest.skip("the zoo's weights do not travel in a GPU bundle", allow_module_level=True)
 
 PENDING = {

@@ -167,7 +167,7 @@ def run_graph(text, inputs=None, params=None, free=True, check_frees=True,
             if proc.returncode != 0:
                 raise RunError(proc.stderr.strip())
             path = freed
-        if bundle_record.DIR:
+        if bundle_record.recording(device or DEVICE):
             # Recording a GPU bundle: the case is saved for cuda, and the
             # test goes on with the CPU's results.
             def run_cpu(save, cpu_extra):
@@ -259,7 +259,7 @@ def reported_device(device=None):
     report: cuda:0 for cuda. While gpu-bundle.sh records, every run is on
     the CPU."""
     device = device or DEVICE
-    if bundle_record.DIR:
+    if bundle_record.REDIRECT:
         return "cpu"
     return "cuda:0" if device == "cuda" else device
 

@@ -2392,6 +2392,7 @@ template InferSig inferElementwise<2, EltRule::Bool>;
 template InferSig inferElementwise<2, EltRule::Float>;
 template InferSig inferElementwise<2, EltRule::NotBool>;
 template InferSig inferElementwise<2, EltRule::Integral>;
+template InferSig inferElementwise<2, EltRule::FloatOnly>;
 template InferSig inferMatmulOfRank<2>;
 template InferSig inferMatmulOfRank<3>;
 template InferSig

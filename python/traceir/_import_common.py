@@ -119,7 +119,8 @@ def flat_call_args(values, what):
 # The ops decomposed_form rewrites (where its conditions hold).
 IMPORT_FORMS = {"convolution", "_softmax", "_log_softmax", "max_pool2d_with_indices",
                 "_native_batch_norm_legit_no_training", "split_with_sizes", "split", "chunk",
-                "unbind", "lift_fresh_copy", "detach", "detach_", "to", "type_as", "_to_copy"}
+                "unbind", "lift_fresh_copy", "detach", "detach_", "to", "type_as", "_to_copy",
+                "var_mean"}
 
 
 def decomposed_form(op, args, results, used):
@@ -175,6 +176,20 @@ def decomposed_form(op, args, results, used):
     if op in ("max", "min") and len(args) == 2 and isinstance(args[1], Value):
         # max.other / min.other, run_decompositions' maximum / minimum.
         return [(op + "imum", args, results)], one
+    if op == "var_mean" and len(results) == 2:
+        # var_mean.correction (self, dim, correction, keepdim), var_mean.dim
+        # (self, dim, unbiased, keepdim) or var_mean.default (self,
+        # unbiased): var and mean over the same dims.
+        x, rest = args[0], list(args[1:])
+        if rest and isinstance(rest[0], bool):
+            rest = [None, rest[0]]
+        dim = rest[0] if rest else None
+        correction = rest[1] if len(rest) > 1 else None
+        if isinstance(correction, bool):
+            correction = int(correction)
+        keepdim = bool(rest[2]) if len(rest) > 2 else False
+        return ([("var", [x, dim, correction, keepdim], results[:1]),
+                 ("mean", [x, dim, keepdim], results[1:])], list)
     if op == "lift_fresh_copy":
         return [("clone", args[:1], results)], one
     if op in ("detach", "detach_"):

@@ -55,6 +55,9 @@ def _op_name(target):
     return name
 
 
+_SYM_OPS = {"sym_size", "sym_stride", "sym_numel", "sym_storage_offset"}
+
+
 def build_fx_graph(b, graph, placeholders, out_node_args):
     """Builds the call_function nodes of an ATen FX graph (torch.export's or
     aot_autograd's) with GraphBuilder `b`; `placeholders` maps placeholder
@@ -80,11 +83,32 @@ def build_fx_graph(b, graph, placeholders, out_node_args):
                 fail(f"getitem of the single result of {src.name}")
             values[node] = values[src][idx]
             continue
+        if getattr(node.target, "__module__", None) in ("_operator", "math") and \
+                type(node.meta.get("val")) in (int, float, bool):
+            # Arithmetic on sizes (operator.mul of two sym_size results): its
+            # value where the shapes are static.
+            values[node] = node.meta["val"]
+            continue
         if not isinstance(node.target, torch._ops.OpOverload):
             fail(f"{node.name}: cannot import the call of {node.target} (not an ATen op)")
         op = _op_name(node.target)
         if op.startswith("_assert") and not node.users:
             continue  # a check on metadata export already verified; no value
+        if node.target.namespace != "aten":
+            fail(f"{node.name}: {node.target} is not an ATen op")
+        if op in _SYM_OPS:
+            # A size, stride, numel or offset: a Python int where the shapes
+            # are static, as the scalar operand of the ops that read it.
+            val = node.meta.get("val")
+            if type(val) is not int:
+                fail(f"{node.name}: {op} is {val!r}, a size known only when the graph runs "
+                     "(the result of an op such as nonzero, masked_select or unique); "
+                     "TraceIR imports graphs whose shapes are known")
+            values[node] = val
+            continue
+        if op == "_local_scalar_dense":
+            fail(f"{node.name}: reads a tensor's value into a Python number (.item()); a "
+                 "TraceIR graph's scalars are known when it is imported")
         what = f"op '{op}' ({node.name})"
         args = flat_call_args([value_of(a) for a in _schema_positional(node.target, node.args,
                                                                        node.kwargs)], what)
@@ -122,13 +146,49 @@ def _keep_table(supported):
     return table
 
 
+def _missing(graph, supported):
+    """The ATen ops an FX graph calls that are neither ops with a kernel nor
+    ones the importer rewrites (decomposed_form)."""
+    return {n.target for n in graph.nodes
+            if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
+            and _op_name(n.target) not in supported and _op_name(n.target) not in IMPORT_FORMS
+            and _op_name(n.target) not in _SYM_OPS and not _op_name(n.target).startswith("_assert")}
+
+
 def _unsupported(ep, supported):
-    """Whether a call of the exported graph is neither an op with a kernel
-    nor one the importer rewrites (decomposed_form)."""
-    return any(n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
-               and _op_name(n.target) not in supported and _op_name(n.target) not in IMPORT_FORMS
-               and not _op_name(n.target).startswith("_assert")
-               for n in ep.graph.nodes)
+    """Whether a call of the exported graph is an op TraceIR cannot run."""
+    return bool(_missing(ep.graph, supported))
+
+
+def _aten_only(graph):
+    return all(n.target.namespace == "aten" for n in graph.nodes
+               if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload))
+
+
+def decompose_rest(ep, supported, rounds=3):
+    """The ops still without a kernel after the core ATen table, which
+    keeps many whole (addmv, var_mean, exp2, diagonal_scatter, ...):
+    PyTorch's full decomposition table (torch._decomp), one op at a time,
+    kept where the result calls ATen ops only (a reference decomposition
+    may call prims, which TraceIR does not import); then the ops those
+    bring in, for a few rounds. What is left is reported as unsupported."""
+    from torch._decomp import decomposition_table
+    tried = set()
+    for _ in range(rounds):
+        todo = [op for op in _missing(ep.graph, supported)
+                if op in decomposition_table and op not in tried]
+        if not todo:
+            break
+        for op in todo:
+            tried.add(op)
+            try:
+                candidate = quiet_export(
+                    lambda: ep.run_decompositions({op: decomposition_table[op]}))
+            except Exception:  # noqa: BLE001 - a decomposition that does not trace is not used
+                continue
+            if _aten_only(candidate.graph):
+                ep = candidate
+    return ep
 
 
 def import_exported(model, args, kwargs, decompose=None):
@@ -141,6 +201,7 @@ def import_exported(model, args, kwargs, decompose=None):
         supported = set(kernel_ops("cpu"))
         if _unsupported(ep, supported):
             ep = quiet_export(lambda: ep.run_decompositions(_keep_table(supported)))
+            ep = decompose_rest(ep, supported)
     sig = ep.graph_signature
     state = {**dict(model.named_parameters(remove_duplicate=False)),
              **dict(model.named_buffers(remove_duplicate=False))}

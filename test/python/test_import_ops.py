@@ -170,20 +170,42 @@ def test_constants_of_every_dtype(case, method):
 class Gaps(torch.nn.Module):
     def forward(self, x):
         # Neither op has a kernel or a decomposition that leads to kernels.
-        return torch.cumprod(x, 0).diagonal() + torch.cumprod(x, 1)[0, :3]
+        return torch.cumprod(x, 0).kthvalue(2, 1).values + torch.cumprod(x, 1)[0, :3]
 
 
 def test_check_and_compile_report_every_missing_op_at_once():
     x = r(3, 4)
     gaps = traceir.check(Gaps(), (x,))
-    assert list(gaps) == ["cumprod", "diagonal"], gaps
+    assert list(gaps) == ["cumprod", "kthvalue"], gaps
     assert len(gaps["cumprod"]) == 2 and all("test_import_ops.py" in loc for loc in gaps["cumprod"])
     m = traceir.from_torch(Gaps(), (x,))
     with pytest.raises(traceir.TraceIRError,
                        match=r"no kernel for op 'cumprod' on cpu \(at .*test_import_ops.py:\d+.*, "
-                             r".*test_import_ops.py:\d+.*\), nor for 'diagonal' \(at "):
+                             r".*test_import_ops.py:\d+.*\), nor for 'kthvalue' \(at "):
         traceir.compile(m)
     assert traceir.check(Fn(lambda a: a.relu()), (x,)) == {}
+
+
+def test_decompositions_beyond_the_core_table():
+    # addmv keeps whole in torch.export's core table and has no kernel:
+    # torch._decomp's full table makes it mv's mul and sum, and add.
+    model = Fn(lambda v, m, x: torch.addmv(v, m, x, beta=0.5, alpha=2.0))
+    args = (r(3), r(3, 4), r(4))
+    m = traceir.from_torch(model, args)
+    ops = {n.target for n in m.graphs[0].nodes if n.op == "pyop"}
+    assert "addmv" not in ops, ops
+    torch.testing.assert_close(traceir.compile(m)(*args), model(*args))
+
+
+@pytest.mark.parametrize("fn, what", [
+    (lambda a: torch.nonzero(a), r"sym_size_int\w*: sym_size is u\d+, a size known only when "
+                                 r"the graph runs"),
+    (lambda a: a * a[0, 0].item(), r"_local_scalar_dense\w*: reads a tensor's value into a "
+                                   r"Python number"),
+])
+def test_data_dependent_values_are_import_errors(fn, what):
+    with pytest.raises(traceir.TraceIRError, match=what):
+        traceir.from_torch(Fn(fn), (r(3, 4),))
 
 
 def test_supported_ops():

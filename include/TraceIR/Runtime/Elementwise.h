@@ -23,6 +23,8 @@
 #define TRACEIR_HD
 #endif
 
+#include "TraceIR/Runtime/SpecialFunctions.h"
+
 namespace traceir {
 
 enum class EwOp : int32_t {
@@ -102,6 +104,17 @@ enum class EwOp : int32_t {
   Hardsigmoid, ///< min(max(x + 3, 0), 6) / 6 (NaN stays NaN)
   Hardswish,   ///< x * hardsigmoid(x)
   Silu,        ///< x / (1 + exp(-x))
+  Exp2,
+  Erfc,
+  Erfinv,
+  Lgamma,
+  Digamma,
+  Polygamma, ///< polygamma(in[0] = n, in[1]); SpecialFunctions.h
+  Fmax,      ///< NaN-ignoring: the other operand where one is NaN
+  Fmin,
+  Copysign,
+  Hypot,
+  Signbit,
 };
 
 constexpr int kEwMaxRank = 8;
@@ -484,6 +497,28 @@ TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
   }
   case EwOp::Silu:
     return v[0] / (1.0 + exp(-v[0]));
+  case EwOp::Exp2:
+    return exp2(v[0]);
+  case EwOp::Erfc:
+    return erfc(v[0]);
+  case EwOp::Erfinv:
+    return sfErfinv(v[0]);
+  case EwOp::Lgamma:
+    return lgamma(v[0]);
+  case EwOp::Digamma:
+    return sfDigamma(v[0]);
+  case EwOp::Polygamma:
+    return sfPolygamma(v[0], v[1]);
+  case EwOp::Fmax:
+    return fmax(v[0], v[1]);
+  case EwOp::Fmin:
+    return fmin(v[0], v[1]);
+  case EwOp::Copysign:
+    return copysign(v[0], v[1]);
+  case EwOp::Hypot:
+    return hypot(v[0], v[1]);
+  case EwOp::Signbit:
+    return copysign(1.0, v[0]) < 0 ? 1.0 : 0.0; // -0.0 and -NaN too
   case EwOp::BitwiseAnd: // inference refuses floats
   case EwOp::BitwiseOr:
   case EwOp::BitwiseXor:
@@ -567,9 +602,13 @@ TRACEIR_HD inline int64_t ewApplyInt(const EwLaunch &L, const int64_t *v,
     // A bool's ~ is its not: ~1 would store as true.
     return L.outDtype == Bool ? !v[0] : ~v[0];
   case EwOp::Maximum:
+  case EwOp::Fmax: // integers have no NaN to ignore
     return v[0] > v[1] ? v[0] : v[1];
   case EwOp::Minimum:
+  case EwOp::Fmin:
     return v[0] < v[1] ? v[0] : v[1];
+  case EwOp::Signbit:
+    return v[0] < 0;
   case EwOp::Clamp:
     return v[0] < v[1] ? (v[1] > v[2] ? v[2] : v[1])
                        : (v[0] > v[2] ? v[2] : v[0]);

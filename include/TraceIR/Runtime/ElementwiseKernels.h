@@ -208,6 +208,32 @@ template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
   static void remainder(KernelContext &c) {
     run(c, EwOp::Remainder, 2, c.result(0));
   }
+  static void exp2(KernelContext &c) { run(c, EwOp::Exp2, 1, c.result(0)); }
+  static void erfc(KernelContext &c) { run(c, EwOp::Erfc, 1, c.result(0)); }
+  static void erfinv(KernelContext &c) {
+    run(c, EwOp::Erfinv, 1, c.result(0));
+  }
+  static void lgamma(KernelContext &c) {
+    run(c, EwOp::Lgamma, 1, c.result(0));
+  }
+  static void digamma(KernelContext &c) {
+    run(c, EwOp::Digamma, 1, c.result(0));
+  }
+  // polygamma(n, self): n, a Python int, is the launch's first operand.
+  static void polygamma(KernelContext &c) {
+    if (c.scalar(0).number() < 0)
+      return c.fail("polygamma(n, x) does not support negative n");
+    run(c, EwOp::Polygamma, 2, c.result(0));
+  }
+  static void fmax(KernelContext &c) { run(c, EwOp::Fmax, 2, c.result(0)); }
+  static void fmin(KernelContext &c) { run(c, EwOp::Fmin, 2, c.result(0)); }
+  static void copysign(KernelContext &c) {
+    run(c, EwOp::Copysign, 2, c.result(0));
+  }
+  static void hypot(KernelContext &c) { run(c, EwOp::Hypot, 2, c.result(0)); }
+  static void signbit(KernelContext &c) {
+    run(c, EwOp::Signbit, 1, c.result(0));
+  }
   // clamp(self, min=None, max=None), min and max numbers or tensors
   // (clamp.default and clamp.Tensor). A missing bound is the infinite one
   // on its side, so one launch serves every form.

@@ -44,6 +44,8 @@ static UnaryMathFn unaryMathOf(StringRef name) {
       .Case("acosh", unaryMath<math::AcoshOp>)
       .Case("atanh", unaryMath<math::AtanhOp>)
       .Case("erf", unaryMath<math::ErfOp>)
+      .Case("erfc", unaryMath<math::ErfcOp>)
+      .Case("exp2", unaryMath<math::Exp2Op>)
       .Case("expm1", unaryMath<math::ExpM1Op>)
       .Case("log1p", unaryMath<math::Log1pOp>)
       .Case("log2", unaryMath<math::Log2Op>)
@@ -75,8 +77,9 @@ static UnaryMathFn roundingOf(StringRef name) {
 /// the float functions of unaryMathOf, reciprocal, sign, the rounding ops of
 /// roundingOf, isnan/isinf/logical_not (which read the input in its own
 /// type), bitwise_not, leaky_relu and elu; maximum, minimum, clamp (with
-/// number bounds), atan2, the bitwise and logical and/or/xor, the float
-/// fmod and remainder, hardsigmoid, hardswish and silu.
+/// number bounds), atan2, copysign, fmax, fmin, the bitwise and logical
+/// and/or/xor, the float fmod and remainder, hardsigmoid, hardswish and
+/// silu.
 /// Every argument, tensor or Python number, is converted to the result's
 /// element type before the arithmetic: that is PyTorch's type promotion as
 /// the registry inferred it (int / int divides as float, for instance).
@@ -319,6 +322,16 @@ LogicalResult ElementwiseLowering::lower(const Call &call,
     }
     if (name == "atan2")
       return math::Atan2Op::create(b, l, x, operand(1, elt));
+    if (name == "copysign")
+      return math::CopySignOp::create(b, l, x, operand(1, elt));
+    // fmax and fmin ignore a NaN operand (maxnum/minnum); integers have
+    // none, and are maximum and minimum.
+    if (name == "fmax")
+      return isF ? Value(arith::MaxNumFOp::create(b, l, x, operand(1, elt)))
+                 : maxOf(x, operand(1, elt));
+    if (name == "fmin")
+      return isF ? Value(arith::MinNumFOp::create(b, l, x, operand(1, elt)))
+                 : minOf(x, operand(1, elt));
     // The logical ops read their operands as bools (castElement's != 0, so
     // NaN is true): the result type is i1.
     if (name == "bitwise_and" || name == "logical_and")

@@ -940,8 +940,9 @@ INFER(inferCopy) {
   return true;
 }
 
-/// cumsum(self, dim, dtype=None): self's shape; dtype= casts the input
-/// first, else integers and bools accumulate in i64, as PyTorch's.
+/// cumsum and cumprod (self, dim, dtype=None): self's shape; dtype= casts
+/// the input first, else integers and bools accumulate in i64, as
+/// PyTorch's.
 INFER(inferCumsum) {
   CALL;
   return onRanked(c, "self", [&](Shape &s, Type elt) {

@@ -3,7 +3,7 @@ fixture of conftest.py; the cuda cases skip, with one line saying why,
 where trace-run finds no CUDA device): elementwise ops with broadcasting,
 dtype promotion and non-contiguous operands, views, matrix products (BLAS
 on the CPU, cuBLAS on CUDA), sum, mean, amax, amin, prod, any, argmax,
-argmin, cumsum, var, softmax, log_softmax,
+argmin, cumsum, cumprod, var, softmax, log_softmax,
 layer_norm, native_layer_norm, cat, embedding and dropout
 (lib/Runtime/CPU, CUDA/Reductions.cpp/.cu, CUDA/NN.cpp/.cu), and the
 memory report of a run.
@@ -557,6 +557,28 @@ def test_cumsum():
     assert check_op_nan("cumsum", [n, 1], n.cumsum(1))[1, 3, 0].isnan()
     text, inputs = op_graph("cumsum", [x, 3], [x])
     with pytest.raises(RunError, match="dim 3 is out of range for a tensor of rank 3"):
+        run_graph(text, inputs)
+
+
+def test_cumprod():
+    # cumsum's kernel with products: the same layouts, dtypes and wrapping.
+    x = rnd(3, 4, 5)
+    check_op("cumprod", [x, 1], x.cumprod(1), rtol=1e-5, atol=1e-6)
+    check_op("cumprod", [Transposed(x), -1], x.cumprod(-1), rtol=1e-5, atol=1e-6)
+    check_op("cumprod", [Sliced(x), 0], x.cumprod(0), rtol=1e-5, atol=1e-6)
+    check_op("cumprod", [x, 2, "torch.float64"], x.cumprod(2, dtype=torch.float64))
+    e = torch.zeros(3, 0)
+    check_op("cumprod", [e, 1], e.cumprod(1))
+    i = torch.randint(-3, 4, (4, 30), dtype=torch.int32)
+    check_op("cumprod", [i, 1], i.cumprod(1))
+    b = torch.rand(4, 7) < 0.7
+    check_op("cumprod", [b, 1], b.cumprod(1))
+    big = torch.tensor([2 ** 40, 2 ** 40, 3], dtype=torch.int64)
+    check_op("cumprod", [big, 0], big.cumprod(0))
+    z = torch.tensor([2.0, 0.0, float("inf"), 3.0])
+    check_op_nan("cumprod", [z, 0], z.cumprod(0))
+    text, inputs = op_graph("cumprod", [x, -4], [x])
+    with pytest.raises(RunError, match="dim -4 is out of range for a tensor of rank 3"):
         run_graph(text, inputs)
 
 

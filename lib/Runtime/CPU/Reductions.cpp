@@ -269,9 +269,9 @@ void cpu::min(KernelContext &ctx) { argReduce(ctx, false, true); }
 void cpu::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
 void cpu::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
 
-/// cumsum along one dim: the running sums in int64 (wrapping) for an
-/// integer result, else in double, in order.
-void cpu::cumsum(KernelContext &ctx) {
+/// cumsum and cumprod along one dim: the running sums or products in int64
+/// (wrapping) for an integer result, else in double, in order.
+static void scan(KernelContext &ctx, bool product) {
   const Tensor &in = ctx.tensor(0);
   Tensor &out = ctx.result(0);
   int64_t dim;
@@ -294,19 +294,25 @@ void cpu::cumsum(KernelContext &ctx) {
   bool integer = !isFloating(out.dtype);
   forEachGroup(in, reduced,
                [&](int64_t k, int64_t off, const std::vector<int64_t> &group) {
-                 int64_t accI = 0;
-                 double accD = 0;
+                 int64_t accI = product ? 1 : 0;
+                 double accD = product ? 1 : 0;
                  for (size_t g = 0; g < group.size(); ++g) {
                    const char *p = base + (off + group[g]) * es;
                    char *o = ob + (outBase[k] + int64_t(g) * outStride) * os;
-                   if (integer)
-                     storeInt(o, out.dtype,
-                              accI = wrapAdd(accI, loadInt(p, in.dtype)));
-                   else
-                     storeDouble(o, out.dtype, accD += loadDouble(p, in.dtype));
+                   if (integer) {
+                     int64_t v = loadInt(p, in.dtype);
+                     accI = product ? wrapMul(accI, v) : wrapAdd(accI, v);
+                     storeInt(o, out.dtype, accI);
+                   } else {
+                     double v = loadDouble(p, in.dtype);
+                     accD = product ? accD * v : accD + v;
+                     storeDouble(o, out.dtype, accD);
+                   }
                  }
                });
 }
+void cpu::cumsum(KernelContext &ctx) { scan(ctx, false); }
+void cpu::cumprod(KernelContext &ctx) { scan(ctx, true); }
 
 /// _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 /// grad - exp(output) * sum(grad) along dim, in f64.

@@ -126,8 +126,8 @@ void cuda::min(KernelContext &ctx) { reduce(ctx, RdKind::ArgMin, "min", true); }
 void cuda::softmax(KernelContext &ctx) { softmaxImpl(ctx, false); }
 void cuda::log_softmax(KernelContext &ctx) { softmaxImpl(ctx, true); }
 
-/// cumsum along one dim, as CPU/Reductions.cpp.
-void cuda::cumsum(KernelContext &ctx) {
+/// cumsum and cumprod along one dim, as CPU/Reductions.cpp.
+static void scan(KernelContext &ctx, bool product) {
   const Tensor &in = ctx.tensor(0);
   Tensor &out = ctx.result(0);
   int64_t dim;
@@ -144,9 +144,12 @@ void cuda::cumsum(KernelContext &ctx) {
   L.outData = static_cast<char *>(out.storage->data);
   L.outDtype = static_cast<int32_t>(out.dtype);
   L.integer = !isFloatingDType(out.dtype);
+  L.product = product;
   if (const char *err = launchCumsumCUDA(L))
-    failLaunch(ctx, "cumsum", err);
+    failLaunch(ctx, product ? "cumprod" : "cumsum", err);
 }
+void cuda::cumsum(KernelContext &ctx) { scan(ctx, false); }
+void cuda::cumprod(KernelContext &ctx) { scan(ctx, true); }
 
 /// grad - exp(output) * sum(grad) along dim, as CPU/Reductions.cpp.
 void cuda::_log_softmax_backward_data(KernelContext &ctx) {

@@ -354,16 +354,18 @@ __global__ void cumsumKernel(CumsumLaunch L) {
   for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        k < L.in.numKept; k += stride) {
     int64_t inBase = rdKeptOffset(L.in, k), outBase = rdKeptOffset(L.out, k);
-    int64_t accI = 0;
-    double accD = 0;
+    int64_t accI = L.product ? 1 : 0;
+    double accD = L.product ? 1 : 0;
     for (int64_t r = 0; r < L.in.numRed; ++r) {
       const char *p = L.data + (inBase + rdRedOffset(L.in, r)) * es;
       char *o = L.outData + (outBase + rdRedOffset(L.out, r)) * os;
       if (L.integer) {
-        accI = SumI()(accI, ewLoadInt(p, L.inDtype));
+        int64_t v = ewLoadInt(p, L.inDtype);
+        accI = L.product ? ProdI()(accI, v) : SumI()(accI, v);
         ewStoreInt(o, L.outDtype, accI);
       } else {
-        accD += ewLoadDouble(p, L.inDtype);
+        double v = ewLoadDouble(p, L.inDtype);
+        accD = L.product ? accD * v : accD + v;
         ewStoreDouble(o, L.outDtype, accD);
       }
     }

@@ -111,8 +111,9 @@ struct SoftmaxLaunch {
   int32_t gradDtype = F32;
 };
 
-/// cumsum: `in` and `out` split around the same dim; row k's running sums
-/// (int64 for an integer result, else double) go to its row of `out`.
+/// cumsum and cumprod: `in` and `out` split around the same dim; row k's
+/// running sums or products (int64 for an integer result, else double) go
+/// to its row of `out`.
 struct CumsumLaunch {
   RdGroups in, out;
   const char *data = nullptr;
@@ -120,6 +121,7 @@ struct CumsumLaunch {
   char *outData = nullptr;
   int32_t outDtype = F32;
   bool integer = false;
+  bool product = false; ///< cumprod
 };
 
 /// Each returns null on success, else the CUDA error's text.
@@ -257,6 +259,13 @@ struct MaxD {
 struct SumI {
   __device__ int64_t operator()(int64_t a, int64_t b) const {
     return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                                static_cast<uint64_t>(b));
+  }
+};
+/// Wrapping int64 multiplication.
+struct ProdI {
+  __device__ int64_t operator()(int64_t a, int64_t b) const {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) *
                                 static_cast<uint64_t>(b));
   }
 };

@@ -25,8 +25,8 @@ static bool readWindowList(const CallArgs &args, unsigned i, const char *what,
     v.assign(spatial, v.front());
   if (static_cast<int>(v.size()) != spatial) {
     err = std::string(what) + " must have 1 or " + std::to_string(spatial) +
-          " values for " + std::to_string(spatial) +
-          " spatial dims, got " + intListString(v);
+          " values for " + std::to_string(spatial) + " spatial dims, got " +
+          intListString(v);
     return false;
   }
   return true;
@@ -56,8 +56,8 @@ bool traceir::decodeConvolution(const CallArgs &args, int spatial,
       return false;
     }
     if (a.padding[d] < 0) {
-      err = "negative padding is not supported, got " +
-            intListString(a.padding);
+      err =
+          "negative padding is not supported, got " + intListString(a.padding);
       return false;
     }
     if (a.outputPadding[d] < 0) {
@@ -78,8 +78,8 @@ bool traceir::decodeConvolution(const CallArgs &args, int spatial,
     }
   }
   if (a.groups <= 0) {
-    err = "non-positive groups is not supported, got " +
-          std::to_string(a.groups);
+    err =
+        "non-positive groups is not supported, got " + std::to_string(a.groups);
     return false;
   }
   return true;
@@ -112,8 +112,7 @@ bool traceir::convolutionShape(const ConvolutionArgs &a,
                                std::span<const int64_t> x,
                                std::span<const int64_t> w,
                                std::optional<int64_t> biasSize,
-                               std::vector<int64_t> &result,
-                               std::string &err) {
+                               std::vector<int64_t> &result, std::string &err) {
   int spatial = a.spatial;
   if (static_cast<int>(w.size()) != spatial + 2 || x.size() != w.size()) {
     err = "expected a " + std::to_string(w.size()) + "-D input [N, C, *] for " +
@@ -136,15 +135,17 @@ bool traceir::convolutionShape(const ConvolutionArgs &a,
                    : (known(w[1]) ? checkedMul(w[1], a.groups)
                                   : std::optional<int64_t>(-1));
   if (!wanted) {
-    err = "weight " + intListString(w) + " with groups=" +
-          std::to_string(a.groups) + " overflows its channel count";
+    err = "weight " + intListString(w) +
+          " with groups=" + std::to_string(a.groups) +
+          " overflows its channel count";
     return false;
   }
   if (known(inChannels) && known(*wanted) && inChannels != *wanted) {
     err = "input " + intListString(x) + " has " + std::to_string(inChannels) +
-          " channels but weight " + intListString(w) + " with groups=" +
-          std::to_string(a.groups) + (a.transposed ? " (transposed)" : "") +
-          " expects " + std::to_string(*wanted);
+          " channels but weight " + intListString(w) +
+          " with groups=" + std::to_string(a.groups) +
+          (a.transposed ? " (transposed)" : "") + " expects " +
+          std::to_string(*wanted);
     return false;
   }
   if (!a.transposed) {
@@ -152,8 +153,9 @@ bool traceir::convolutionShape(const ConvolutionArgs &a,
   } else if (known(w[1])) {
     std::optional<int64_t> o = checkedMul(w[1], a.groups);
     if (!o) {
-      err = "weight " + intListString(w) + " with groups=" +
-            std::to_string(a.groups) + " overflows its channel count";
+      err = "weight " + intListString(w) +
+            " with groups=" + std::to_string(a.groups) +
+            " overflows its channel count";
       return false;
     }
     outChannels = *o;
@@ -164,8 +166,8 @@ bool traceir::convolutionShape(const ConvolutionArgs &a,
           " elements (the output channels), got " + std::to_string(*biasSize);
     return false;
   }
-  result.assign({known(x[0]) ? x[0] : -1, known(outChannels) ? outChannels
-                                                             : -1});
+  result.assign(
+      {known(x[0]) ? x[0] : -1, known(outChannels) ? outChannels : -1});
   for (int d = 0; d < spatial; ++d) {
     int64_t in = x[2 + d], k = w[2 + d];
     if (!known(in) || !known(k)) {
@@ -189,8 +191,8 @@ bool traceir::convolutionShape(const ConvolutionArgs &a,
                 : "kernel " + intListString(w) + " (dilation " +
                       intListString(a.dilation) + ", padding " +
                       intListString(a.padding) +
-                      ") is larger than the padded input " +
-                      intListString(x) + ", or its size overflows int64";
+                      ") is larger than the padded input " + intListString(x) +
+                      ", or its size overflows int64";
       return false;
     }
     result.push_back(*o);

@@ -380,8 +380,7 @@ traceir::views::checkViewArgs(std::string_view op, const Layout &in,
   return std::nullopt;
 }
 
-int64_t traceir::views::diagonalLength(int64_t n1, int64_t n2,
-                                       int64_t offset) {
+int64_t traceir::views::diagonalLength(int64_t n1, int64_t n2, int64_t offset) {
   // PyTorch's diagonal: min(n1, n2 - offset) for offset >= 0, min(n1 +
   // offset, n2) below, never negative. Either bound past the other size
   // ends the diagonal, which keeps huge offsets from overflowing.
@@ -541,8 +540,7 @@ traceir::views::applyView(std::string_view op, const Layout &in,
       advance(offset, in.strides[d2]);
     else if (len > 0)
       advance(-offset, in.strides[d1]);
-    std::optional<int64_t> stride =
-        checkedAdd(in.strides[d1], in.strides[d2]);
+    std::optional<int64_t> stride = checkedAdd(in.strides[d1], in.strides[d2]);
     if (!stride)
       out.offset = Layout::kOutOfRange;
     out.shape.clear();

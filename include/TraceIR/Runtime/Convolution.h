@@ -45,7 +45,9 @@ struct ConvolutionPlan {
   int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, out3[3] = {1, 1, 1};
   int64_t stride[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, dil[3] = {1, 1, 1};
 
-  TRACEIR_HD int64_t numel() const { return N * O * out3[0] * out3[1] * out3[2]; }
+  TRACEIR_HD int64_t numel() const {
+    return N * O * out3[0] * out3[1] * out3[2];
+  }
 };
 
 /// The input position that kernel tap `k` of output position `o` reads

@@ -332,13 +332,13 @@ def test_convolution_errors():
 
 #===--- import ---------------------------------------------------------------===#
 
-def run_module(m, *xs, rtol=1e-5, atol=1e-5):
+def run_module(m, *xs, rtol=1e-5, atol=1e-5, method="export"):
     """from_torch -> compile on the test device, against eager; returns the
     graph's text."""
     import traceir
     import traceir_testing
 
-    g = traceir.from_torch(m, xs)
+    g = traceir.from_torch(m, xs, method=method)
     exe = traceir.compile(g, device=traceir_testing.DEVICE)
     got = exe(*xs)
     want = m(*xs)
@@ -360,9 +360,13 @@ def test_import_diagonal_and_as_strided():
     assert '"diagonal"' in text and '"as_strided"' in text, text
 
 
+@pytest.mark.parametrize("method", ["export", "jit"])
 @pytest.mark.parametrize("name", ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
                                   "ConvTranspose3d"])
-def test_import_conv_modules(name):
+def test_import_conv_modules(name, method):
+    """torch.export's aten.convolution and torch.jit.trace's
+    aten::_convolution both become convolution (conv2d where 2-D and not
+    transposed)."""
     torch.manual_seed(1)
     spatial = int(name[-2])
     cls = getattr(torch.nn, name)
@@ -372,13 +376,13 @@ def test_import_conv_modules(name):
         kw["output_padding"] = 1
     m = cls(4, 6, 3, **kw).eval()
     x = rnd(2, 4, *([5, 4, 3][:spatial]))
-    text = run_module(m, x)
+    text = run_module(m, x, method=method)
     assert '"convolution"' in text, text
     # Without bias, and chained with a Conv2d (which stays conv2d).
     if spatial == 2:
         seq = torch.nn.Sequential(cls(4, 6, 2, stride=2, bias=False), torch.nn.ReLU(),
                                   torch.nn.Conv2d(6, 3, 3, padding=1)).eval()
-        text = run_module(seq, x)
+        text = run_module(seq, x, method=method)
         assert '"conv2d"' in text and '"convolution"' in text, text
     else:
-        run_module(cls(4, 6, 2, bias=False).eval(), x)
+        run_module(cls(4, 6, 2, bias=False).eval(), x, method=method)

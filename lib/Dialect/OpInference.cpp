@@ -14,6 +14,7 @@
 #include "TraceIR/Dialect/Scalars.h"
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Support/CheckedMath.h"
+#include "TraceIR/Support/ConvolutionArgs.h"
 #include "TraceIR/Support/ViewAlgebra.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -1439,6 +1440,67 @@ INFER(inferNarrow) { // narrow(self, dim, start, length)
   });
 }
 
+/// diagonal(self, offset=0, dim1=0, dim2=1): dims dim1 and dim2 become one
+/// last dim, the diagonal's (ViewAlgebra's layout, whose checks the
+/// runtime repeats).
+INFER(inferDiagonal) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    int64_t offset, d1, d2;
+    if (s.size() < 2)
+      return c.err("diagonal needs at least 2 dims, got a tensor of rank ",
+                   s.size());
+    if (!c.intArg(1, "offset", offset, 0) || !c.intArg(2, "dim1", d1, 0) ||
+        !c.intArg(3, "dim2", d2, 1))
+      return false;
+    int64_t given1 = d1, given2 = d2;
+    if (!c.dim(d1, s.size(), "dim1") || !c.dim(d2, s.size(), "dim2"))
+      return false;
+    if (d1 == d2)
+      return c.err("diagonal dimensions cannot be identical ", given1, ", ",
+                   given2);
+    int64_t n1 = s[d1], n2 = s[d2];
+    Shape r;
+    for (int64_t k = 0, e = s.size(); k < e; ++k)
+      if (k != d1 && k != d2)
+        r.push_back(s[k]);
+    r.push_back(n1 == kDyn || n2 == kDyn
+                    ? kDyn
+                    : traceir::views::diagonalLength(n1, n2, offset));
+    return c.push(r, elt);
+  });
+}
+
+/// as_strided(self, size, stride, storage_offset=None): a view of `size`
+/// over self's storage. Only the arguments themselves are checked here:
+/// the storage under self may be larger than self (self may be a view),
+/// so the runtime checks the view against the storage it has.
+INFER(inferAsStrided) {
+  CALL;
+  TensorType t = c.tensor(0, "self");
+  if (!t)
+    return false;
+  SmallVector<int64_t> size, stride;
+  if (!c.intList(1, "size", size) || !c.intList(2, "stride", stride))
+    return false;
+  if (size.size() != stride.size())
+    return c.err("mismatch in length of strides and shape: size ",
+                 shapeStr(size), " and stride ", shapeStr(stride));
+  for (auto [n, st] : llvm::zip(size, stride)) {
+    if (n < 0)
+      return c.err("size ", shapeStr(size), " has a negative dim");
+    if (st < 0)
+      return c.err("negative strides are not supported, got stride ",
+                   shapeStr(stride));
+  }
+  int64_t offset;
+  if (!c.intArg(3, "storage_offset", offset, 0))
+    return false;
+  if (offset < 0)
+    return c.err("invalid storage offset ", offset);
+  return c.push(size, t.getElementType());
+}
+
 INFER(inferCat) { // cat(tensors..., dim=0)
   CALL;
   unsigned n = 0;
@@ -1971,6 +2033,43 @@ INFER(inferRepeat) {
       return c.err(why);
     return c.push(dynSizes(shape), elt);
   });
+}
+
+/// convolution(input, weight, bias, stride, padding, dilation, transposed,
+/// output_padding, groups): 1 to 3 spatial dims, from the weight's rank;
+/// the shape is ConvolutionArgs.h's, which the kernels check alike. The
+/// dtypes are one floating dtype, as PyTorch's CPU kernels take.
+INFER(inferConvolution) {
+  CALL;
+  TensorType x = c.tensor(0, "input"), w = c.tensor(1, "weight"), b;
+  if (!x || !w || !c.optTensor(2, "bias", b))
+    return false;
+  Type elt = x.getElementType();
+  for (TensorType t : {w, b})
+    if (t && t.getElementType() != elt)
+      return c.err("input, weight and bias must have one dtype, got ", elt,
+                   " and ", t.getElementType());
+  if (!isFloatLike(elt))
+    return c.err("convolution supports floating-point dtypes, got ", elt);
+  if (!x.hasRank() || !w.hasRank())
+    return c.pushUnranked(elt);
+  std::string why;
+  int spatial = traceir::convolutionSpatialDims(w.getRank(), why);
+  traceir::ConvolutionArgs conv;
+  if (!spatial || !traceir::decodeConvolution(callArgs(a), spatial, conv, why))
+    return c.err(why);
+  std::optional<int64_t> biasSize;
+  if (b && b.hasRank()) {
+    if (b.getRank() != 1)
+      return c.err("bias must be 1-D, got ", shapeStr(b.getShape()));
+    biasSize = b.getDimSize(0) == kDyn ? -1 : b.getDimSize(0);
+  }
+  std::vector<int64_t> shape;
+  if (!traceir::convolutionShape(conv, knownSizes(x.getShape()),
+                                 knownSizes(w.getShape()), biasSize, shape,
+                                 why))
+    return c.err(why);
+  return c.push(dynSizes(shape), elt);
 }
 
 INFER(inferAdaptiveAvgPool2d) { // adaptive_avg_pool2d(input, output_size)

@@ -67,7 +67,7 @@ template <bool Native> InferSig inferBatchNorm;
 // Views
 InferSig inferView, inferTranspose, inferT, inferPermute, inferUnsqueeze,
     inferSqueeze, inferFlatten, inferUnflatten, inferExpand, inferSelect,
-    inferSlice, inferNarrow, inferCat;
+    inferSlice, inferNarrow, inferCat, inferDiagonal, inferAsStrided;
 
 // Indexing
 InferSig inferIndexSelect, inferGather, inferScatter, inferScatterAdd,
@@ -76,6 +76,7 @@ InferSig inferIndexSelect, inferGather, inferScatter, inferScatterAdd,
 
 // Neural-network layers
 InferSig inferEmbedding, inferConv2d, inferMaxPool2d, inferAdaptiveAvgPool2d;
+InferSig inferConvolution;
 
 // Pooling, padding, resampling and data movement
 InferSig inferAvgPool2d, inferFlip, inferRepeat;

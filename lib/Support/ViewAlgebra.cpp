@@ -127,6 +127,11 @@ enum class ViewKind {
   Select,
   Slice,
   Narrow,
+  Diagonal,  // diagonal(self, offset, dim1, dim2): the two dims become one
+             // of stride stride1 + stride2, appended last
+  AsStrided, // as_strided(self, size, stride, storage_offset): the given
+             // layout over the input's storage (strides are the storage's,
+             // not relative to the input's)
 };
 
 // Ops.def's EFFECTS: a view's kind; whether the op is a view that may copy,
@@ -324,8 +329,64 @@ traceir::views::checkViewArgs(std::string_view op, const Layout &in,
              std::to_string(d) + " of size " + std::to_string(n);
     return std::nullopt;
   }
+  case ViewKind::Diagonal: {
+    if (rank < 2)
+      return "diagonal needs at least 2 dims, got a tensor of rank " +
+             std::to_string(rank);
+    int64_t d1 = 0, d2 = 0;
+    if (auto err = badDim(arg(1, 0), rank, false, d1))
+      return err;
+    if (auto err = badDim(arg(2, 1), rank, false, d2))
+      return err;
+    if (d1 == d2)
+      return "diagonal dimensions cannot be identical " +
+             std::to_string(arg(1, 0)) + ", " + std::to_string(arg(2, 1));
+    Dims want;
+    for (int64_t k = 0; k < rank; ++k)
+      if (k != d1 && k != d2)
+        want.push_back(in.shape[k]);
+    want.push_back(diagonalLength(in.shape[d1], in.shape[d2], arg(0, 0)));
+    if (!std::equal(want.begin(), want.end(), resultShape.begin(),
+                    resultShape.end()))
+      return "diagonal result " + shapeText(resultShape) + " is not " +
+             shapeText(want);
+    return std::nullopt;
+  }
+  case ViewKind::AsStrided: {
+    // ints: size, stride, then storage_offset unless `none`.
+    size_t n = resultShape.size();
+    if (args.ints.size() != 2 * n + (args.none ? 0 : 1))
+      return "as_strided takes as many strides as sizes, and the result " +
+             shapeText(resultShape) + " has " + std::to_string(n) + " dims";
+    std::span<const int64_t> size(args.ints.data(), n),
+        stride(args.ints.data() + n, n);
+    if (!std::equal(size.begin(), size.end(), resultShape.begin()))
+      return "size " + shapeText(size) + " is not the result's " +
+             shapeText(resultShape);
+    for (size_t k = 0; k < n; ++k) {
+      if (size[k] < 0)
+        return "size " + shapeText(size) + " has a negative dim";
+      // PyTorch refuses them too (as_strided's "Negative strides are not
+      // supported"): with them a view could reach below its offset.
+      if (stride[k] < 0)
+        return "negative strides are not supported, got stride " +
+               shapeText(stride);
+    }
+    if (!args.none && args.ints.back() < 0)
+      return "invalid storage offset " + std::to_string(args.ints.back());
+    return std::nullopt;
+  }
   }
   return std::nullopt;
+}
+
+int64_t traceir::views::diagonalLength(int64_t n1, int64_t n2, int64_t offset) {
+  // PyTorch's diagonal: min(n1, n2 - offset) for offset >= 0, min(n1 +
+  // offset, n2) below, never negative. Either bound past the other size
+  // ends the diagonal, which keeps huge offsets from overflowing.
+  int64_t len = offset >= 0 ? (offset >= n2 ? 0 : std::min(n1, n2 - offset))
+                            : (-offset >= n1 ? 0 : std::min(n1 + offset, n2));
+  return std::max<int64_t>(len, 0);
 }
 
 std::optional<Layout>
@@ -469,6 +530,39 @@ traceir::views::applyView(std::string_view op, const Layout &in,
     out.shape[d] = arg(2, 0);
     return out;
   }
+  case ViewKind::Diagonal: {
+    int64_t offset = arg(0, 0);
+    int64_t d1 = wrapDim(arg(1, 0), rank), d2 = wrapDim(arg(2, 1), rank);
+    int64_t len = diagonalLength(in.shape[d1], in.shape[d2], offset);
+    // As PyTorch: an empty diagonal keeps the input's offset (its first
+    // element may not exist), else it starts at (0, offset) or (-offset, 0).
+    if (len > 0 && offset >= 0)
+      advance(offset, in.strides[d2]);
+    else if (len > 0)
+      advance(-offset, in.strides[d1]);
+    std::optional<int64_t> stride = checkedAdd(in.strides[d1], in.strides[d2]);
+    if (!stride)
+      out.offset = Layout::kOutOfRange;
+    out.shape.clear();
+    out.strides.clear();
+    for (int64_t k = 0; k < rank; ++k)
+      if (k != d1 && k != d2) {
+        out.shape.push_back(in.shape[k]);
+        out.strides.push_back(in.strides[k]);
+      }
+    out.shape.push_back(len);
+    out.strides.push_back(stride.value_or(0));
+    return out;
+  }
+  case ViewKind::AsStrided: {
+    size_t n = resultShape.size();
+    out.shape.assign(args.ints.begin(), args.ints.begin() + n);
+    out.strides.assign(args.ints.begin() + n, args.ints.begin() + 2 * n);
+    // storage_offset=None keeps the input's (PyTorch's default).
+    if (!args.none)
+      out.offset = args.ints.back();
+    return out;
+  }
   }
   return std::nullopt;
 }
@@ -514,6 +608,20 @@ ViewArgs traceir::views::decodeViewArgs(
     append(1, 0);
     append(2, 0);
     append(3, 0);
+    break;
+  case ViewKind::Diagonal: // diagonal(self, offset=0, dim1=0, dim2=1)
+    append(1, 0);
+    append(2, 0);
+    append(3, 1);
+    break;
+  case ViewKind::AsStrided: // as_strided(self, size, stride, offset=None)
+    for (unsigned i = 1; i < 3; ++i)
+      if (auto v = intsAt(i))
+        args.ints.insert(args.ints.end(), v->begin(), v->end());
+    if (auto v = intsAt(3); v && v->size() == 1)
+      args.ints.push_back(v->front());
+    else
+      args.none = true;
     break;
   default: // the rest read only the result shape
     break;

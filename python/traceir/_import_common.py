@@ -135,7 +135,9 @@ def decomposed_form(op, args, results, used):
     one = lambda names: names[0]  # noqa: E731
     if op == "convolution" and not args[6] and len(results[0].shape) == 4:
         # (input, weight, bias, stride, padding, dilation, transposed,
-        #  output_padding, groups) -> conv2d without the transposed pair.
+        #  output_padding, groups) -> conv2d without the transposed pair:
+        # conv2d's im2col + GEMM kernels and its lowering. Every other
+        # convolution (1-D, 3-D, transposed) stays the registry's own.
         return [("conv2d", args[:6] + [args[8]], results)], one
     if op in ("_softmax", "_log_softmax") and not args[2]:
         return [(op[1:], args[:2], results)], one

@@ -16,17 +16,19 @@ from ._import_common import GraphBuilder, decomposed_form, fail, flat_call_args,
     jit_location, quiet_export
 from .ir import Value
 
-# TorchScript records convolutions as aten::_convolution; TraceIR's registry
-# has conv2d: (input, weight, bias, stride, padding, dilation, transposed,
-# output_padding, groups, ...) -> conv2d(input, weight, bias, stride,
-# padding, dilation, groups) when not transposed.
-def _convolution_as_conv2d(args, results):
-    if args[6] or len(results[0].shape) != 4:
-        return None
-    return "conv2d", list(args[:6]) + [args[8]]
+# TorchScript records convolutions as aten::_convolution: (input, weight,
+# bias, stride, padding, dilation, transposed, output_padding, groups,
+# benchmark, deterministic, cudnn_enabled[, allow_tf32]). A 2-D one that is
+# not transposed becomes conv2d (its im2col + GEMM kernels and lowering), as
+# from_torch's rewrite of aten.convolution does; every other one is the
+# registry's convolution, without the backend flags.
+def _convolution_as_registry_op(args, results):
+    if not args[6] and len(results[0].shape) == 4:
+        return "conv2d", list(args[:6]) + [args[8]]
+    return "convolution", list(args[:9])
 
 
-REWRITES = {"_convolution": _convolution_as_conv2d}
+REWRITES = {"_convolution": _convolution_as_registry_op}
 FOLDED = {"aten::size", "aten::Int", "prim::NumToTensor", "aten::ScalarImplicit"}
 
 

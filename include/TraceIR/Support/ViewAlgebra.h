@@ -49,6 +49,10 @@ int64_t wrapDim(int64_t dim, int64_t rank);
 /// Python's clamping of out-of-range bounds.
 int64_t sliceLength(int64_t n, int64_t start, int64_t end, int64_t step);
 
+/// The length of diagonal `offset` of a matrix of n1 rows and n2 columns
+/// (0 when it misses the matrix).
+int64_t diagonalLength(int64_t n1, int64_t n2, int64_t offset);
+
 /// Strides that view `in` as `shape` without copying (PyTorch's
 /// computeStride), if they exist.
 std::optional<Dims> viewStrides(const Layout &in,

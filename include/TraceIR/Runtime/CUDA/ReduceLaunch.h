@@ -216,7 +216,7 @@ const char *launchAttentionSoftmaxCUDA(const AttentionSoftmaxLaunch &launch);
 
 } // namespace traceir
 
-//===--- Device helpers shared by Reductions.cu, NN.cu, Attention.cu -----===//
+//===--- Device helpers shared by the .cu files ---------------------------===//
 
 #ifdef __CUDACC__
 #include <cuda_runtime.h>
@@ -244,6 +244,30 @@ inline int64_t gridFor(int64_t n, int threads) {
 inline const char *lastError() {
   cudaError_t err = cudaGetLastError();
   return err == cudaSuccess ? nullptr : cudaGetErrorString(err);
+}
+
+/// Runs `Element(plan, k)` for every k < n, a thread per element in a
+/// grid-stride loop: the kernels whose host halves built a plan with a
+/// per-element function the CPU kernel loops over (Resample.h,
+/// Convolution.h).
+template <typename Plan, void (*Element)(const Plan &, int64_t)>
+__global__ void perElementKernel(Plan plan, int64_t n) {
+  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       k < n; k += stride)
+    Element(plan, k);
+}
+
+/// Launches perElementKernel over `n` elements (nothing when n is 0);
+/// null, or the launch's error text.
+template <typename Plan, void (*Element)(const Plan &, int64_t)>
+const char *launchPerElement(const Plan &plan, int64_t n) {
+  if (n == 0)
+    return nullptr;
+  perElementKernel<Plan, Element>
+      <<<static_cast<unsigned>(gridFor(n, kMaxThreads)), kMaxThreads>>>(plan,
+                                                                        n);
+  return lastError();
 }
 
 struct SumD {

@@ -1,0 +1,21 @@
+//===- Convolution.cpp - aten.convolution on CUDA -------------------------===//
+//
+// The host half of Convolution.cu: the plan is CPU/Convolution.cpp's, built
+// by the same reader (ConvolutionPlan.h), so both devices accept the same
+// calls and fail with the same messages.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Runtime/CUDA/ConvolutionLaunch.h"
+#include "TraceIR/Runtime/CUDA/Kernels.h"
+#include "TraceIR/Runtime/ConvolutionPlan.h"
+
+using namespace traceir;
+
+void cuda::convolution(KernelContext &ctx) {
+  ConvolutionPlan p;
+  if (!convolutionPlan(ctx, p))
+    return;
+  if (const char *err = launchConvolutionCUDA(p))
+    ctx.fail(strCat("convolution kernel failed on CUDA: ") + err);
+}

@@ -454,6 +454,17 @@ bool inferDropout(const PyArgs &a, MLIRContext *ctx, SmallVectorImpl<Type> &out,
   return inferSameAsFirst(a, ctx, out, e);
 }
 
+/// native_dropout(input, p, train) -> (output, mask): the input's type and
+/// a bool mask of its shape.
+bool inferNativeDropout(const PyArgs &a, MLIRContext *ctx,
+                        SmallVectorImpl<Type> &out, InferError &e) {
+  if (!inferDropout(a, ctx, out, e))
+    return false;
+  auto t = cast<TensorType>(out.back());
+  out.push_back(t.clone(IntegerType::get(ctx, 1)));
+  return true;
+}
+
 /// Runs `body` on the ranked shape of argument 0, or yields an unranked
 /// result when its rank is unknown.
 template <typename F> static bool onRanked(Call &c, const char *what, F body) {
@@ -1907,6 +1918,59 @@ INFER(inferConv2d) {
   return c.push(r, x.getElementType());
 }
 
+/// convolution_backward(grad_output, input, weight, bias_sizes, stride,
+/// padding, dilation, transposed, output_padding, groups, output_mask) ->
+/// (grad_input, grad_weight, grad_bias) of a 2-D convolution: the input's,
+/// the weight's and [O] types; a result output_mask leaves out is an empty
+/// [0] tensor (ATen's undefined one).
+INFER(inferConvolutionBackward) {
+  CALL;
+  TensorType g = c.tensor(0, "grad_output"), x = c.tensor(1, "input"),
+             w = c.tensor(2, "weight");
+  if (!g || !x || !w)
+    return false;
+  traceir::ConvolutionBackwardArgs cb;
+  std::string why;
+  if (!traceir::decodeConvolutionBackward(callArgs(a), cb, why))
+    return c.err(why);
+  Type elt = x.getElementType();
+  if (g.getElementType() != elt || w.getElementType() != elt)
+    return c.err("grad_output, input and weight must have one dtype, got ",
+                 g.getElementType(), ", ", elt, " and ", w.getElementType());
+  if (!x.hasRank() || !w.hasRank())
+    return c.err("input and weight must be ranked");
+  if (x.getRank() != 4 || w.getRank() != 4)
+    return c.err("supports 2-D convolutions: input [N, C, H, W] and weight "
+                 "[O, C/groups, kH, kW], got ",
+                 shapeStr(x.getShape()), " and ", shapeStr(w.getShape()));
+  ArrayRef<int64_t> xs = x.getShape(), ws = w.getShape();
+  int64_t groups = cb.conv.groups, want;
+  if (!c.mulDims(ws[1], groups, want, "input channels"))
+    return false;
+  if (xs[1] != kDyn && want != kDyn && xs[1] != want)
+    return c.err("input has ", xs[1], " channels but weight ", shapeStr(ws),
+                 " with groups=", groups, " expects ", want);
+  if (ws[0] != kDyn && ws[0] % groups != 0)
+    return c.err("weight ", shapeStr(ws), " has ", ws[0],
+                 " output channels, not divisible by groups=", groups);
+  Shape fwd = {xs[0], ws[0]};
+  for (int k = 0; k < 2; ++k) {
+    std::optional<int64_t> o;
+    if (xs[2 + k] != kDyn && ws[2 + k] != kDyn &&
+        !(o = cb.conv.outputSize(k, xs[2 + k], ws[2 + k])))
+      return c.err("kernel ", shapeStr(ws), " does not fit the padded input ",
+                   shapeStr(xs));
+    fwd.push_back(o.value_or(kDyn));
+  }
+  if (g.hasRank() && failed(verifyCompatibleShape(g.getShape(), fwd)))
+    return c.err("grad_output ", shapeStr(g.getShape()),
+                 " is not the convolution's output ", shapeStr(fwd));
+  Shape none = {0};
+  return c.push(cb.mask[0] ? Shape(xs) : none, elt) &&
+         c.push(cb.mask[1] ? Shape(ws) : none, elt) &&
+         c.push(cb.mask[2] ? Shape{ws[0]} : none, elt);
+}
+
 /// max_pool2d(input, kernel_size, stride=kernel_size, padding=0,
 /// dilation=1, ceil_mode=False) and avg_pool2d(input, kernel_size,
 /// stride=kernel_size, padding=0, ceil_mode=False, count_include_pad=True,
@@ -1914,7 +1978,7 @@ INFER(inferConv2d) {
 /// avg_pool2d (`i64`) takes floating and i64 inputs, as PyTorch's CPU.
 template <typename Args, typename Decoder>
 static bool inferWindowPool2d(Call &c, const PyArgs &a, Decoder decode,
-                              bool i64) {
+                              bool i64, bool indices = false) {
   return onRanked(c, "input", [&](Shape &s, Type elt) {
     if (s.size() != 3 && s.size() != 4)
       return c.err("input must be [N, C, H, W] or [C, H, W], got ",
@@ -1942,7 +2006,7 @@ static bool inferWindowPool2d(Call &c, const PyArgs &a, Decoder decode,
                            ") is larger than the padded input ", shapeStr(s));
       in = *o;
     }
-    return c.push(s, elt);
+    return c.push(s, elt) && (!indices || c.push(s, c.i64()));
   });
 }
 
@@ -1950,6 +2014,57 @@ INFER(inferMaxPool2d) {
   CALL;
   return inferWindowPool2d<traceir::MaxPool2dArgs>(
       c, a, traceir::decodeMaxPool2d, false);
+}
+
+/// max_pool2d_with_indices: max_pool2d's result and the i64 position of
+/// each maximum within its input plane.
+INFER(inferMaxPool2dWithIndices) {
+  CALL;
+  return inferWindowPool2d<traceir::MaxPool2dArgs>(
+      c, a, traceir::decodeMaxPool2d, false, /*indices=*/true);
+}
+
+/// max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
+/// padding, dilation, ceil_mode, indices) -> grad_input of self's type;
+/// grad_output and indices have the forward's result shape.
+INFER(inferMaxPool2dWithIndicesBackward) {
+  CALL;
+  TensorType g = c.tensor(0, "grad_output"), x = c.tensor(1, "self"),
+             idx = c.tensor(7, "indices");
+  if (!g || !x || !idx)
+    return false;
+  if (!isFloatLike(x.getElementType()) ||
+      g.getElementType() != x.getElementType())
+    return c.err("grad_output and self must have one floating dtype, got ",
+                 g.getElementType(), " and ", x.getElementType());
+  if (!idx.getElementType().isSignlessInteger(64))
+    return c.err("indices must be i64, got ", idx.getElementType());
+  if (!x.hasRank())
+    return c.pushUnranked(x.getElementType());
+  traceir::MaxPool2dArgs pool;
+  std::string why;
+  if (!traceir::decodeMaxPool2dBackward(callArgs(a), pool, why))
+    return c.err(why);
+  if (x.getRank() != 3 && x.getRank() != 4)
+    return c.err("self must be [N, C, H, W] or [C, H, W], got ",
+                 shapeStr(x.getShape()));
+  // The forward's result shape.
+  Shape want(x.getShape().begin(), x.getShape().end());
+  for (int i = 0; i < 2; ++i) {
+    int64_t &in = want[want.size() - 2 + i];
+    if (in == kDyn)
+      continue;
+    std::optional<int64_t> o = pool.outputSize(i, in);
+    if (!o)
+      return c.err("pooling window ", shapeStr(pool.kernel),
+                   " does not fit the padded input ", shapeStr(x.getShape()));
+    in = *o;
+  }
+  for (TensorType t : {g, idx})
+    if (t.hasRank() && failed(verifyCompatibleShape(t.getShape(), want)))
+      return c.err("grad_output and indices must have the pooled shape ",
+                   shapeStr(want), ", got ", shapeStr(t.getShape()));
+  return c.push(x.getShape(), x.getElementType());
 }
 
 INFER(inferAvgPool2d) {

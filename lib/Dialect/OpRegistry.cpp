@@ -79,6 +79,9 @@ namespace {
       "train and p > 0: random"
 #define TRACEIR_EFFECTS_DROPOUT_INPLACE                                        \
   aliasFirst, always, dropoutRandom, "is input", "mutates input; train: random"
+#define TRACEIR_EFFECTS_NATIVE_DROPOUT                                         \
+  aliasNone, never, dropoutRandom, "fresh (out, mask)",                        \
+      "train and p > 0: random"
 #define TRACEIR_EFFECTS_RNN                                                    \
   aliasNone, never, rnnRandom, "fresh",                                        \
       "train, dropout > 0 and num_layers > 1: random"

@@ -45,7 +45,7 @@ enum class ReduceDtype { Same, Float, Sum, Bool, Index, ValueIndex };
 // definitions: each instantiation a row names is also in the list of
 // explicit instantiations at the end of OpInference.cpp.
 InferSig inferWhere, inferDiv, inferSameAsFirst, inferDropout, inferToCopy,
-    inferClamp, inferCopy;
+    inferClamp, inferCopy, inferNativeDropout;
 // Tensors made from scalars
 InferSig inferFull, inferFullLike, inferScalarTensor, inferArange;
 template <bool Strided, bool Random> InferSig inferFactory;
@@ -75,7 +75,8 @@ InferSig inferIndexSelect, inferGather, inferScatter, inferScatterAdd,
     inferSelectScatter;
 
 // Neural-network layers
-InferSig inferEmbedding, inferConv2d, inferMaxPool2d, inferAdaptiveAvgPool2d;
+InferSig inferEmbedding, inferConv2d, inferMaxPool2d, inferAdaptiveAvgPool2d,
+    inferMaxPool2dWithIndices;
 InferSig inferConvolution;
 
 // Pooling, padding, resampling and data movement
@@ -88,7 +89,8 @@ template <bool AllowProbabilities> InferSig inferLoss;
 // Backward ops of the joint training graph
 InferSig inferLogSoftmaxInternal, inferLogSoftmaxBackward,
     inferThresholdBackward, inferOnesLike, inferNllLossForward,
-    inferNllLossBackward;
+    inferNllLossBackward, inferConvolutionBackward,
+    inferMaxPool2dWithIndicesBackward;
 
 //===----------------------------------------------------------------------===//
 // Aliasing and effect rules (OpAliasing.cpp)

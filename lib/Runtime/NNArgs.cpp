@@ -152,6 +152,128 @@ bool traceir::maxPool2dArgs(KernelContext &ctx, MaxPool2dArgs &a) {
   return windowPool2dArgs(ctx, a, decodeMaxPool2d, "max_pool2d", false);
 }
 
+bool traceir::maxPool2dWithIndicesArgs(KernelContext &ctx, MaxPool2dArgs &a) {
+  if (!windowPool2dArgs(ctx, a, decodeMaxPool2d, "max_pool2d_with_indices",
+                        false))
+    return false;
+  if (ctx.numResults() == 2 && ctx.result(1).dtype == DType::I64 &&
+      ctx.result(1).shape == ctx.result(0).shape)
+    return true;
+  ctx.fail("max_pool2d_with_indices returns the output and its i64 indices "
+           "of one shape");
+  return false;
+}
+
+bool traceir::maxPool2dBackwardArgs(KernelContext &ctx, MaxPool2dArgs &a) {
+  const char *op = "max_pool2d_with_indices_backward";
+  const Tensor &g = ctx.tensor(0), &x = ctx.tensor(1), &idx = ctx.tensor(7);
+  if (!floatingPoolInput(ctx, x, op) ||
+      !decodeArgs(ctx, decodeMaxPool2dBackward, a) || !poolRank(ctx, x, op) ||
+      !nonBatchDimsNonzero(ctx, x, op))
+    return false;
+  Shape want(x.shape.begin(), x.shape.end() - 2);
+  for (int d = 0; d < 2; ++d)
+    want.push_back(a.outputSize(d, x.shape[x.rank() - 2 + d]).value_or(0));
+  if (g.dtype != x.dtype || idx.dtype != DType::I64 || g.shape != want ||
+      idx.shape != want) {
+    ctx.fail(strCat(op) + ": grad_output and indices must be " +
+             dtypeName(x.dtype) + " and i64 of the pooled shape " +
+             shapeToString(want) + ", got " + dtypeName(g.dtype) +
+             shapeToString(g.shape) + " and " + dtypeName(idx.dtype) +
+             shapeToString(idx.shape));
+    return false;
+  }
+  if (ctx.result(0).shape != x.shape || ctx.result(0).dtype != x.dtype) {
+    ctx.fail(strCat(op) + ": the result must be " + dtypeName(x.dtype) +
+             shapeToString(x.shape));
+    return false;
+  }
+  return true;
+}
+
+void traceir::failPoolIndex(KernelContext &ctx, int64_t index,
+                            int64_t planeSize) {
+  ctx.fail("max_pool2d_with_indices_backward: index " + strCat(index) +
+           " is out of range for an input plane of " + strCat(planeSize) +
+           " elements");
+}
+
+bool traceir::convolutionBackwardArgs(KernelContext &ctx, ConvGeometry &g,
+                                      bool mask[3]) {
+  const char *op = "convolution_backward";
+  const Tensor &gO = ctx.tensor(0), &x = ctx.tensor(1), &w = ctx.tensor(2);
+  if ((x.dtype != DType::F32 && x.dtype != DType::F64) || w.dtype != x.dtype ||
+      gO.dtype != x.dtype) {
+    ctx.fail(strCat(op) +
+             " supports f32 and f64 grad_output, input and "
+             "weight of one dtype, got " +
+             dtypeName(gO.dtype) + ", " + dtypeName(x.dtype) + " and " +
+             dtypeName(w.dtype));
+    return false;
+  }
+  if (x.rank() != 4 || w.rank() != 4) {
+    ctx.fail(strCat(op) +
+             " supports 2-D convolutions (input [N, C, H, W], "
+             "weight [O, C/groups, kH, kW]), got " +
+             shapeToString(x.shape) + " and " + shapeToString(w.shape));
+    return false;
+  }
+  ConvolutionBackwardArgs cb;
+  if (!decodeArgs(ctx, decodeConvolutionBackward, cb))
+    return false;
+  g.N = x.shape[0];
+  g.C = x.shape[1];
+  g.H = x.shape[2];
+  g.W = x.shape[3];
+  g.O = w.shape[0];
+  g.Cg = w.shape[1];
+  g.kH = w.shape[2];
+  g.kW = w.shape[3];
+  g.groups = cb.conv.groups;
+  g.sH = cb.conv.stride[0];
+  g.sW = cb.conv.stride[1];
+  g.pT = cb.conv.padding[0];
+  g.pL = cb.conv.padding[1];
+  g.dH = cb.conv.dilation[0];
+  g.dW = cb.conv.dilation[1];
+  std::optional<int64_t> channels = checkedMul(g.Cg, g.groups);
+  if (!channels || g.C != *channels || g.O % g.groups != 0) {
+    ctx.fail(strCat(op) + ": input channels " + strCat(g.C) + ", weight " +
+             shapeToString(w.shape) + " and groups=" + strCat(g.groups) +
+             " disagree");
+    return false;
+  }
+  std::optional<int64_t> OH = cb.conv.outputSize(0, g.H, g.kH),
+                         OW = cb.conv.outputSize(1, g.W, g.kW);
+  Shape want = {g.N, g.O, OH.value_or(-1), OW.value_or(-1)};
+  if (!OH || !OW || gO.shape != want) {
+    ctx.fail(strCat(op) + ": grad_output " + shapeToString(gO.shape) +
+             " is not the output of a convolution of " +
+             shapeToString(x.shape) + " by " + shapeToString(w.shape));
+    return false;
+  }
+  g.OH = *OH;
+  g.OW = *OW;
+  Shape bias = {g.O}, none = {0};
+  const Shape *shapes[3] = {&x.shape, &w.shape, &bias};
+  if (ctx.numResults() != 3) {
+    ctx.fail(strCat(op) + " returns three results");
+    return false;
+  }
+  for (int i = 0; i < 3; ++i) {
+    mask[i] = cb.mask[i];
+    const Shape &r = mask[i] ? *shapes[i] : none;
+    if (ctx.result(i).shape != r || ctx.result(i).dtype != x.dtype) {
+      ctx.fail(strCat(op) + ": result #" + strCat(i) + " must be " +
+               dtypeName(x.dtype) + shapeToString(r) + ", got " +
+               dtypeName(ctx.result(i).dtype) +
+               shapeToString(ctx.result(i).shape));
+      return false;
+    }
+  }
+  return true;
+}
+
 bool traceir::avgPool2dArgs(KernelContext &ctx, AvgPool2dArgs &a) {
   return windowPool2dArgs(ctx, a, decodeAvgPool2d, "avg_pool2d", true);
 }
@@ -501,13 +623,22 @@ bool traceir::groupNormArgs(KernelContext &ctx, LayerNormArgs &a) {
          checkResultShape(ctx, 1, stats) && checkResultShape(ctx, 2, stats);
 }
 
-bool traceir::dropoutArgs(KernelContext &ctx, DropoutArgs &a) {
+bool traceir::dropoutArgs(KernelContext &ctx, DropoutArgs &a, bool native) {
   if (!decodeArgs(ctx, decodeDropout, a))
     return false;
-  if (ctx.result(0).shape == ctx.tensor(0).shape)
+  const Shape &in = ctx.tensor(0).shape;
+  if (ctx.result(0).shape != in) {
+    ctx.fail("the result " + shapeToString(ctx.result(0).shape) +
+             " is not the input's " + shapeToString(in));
+    return false;
+  }
+  if (!native ||
+      (ctx.numResults() == 2 && ctx.result(1).shape == in &&
+       ctx.result(1).dtype == DType::Bool && ctx.result(1).isContiguous()))
     return true;
-  ctx.fail("the result " + shapeToString(ctx.result(0).shape) +
-           " is not the input's " + shapeToString(ctx.tensor(0).shape));
+  ctx.fail("native_dropout returns the output and a contiguous bool mask "
+           "of the input's shape " +
+           shapeToString(in));
   return false;
 }
 

@@ -120,23 +120,8 @@ bool traceir::readPair(const CallArgs &args, unsigned i, const char *what,
 
 //===--- Convolution and pooling ------------------------------------------===//
 
-bool traceir::decodeConv2d(const CallArgs &args, Conv2dArgs &a,
-                           std::string &err) {
-  a = Conv2dArgs();
-  const Scalar &pad = args.scalar(4);
-  if (pad.kind == Scalar::Kind::String) {
-    if (pad.s != "same" && pad.s != "valid") {
-      err = "padding must be 'same', 'valid' or ints, got '" + pad.s + "'";
-      return false;
-    }
-    a.same = pad.s == "same";
-  } else if (!readPair(args, 4, "padding", a.padding, {0, 0}, err)) {
-    return false;
-  }
-  if (!readPair(args, 3, "stride", a.stride, {1, 1}, err) ||
-      !readPair(args, 5, "dilation", a.dilation, {1, 1}, err) ||
-      !readInt(args, 6, "groups", a.groups, 1, err))
-    return false;
+/// The checks conv2d and convolution_backward share.
+static bool checkConvWindow(const Conv2dArgs &a, std::string &err) {
   for (int d = 0; d < 2; ++d) {
     if (a.stride[d] <= 0 || a.dilation[d] <= 0) {
       err = "stride and dilation must be positive, got stride " +
@@ -157,6 +142,55 @@ bool traceir::decodeConv2d(const CallArgs &args, Conv2dArgs &a,
     err = "groups must be positive, got " + std::to_string(a.groups);
     return false;
   }
+  return true;
+}
+
+bool traceir::decodeConv2d(const CallArgs &args, Conv2dArgs &a,
+                           std::string &err) {
+  a = Conv2dArgs();
+  const Scalar &pad = args.scalar(4);
+  if (pad.kind == Scalar::Kind::String) {
+    if (pad.s != "same" && pad.s != "valid") {
+      err = "padding must be 'same', 'valid' or ints, got '" + pad.s + "'";
+      return false;
+    }
+    a.same = pad.s == "same";
+  } else if (!readPair(args, 4, "padding", a.padding, {0, 0}, err)) {
+    return false;
+  }
+  return readPair(args, 3, "stride", a.stride, {1, 1}, err) &&
+         readPair(args, 5, "dilation", a.dilation, {1, 1}, err) &&
+         readInt(args, 6, "groups", a.groups, 1, err) &&
+         checkConvWindow(a, err);
+}
+
+bool traceir::decodeConvolutionBackward(const CallArgs &args,
+                                        ConvolutionBackwardArgs &a,
+                                        std::string &err) {
+  a = ConvolutionBackwardArgs();
+  bool transposed = false;
+  std::vector<int64_t> mask;
+  if (!readPair(args, 4, "stride", a.conv.stride, {1, 1}, err) ||
+      !readPair(args, 5, "padding", a.conv.padding, {0, 0}, err) ||
+      !readPair(args, 6, "dilation", a.conv.dilation, {1, 1}, err) ||
+      !readBool(args, 7, "transposed", transposed, false, err) ||
+      !readInt(args, 9, "groups", a.conv.groups, 1, err) ||
+      !checkConvWindow(a.conv, err))
+    return false;
+  if (transposed) {
+    err = "transposed convolutions are not supported";
+    return false;
+  }
+  if (args.isNone(10))
+    return true;
+  if (!readIntList(args, 10, "output_mask", mask, err))
+    return false;
+  if (mask.size() != 3) {
+    err = "output_mask must be three bools, got " + intListString(mask);
+    return false;
+  }
+  for (int i = 0; i < 3; ++i)
+    a.mask[i] = mask[i] != 0;
   return true;
 }
 
@@ -220,6 +254,11 @@ bool traceir::decodeMaxPool2d(const CallArgs &args, MaxPool2dArgs &a,
                               std::string &err) {
   a = MaxPool2dArgs();
   return decodePoolWindow(args, a, 4, 5, err);
+}
+
+bool traceir::decodeMaxPool2dBackward(const CallArgs &args, MaxPool2dArgs &a,
+                                      std::string &err) {
+  return decodeMaxPool2d(OffsetCallArgs(args, 1), a, err);
 }
 
 bool traceir::decodeAvgPool2d(const CallArgs &args, AvgPool2dArgs &a,

@@ -145,6 +145,7 @@ enum class ViewKind {
 #define TRACEIR_VIEW_KIND_BATCH_NORM ViewKind::None, false, false
 #define TRACEIR_VIEW_KIND_NATIVE_BATCH_NORM ViewKind::None, false, false
 #define TRACEIR_VIEW_KIND_DROPOUT ViewKind::None, false, false
+#define TRACEIR_VIEW_KIND_NATIVE_DROPOUT ViewKind::None, false, false
 #define TRACEIR_VIEW_KIND_RNN ViewKind::None, false, false
 #define TRACEIR_VIEW_KIND_ATTENTION ViewKind::None, false, false
 #define TRACEIR_VIEW_KIND_RANDOM ViewKind::None, false, false

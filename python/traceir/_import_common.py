@@ -118,9 +118,28 @@ def flat_call_args(values, what):
 
 # The ops decomposed_form rewrites (where its conditions hold).
 IMPORT_FORMS = {"convolution", "_softmax", "_log_softmax", "max_pool2d_with_indices",
-                "_native_batch_norm_legit_no_training", "split_with_sizes", "split", "chunk",
+                "_native_batch_norm_legit_no_training", "_native_batch_norm_legit_functional",
+                "split_with_sizes", "split", "chunk",
                 "unbind", "lift_fresh_copy", "detach", "detach_", "to", "type_as", "_to_copy",
                 "var_mean"}
+
+
+class Earlier:
+    """An argument of a decomposed_form call: result `index` of the form's
+    call `call` (an earlier one)."""
+
+    def __init__(self, call, index=0):
+        self.call, self.index = call, index
+
+
+def build_decomposed(b, calls, pick, location, name=None, label=None):
+    """Builds decomposed_form's calls with GraphBuilder `b`, their Earlier
+    arguments resolved; returns the node's value."""
+    built = []
+    for op, args, results in calls:
+        args = [built[a.call][a.index] if isinstance(a, Earlier) else a for a in args]
+        built.append(b.call(op, args, results, location, name, label))
+    return pick(built)
 
 
 def decomposed_form(op, args, results, used):
@@ -130,9 +149,10 @@ def decomposed_form(op, args, results, used):
     piece a view of its input. `args` are the call's arguments as built,
     `results` its example results, `used` the indices of the results read.
     Returns a list of (op, args, results) calls and a function from their
-    first results (Values) to the node's value (a list for a list op), or
-    None to keep the op as it is."""
-    one = lambda names: names[0]  # noqa: E731
+    results (a list of Values per call) to the node's value (a list for a
+    list op), or None to keep the op as it is."""
+    one = lambda names: names[0][0]  # noqa: E731
+    firsts = lambda names: [n[0] for n in names]  # noqa: E731
     if op == "convolution" and not args[6] and len(results[0].shape) == 4:
         # (input, weight, bias, stride, padding, dilation, transposed,
         #  output_padding, groups) -> conv2d without the transposed pair:
@@ -142,12 +162,22 @@ def decomposed_form(op, args, results, used):
     if op in ("_softmax", "_log_softmax") and not args[2]:
         return [(op[1:], args[:2], results)], one
     if op == "max_pool2d_with_indices" and used <= {0}:
-        return [("max_pool2d", args, results[:1])], lambda names: [names[0], None]
+        return [("max_pool2d", args, results[:1])], lambda names: [names[0][0], None]
     if op == "_native_batch_norm_legit_no_training" and used <= {0}:
         # (input, weight, bias, running_mean, running_var, momentum, eps)
         x, wgt, b, rm, rv, momentum, eps = args
         return ([("batch_norm", [x, wgt, b, rm, rv, False, momentum, eps, False], results[:1])],
-                lambda names: [names[0], None, None])
+                lambda names: [names[0][0], None, None])
+    if op == "_native_batch_norm_legit_functional":
+        # (input, weight, bias, running_mean, running_var, training,
+        #  momentum, eps) -> (out, save_mean, save_rstd, new_running_mean,
+        # new_running_var): native_batch_norm updating copies of the running
+        # statistics in place, so the graph's buffers stay as they were.
+        x, wgt, b, rm, rv, training, momentum, eps = args
+        return ([("clone", [rm], results[3:4]), ("clone", [rv], results[4:5]),
+                 ("native_batch_norm", [x, wgt, b, Earlier(0), Earlier(1), training, momentum,
+                                        eps], results[:3])],
+                lambda names: names[2] + [names[0][0], names[1][0]])
     if op in ("split_with_sizes", "split", "chunk") and len(results) >= 1:
         # Each piece is a view: narrow(self, dim, start, length), its
         # length the example piece's (chunk's last piece may be short).
@@ -158,10 +188,10 @@ def decomposed_form(op, args, results, used):
             size = r.shape[dim]
             calls.append(("narrow", [self_, dim, start, size], [r]))
             start += size
-        return calls, list
+        return calls, firsts
     if op == "unbind":
         dim = args[1] if len(args) > 1 else 0
-        return [("select", [args[0], dim, i], [r]) for i, r in enumerate(results)], list
+        return [("select", [args[0], dim, i], [r]) for i, r in enumerate(results)], firsts
     if op == "arange" and args:
         # arange.default (end, ...) and arange.start (start, end, ...), which
         # stay whole once arange has a kernel, as arange.start_step (start,
@@ -191,7 +221,7 @@ def decomposed_form(op, args, results, used):
             correction = int(correction)
         keepdim = bool(rest[2]) if len(rest) > 2 else False
         return ([("var", [x, dim, correction, keepdim], results[:1]),
-                 ("mean", [x, dim, keepdim], results[1:])], list)
+                 ("mean", [x, dim, keepdim], results[1:])], firsts)
     if op == "lift_fresh_copy":
         return [("clone", args[:1], results)], one
     if op in ("detach", "detach_"):

@@ -12,8 +12,8 @@ prim::NumToTensor, aten::Int) folds to constants: shapes are static.
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
-from ._import_common import GraphBuilder, decomposed_form, fail, flat_call_args, input_names, \
-    jit_location, quiet_export
+from ._import_common import GraphBuilder, build_decomposed, decomposed_form, fail, flat_call_args, \
+    input_names, jit_location, quiet_export
 from .ir import Value
 
 # TorchScript records convolutions as aten::_convolution: (input, weight,
@@ -198,8 +198,7 @@ def import_traced(model, args, kwargs):
             # Nodes keep fx-style names (the op's); errors name TorchScript's value.
             rewritten = decomposed_form(op, flat, results, set(range(len(results))))
             if rewritten is not None:
-                calls, pick = rewritten
-                built = pick([b.call(o, a, r, loc, label=label)[0] for o, a, r in calls])
+                built = build_decomposed(b, *rewritten, loc, label=label)
             else:
                 built = b.call(op, flat, results, loc, label=label)
             if len(outs) == 1 and isinstance(outs[0].type(), torch._C.ListType):

@@ -18,8 +18,8 @@ import operator
 import torch
 from torch.utils._pytree import tree_flatten
 
-from ._import_common import IMPORT_FORMS, GraphBuilder, decomposed_form, fail, flat_call_args, \
-    fx_location, input_names, quiet_export
+from ._import_common import IMPORT_FORMS, GraphBuilder, build_decomposed, decomposed_form, fail, \
+    flat_call_args, fx_location, input_names, quiet_export
 from ._traceir import kernel_ops
 from .ir import Value
 
@@ -114,13 +114,16 @@ def build_fx_graph(b, graph, placeholders, out_node_args):
                                                                        node.kwargs)], what)
         val = node.meta.get("val")
         results = list(val) if isinstance(val, (tuple, list)) else [val]
+        if None in results and any(isinstance(r, torch.Tensor) for r in results):
+            # A result the op does not compute (convolution_backward's
+            # output_mask): an empty tensor, as the registry infers it.
+            dtype = next(r.dtype for r in results if isinstance(r, torch.Tensor))
+            results = [torch.empty(0, dtype=dtype) if r is None else r for r in results]
         loc = fx_location(node, b.here)
         used = {u.args[1] for u in node.users if u.target is operator.getitem}
         rewritten = decomposed_form(op, args, results, used)
         if rewritten is not None:
-            calls, pick = rewritten
-            names = [b.call(o, a, r, loc, node.name)[0] for o, a, r in calls]
-            values[node] = pick(names)
+            values[node] = build_decomposed(b, *rewritten, loc, node.name)
             continue
         names = b.call(op, args, results, loc, node.name)
         values[node] = names[0] if len(names) == 1 else names
@@ -238,11 +241,23 @@ def import_exported(model, args, kwargs, decompose=None):
 def import_joint(model, args, loss_index=0):
     """The joint forward+backward graph of a training step (aot_autograd):
     the model returns a tuple whose element `loss_index` is the scalar loss;
-    the graph's outputs are the forward's outputs, then the gradients of the
-    parameters in `named_parameters()` order."""
+    the graph's outputs are the buffers the step updates (training batch
+    norm's running statistics), the forward's outputs, then a gradient per
+    parameter name in `named_parameters(remove_duplicate=False)` order (a
+    tied weight gets one part per name)."""
     from torch._functorch.aot_autograd import aot_export_module
-    gm, sig = quiet_export(lambda: aot_export_module(
-        model, tuple(args), trace_joint=True, output_loss_index=loss_index))
+    # Decomposed as import_exported does: the ops TraceIR has kernels for
+    # stay whole.
+    table = _keep_table(set(kernel_ops("cpu")))
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    def export():
+        # Attention through PyTorch's math backend: its backward is made of
+        # ops TraceIR runs (the CPU flash kernel's backward is one op).
+        with sdpa_kernel(SDPBackend.MATH):
+            return aot_export_module(model, tuple(args), trace_joint=True,
+                                     output_loss_index=loss_index, decompositions=table)
+    gm, sig = quiet_export(export)
     state = dict(model.named_parameters(remove_duplicate=False))
     state.update(dict(model.named_buffers(remove_duplicate=False)))
     b = GraphBuilder(model, type(model).__name__ + "_train_step")
@@ -258,6 +273,11 @@ def import_joint(model, args, loss_index=0):
             params[names[i]] = state[names[i]].detach()
         else:
             placeholders[node] = b.argument("input", next(user, node.name), val)
+    for node in gm.graph.nodes:
+        if node.op == "get_attr":
+            # A tensor the model made from constants (GPT-2's attention
+            # bias), which aot_autograd keeps as an attribute.
+            placeholders[node] = b.constant(getattr(gm, node.target).detach(), node.name)
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     outputs = build_fx_graph(b, gm.graph, placeholders, out_node.args[0])
     return b.finish(outputs, params, None)

@@ -381,6 +381,207 @@ def test_threshold_backward_errors():
         A.threshold_backward(g.bool(), g.bool(), 0)
 
 
+#===--- convolution_backward -----------------------------------------------===#
+
+def conv_backward_case(x_shape, w_shape, stride, padding, dilation, groups, seed,
+                       dtype=torch.float32, mask=(True, True, True)):
+    """ATen's convolution_backward arguments and results for a conv2d with a
+    bias; a result `mask` leaves out is TraceIR's empty [0] tensor (ATen's
+    undefined one)."""
+    x = torch.randn(x_shape, generator=gen(seed), dtype=dtype)
+    w = torch.randn(w_shape, generator=gen(seed + 1), dtype=dtype)
+    out = F.conv2d(x, w, None, stride, padding, dilation, groups)
+    g = torch.randn(out.shape, generator=gen(seed + 2), dtype=dtype)
+    args = [g, x, w, [w_shape[0]], list(stride), list(padding), list(dilation), False,
+            [0, 0], groups, list(mask)]
+    want = A.convolution_backward(*args)
+    # (ATen's CPU kernel may compute a result the mask leaves out anyway.)
+    return args, [r if m else torch.empty(0, dtype=dtype) for r, m in zip(want, mask)]
+
+
+CONV_CASES = [  # input, weight, stride, padding, dilation, groups
+    ((2, 3, 8, 8), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((2, 4, 9, 7), (6, 2, 3, 2), (2, 1), (0, 1), (1, 1), 2),
+    ((1, 3, 11, 10), (5, 3, 3, 3), (2, 3), (2, 1), (2, 1), 1),
+    ((2, 6, 5, 5), (6, 1, 3, 3), (1, 1), (1, 1), (1, 1), 6),  # depthwise
+    ((2, 8, 6, 6), (4, 8, 1, 1), (2, 2), (0, 0), (1, 1), 1),  # resnet's downsample
+    ((3, 2, 4, 4), (3, 2, 4, 4), (1, 1), (0, 0), (1, 1), 1),  # a 1x1 output
+]
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_convolution_backward(case, dtype):
+    args, want = conv_backward_case(*case, seed=20, dtype=dtype)
+    check_op("convolution_backward", args, want,
+             **(dict(rtol=1e-4, atol=1e-5) if dtype == torch.float32 else F64))
+
+
+@pytest.mark.parametrize("mask", [(False, True, True), (True, False, False),
+                                  (False, False, True), (True, True, False)])
+def test_convolution_backward_output_mask(mask):
+    args, want = conv_backward_case(*CONV_CASES[1], seed=21, mask=mask)
+    check_op("convolution_backward", args, want, rtol=1e-4, atol=1e-5)
+
+
+def test_convolution_backward_noncontiguous():
+    args, want = conv_backward_case(*CONV_CASES[0], seed=22)
+    args[0] = Transposed(args[0])
+    args[1] = Sliced(args[1])
+    check_op("convolution_backward", args, want, rtol=1e-4, atol=1e-5)
+
+
+def test_convolution_backward_errors():
+    args, want = conv_backward_case(*CONV_CASES[0], seed=23)
+    bad = list(args)
+    bad[7] = True
+    expect_error("convolution_backward", bad, want, "transposed convolutions are not supported")
+    bad = list(args)
+    bad[4] = [0, 1]
+    expect_error("convolution_backward", bad, want, "stride and dilation must be positive")
+    bad = list(args)
+    bad[10] = [True, False]
+    expect_error("convolution_backward", bad, want, "output_mask must be three bools")
+    # grad_output not shaped like the forward's output.
+    g = torch.randn(2, 4, 7, 7)
+    expect_error("convolution_backward", [g] + args[1:], want, "is not the convolution's output")
+    expect_error("convolution_backward", [a.double() if isinstance(a, torch.Tensor) and i == 2
+                                          else a for i, a in enumerate(args)], want,
+                 "must have one dtype")
+    ints = [a.long() if isinstance(a, torch.Tensor) else a for a in args]
+    expect_error("convolution_backward", ints, [w.long() for w in want], "supports f32 and f64")
+    x3 = torch.randn(3, 8, 8)
+    expect_error("convolution_backward", [torch.randn(4, 8, 8), x3] + args[2:], want,
+                 "supports 2-D convolutions")
+
+
+#===--- max_pool2d_with_indices and its backward ---------------------------===#
+
+POOL_CASES = [  # input, kernel, stride, padding, dilation, ceil_mode
+    ((2, 3, 8, 8), [3, 3], [2, 2], [1, 1], [1, 1], False),  # resnet's stem pool
+    ((1, 2, 7, 9), [2, 3], [2, 1], [0, 1], [1, 1], True),
+    ((2, 2, 10, 10), [3, 2], [3, 2], [1, 0], [2, 2], False),
+    ((3, 5, 6), [2, 2], [], [0, 0], [1, 1], False),  # unbatched, default stride
+]
+
+
+@pytest.mark.parametrize("case", POOL_CASES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+def test_max_pool2d_with_indices(case, dtype):
+    shape, *window = case
+    # Distinct values: ties would make the index a matter of order.
+    x = torch.randperm(torch.Size(shape).numel(), generator=gen(30)).view(shape).to(dtype) / 8
+    check_aten("max_pool2d_with_indices", [x, *window], F32)
+
+
+def test_max_pool2d_with_indices_nan_and_padding():
+    x = torch.randn(1, 1, 5, 5, generator=gen(31))
+    x[0, 0, 1, 1] = float("nan")
+    check_aten("max_pool2d_with_indices", [x, [3, 3], [2, 2], [1, 1], [1, 1], False])
+    x = torch.full((1, 1, 4, 4), -float("inf"))  # every tap -inf: the first tap's index
+    check_aten("max_pool2d_with_indices", [x, [3, 3], [1, 1], [1, 1], [1, 1], False])
+
+
+def pool_backward_args(case, seed, dtype=torch.float32):
+    shape, kernel, stride, padding, dilation, ceil = case
+    x = torch.randperm(torch.Size(shape).numel(), generator=gen(seed)).view(shape).to(dtype)
+    out, idx = A.max_pool2d_with_indices(x, kernel, stride, padding, dilation, ceil)
+    g = torch.randn(out.shape, generator=gen(seed + 1)).to(dtype)
+    return [g, x, kernel, stride, padding, dilation, ceil, idx]
+
+
+@pytest.mark.parametrize("case", POOL_CASES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+def test_max_pool2d_with_indices_backward(case, dtype):
+    args = pool_backward_args(case, 32, dtype)
+    # Overlapping windows add several gradients into one input: f32 sums
+    # them in another order than PyTorch's, the narrow dtypes round once.
+    tol = {torch.float64: F64, torch.float32: F32}.get(dtype, dict(rtol=1e-2, atol=1e-2))
+    check_aten("max_pool2d_with_indices_backward", args, tol)
+
+
+def test_max_pool2d_with_indices_backward_noncontiguous():
+    args = pool_backward_args(POOL_CASES[0], 33)
+    want = aten("max_pool2d_with_indices_backward", args)
+    args[0], args[7] = Transposed(args[0]), Sliced(args[7])
+    check_op("max_pool2d_with_indices_backward", args, want, **F32)
+
+
+def test_max_pool2d_with_indices_errors():
+    args = pool_backward_args(POOL_CASES[0], 34)
+    want = aten("max_pool2d_with_indices_backward", args)
+    bad = list(args)
+    bad[7] = args[7].clone()
+    bad[7][0, 0, 0, 0] = 64  # a plane of 8 x 8 has positions 0 to 63
+    expect_error("max_pool2d_with_indices_backward", bad, [want],
+                 "index 64 is out of range for an input plane of 64 elements")
+    bad[7][0, 0, 0, 0] = -1
+    expect_error("max_pool2d_with_indices_backward", bad, [want], "index -1 is out of range")
+    expect_error("max_pool2d_with_indices_backward", args[:7] + [args[7].int()], [want],
+                 "indices must be i64")
+    expect_error("max_pool2d_with_indices_backward", [args[0][:, :, :2]] + args[1:], [want],
+                 "must have the pooled shape")
+    expect_error("max_pool2d_with_indices_backward", args[:2] + [[0, 3]] + args[3:], [want],
+                 "kernel_size, stride and dilation must be positive")
+    # Integer inputs (PyTorch's CPU takes them) are refused, as max_pool2d's.
+    x = torch.arange(16).view(1, 1, 4, 4)
+    expect_error("max_pool2d_with_indices", [x, [2, 2]], [x[..., ::2, ::2]] * 2,
+                 "supports floating dtypes")
+
+
+#===--- native_dropout -----------------------------------------------------===#
+
+def run_native_dropout(x, p, train, seed):
+    t = unwrap(x)
+    text, inputs = op_graph("native_dropout", [x, p, train], [t, t != t])
+    (out, mask), _ = run_graph(text, inputs, seed=seed)
+    return out, mask
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.9])
+def test_native_dropout_statistics(p):
+    # Random, so tested by distribution: the fraction dropped is p within 6
+    # sigma, the kept values are scaled by 1/(1-p), the mask says which.
+    x = torch.rand(256, 256, generator=gen(40)) + 1
+    out, mask = run_native_dropout(x, p, True, seed=3)
+    assert mask.dtype == torch.bool
+    frac = 1 - mask.float().mean().item()
+    assert abs(frac - p) < 6 * (p * (1 - p) / x.numel()) ** 0.5, (frac, p)
+    torch.testing.assert_close(out[mask], x[mask] / (1 - p))
+    assert torch.equal(out != 0, mask)
+    # Seeded: the run's seed fixes the mask.
+    again, mask2 = run_native_dropout(x, p, True, seed=3)
+    assert torch.equal(out, again) and torch.equal(mask, mask2)
+    assert not torch.equal(mask, run_native_dropout(x, p, True, seed=4)[1])
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
+def test_native_dropout_dtypes(dtype):
+    x = (torch.rand(64, 64, generator=gen(41)) + 1).to(dtype)
+    out, mask = run_native_dropout(Transposed(x), 0.2, True, seed=1)
+    assert out.dtype == dtype
+    assert 0.1 < 1 - mask.float().mean().item() < 0.3
+    torch.testing.assert_close(out[mask], (x.double()[mask] / 0.8).to(dtype))
+    assert not out[~mask].any()
+
+
+def test_native_dropout_eval_p0_and_p1():
+    x = torch.randn(8, 9, generator=gen(42))
+    for p, train in [(0.5, False), (0.0, True)]:
+        # ATen's eval mode (and p = 0): the input and an all-true mask.
+        want = A.native_dropout(x, p, train)
+        check_op("native_dropout", [x, p, train], list(want))
+    out, mask = run_native_dropout(x, 1.0, True, seed=2)
+    assert not mask.any() and torch.equal(out, torch.zeros_like(x))
+
+
+def test_native_dropout_errors():
+    x = torch.randn(4, 4)
+    expect_error("native_dropout", [x, 1.5, True], [x, x > 0],
+                 "dropout probability must be in")
+    expect_error("native_dropout", [x, 0.5, True], [x, x], "result #1 is declared")
+
+
 #===--- The joint graph of an MLP training step ----------------------------===#
 
 class MLP(torch.nn.Module):

@@ -41,6 +41,25 @@ bool conv2dArgs(KernelContext &ctx, ConvGeometry &g);
 /// or 4-D input with nonzero non-batch dims, and a result of the input's
 /// leading dims and PyTorch's output size.
 bool maxPool2dArgs(KernelContext &ctx, MaxPool2dArgs &a);
+/// max_pool2d_with_indices(self, ...): max_pool2d's checks, and an i64
+/// indices result of the output's shape.
+bool maxPool2dWithIndicesArgs(KernelContext &ctx, MaxPool2dArgs &a);
+/// max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
+/// padding, dilation, ceil_mode, indices): a floating 3-D or 4-D self,
+/// grad_output of its dtype and i64 indices, both of the pooled shape, and
+/// a result of self's type. (The indices' range is checked as they are
+/// read.)
+bool maxPool2dBackwardArgs(KernelContext &ctx, MaxPool2dArgs &a);
+/// Fails max_pool2d_with_indices_backward on an index outside its plane.
+void failPoolIndex(KernelContext &ctx, int64_t index, int64_t planeSize);
+/// convolution_backward(grad_output, input, weight, bias_sizes, stride,
+/// padding, dilation, transposed, output_padding, groups, output_mask) of a
+/// 2-D convolution, decoded by decodeConvolutionBackward: f32 or f64
+/// grad_output [N, O, OH, OW], input [N, C, H, W] and weight
+/// [O, C / groups, kH, kW] of one dtype, OH and OW as the forward computes
+/// them, and results shaped like the input, the weight and [O] (an empty
+/// [0] where output_mask leaves one out). `g` is the forward's geometry.
+bool convolutionBackwardArgs(KernelContext &ctx, ConvGeometry &g, bool mask[3]);
 /// avg_pool2d(input, kernel_size, stride=kernel_size, padding=0,
 /// ceil_mode=False, count_include_pad=True, divisor_override=None),
 /// decoded by decodeAvgPool2d, with max_pool2d's checks but for an i64
@@ -169,8 +188,9 @@ bool layerNormArgs(KernelContext &ctx, LayerNormArgs &a, bool native);
 bool groupNormArgs(KernelContext &ctx, LayerNormArgs &a);
 
 /// dropout(input, p, train), decoded by decodeDropout, and a result of the
-/// input's shape.
-bool dropoutArgs(KernelContext &ctx, DropoutArgs &a);
+/// input's shape; native_dropout (`native`) also a contiguous bool mask of
+/// that shape.
+bool dropoutArgs(KernelContext &ctx, DropoutArgs &a, bool native = false);
 
 /// embedding(weight, indices, ...): a 2-D weight, integer indices, and a
 /// result of the weight's dtype shaped indices.shape + [weight.shape[1]].

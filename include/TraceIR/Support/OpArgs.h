@@ -67,6 +67,19 @@ struct ListCallArgs final : CallArgs {
   const Scalar &scalar(unsigned i) const override;
 };
 
+/// `base`'s arguments from `offset` on: a backward op's arguments that
+/// follow the forward's after its leading gradient.
+struct OffsetCallArgs final : CallArgs {
+  const CallArgs &base;
+  unsigned offset;
+  OffsetCallArgs(const CallArgs &base, unsigned offset)
+      : base(base), offset(offset) {}
+  bool isTensor(unsigned i) const override { return base.isTensor(i + offset); }
+  const Scalar &scalar(unsigned i) const override {
+    return base.scalar(i + offset);
+  }
+};
+
 /// The readers the decoders are built from, public for the op-specific
 /// checks that use the same wording. Each returns false and sets `err`
 /// (a sentence naming the argument, without the op's name, which each
@@ -116,6 +129,17 @@ struct Conv2dArgs {
 };
 bool decodeConv2d(const CallArgs &args, Conv2dArgs &a, std::string &err);
 
+/// convolution_backward(grad_output, input, weight, bias_sizes, stride,
+/// padding, dilation, transposed, output_padding, groups, output_mask):
+/// conv2d's window and checks (explicit padding only), not transposed, and
+/// which of (grad_input, grad_weight, grad_bias) to compute.
+struct ConvolutionBackwardArgs {
+  Conv2dArgs conv;
+  std::array<bool, 3> mask{true, true, true};
+};
+bool decodeConvolutionBackward(const CallArgs &args, ConvolutionBackwardArgs &a,
+                               std::string &err);
+
 /// max_pool2d(input, kernel_size, stride=kernel_size, padding=0,
 /// dilation=1, ceil_mode=False): kernel, stride and dilation positive,
 /// padding non-negative and at most half the kernel.
@@ -129,6 +153,11 @@ struct MaxPool2dArgs {
   std::optional<int64_t> outputSize(int d, int64_t in) const;
 };
 bool decodeMaxPool2d(const CallArgs &args, MaxPool2dArgs &a, std::string &err);
+/// max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
+/// padding, dilation, ceil_mode, indices): max_pool2d's window, one
+/// argument later.
+bool decodeMaxPool2dBackward(const CallArgs &args, MaxPool2dArgs &a,
+                             std::string &err);
 
 /// avg_pool2d(input, kernel_size, stride=kernel_size, padding=0,
 /// ceil_mode=False, count_include_pad=True, divisor_override=None):

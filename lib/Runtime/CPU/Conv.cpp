@@ -62,6 +62,68 @@ void gemmRowMajor(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
   cpu::gemm(false, false, M, N, K, T(1), A, lda, B, ldb, T(0), C, ldc);
 }
 
+/// col[(c, kh, kw), (oh, ow)] = the padded plane `xin` (Cg planes of H x W)
+/// at the tap's position.
+template <typename T> void im2col(const ConvGeometry &g, const T *xin, T *col) {
+  int64_t L = g.OH * g.OW;
+  for (int64_t c = 0; c < g.Cg; ++c)
+    for (int64_t kh = 0; kh < g.kH; ++kh)
+      for (int64_t kw = 0; kw < g.kW; ++kw) {
+        T *dst = col + ((c * g.kH + kh) * g.kW + kw) * L;
+        const T *plane = xin + c * g.H * g.W;
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          int64_t ih = oh * g.sH - g.pT + kh * g.dH;
+          T *row = dst + oh * g.OW;
+          if (ih < 0 || ih >= g.H) {
+            std::fill(row, row + g.OW, T(0));
+            continue;
+          }
+          const T *src = plane + ih * g.W;
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            int64_t iw = ow * g.sW - g.pL + kw * g.dW;
+            row[ow] = iw >= 0 && iw < g.W ? src[iw] : T(0);
+          }
+        }
+      }
+}
+
+/// im2col's adjoint: adds each col entry into the tap's position of `xin`
+/// (padding taps dropped).
+template <typename T>
+void col2imAdd(const ConvGeometry &g, const T *col, T *xin) {
+  int64_t L = g.OH * g.OW;
+  for (int64_t c = 0; c < g.Cg; ++c)
+    for (int64_t kh = 0; kh < g.kH; ++kh)
+      for (int64_t kw = 0; kw < g.kW; ++kw) {
+        const T *src = col + ((c * g.kH + kh) * g.kW + kw) * L;
+        T *plane = xin + c * g.H * g.W;
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          int64_t ih = oh * g.sH - g.pT + kh * g.dH;
+          if (ih < 0 || ih >= g.H)
+            continue;
+          T *dst = plane + ih * g.W;
+          const T *row = src + oh * g.OW;
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            int64_t iw = ow * g.sW - g.pL + kw * g.dW;
+            if (iw >= 0 && iw < g.W)
+              dst[iw] += row[ow];
+          }
+        }
+      }
+}
+
+/// The im2col buffer of one (image, group): K x L elements, K = Cg * kH *
+/// kW; null after a failure.
+template <typename T>
+T *colBuffer(KernelContext &ctx, const ConvGeometry &g, const char *op) {
+  std::optional<int64_t> KL = checkedMul(g.Cg * g.kH * g.kW, g.OH * g.OW);
+  if (!KL) {
+    ctx.fail(strCat(op) + ": the im2col buffer's element count overflows");
+    return nullptr;
+  }
+  return static_cast<T *>(ctx.scratch(std::max<int64_t>(*KL, 1), sizeof(T)));
+}
+
 template <typename T>
 void conv2dImpl(KernelContext &ctx, const ConvGeometry &g, const T *x,
                 const T *w, const Tensor *bias, T *out) {
@@ -70,39 +132,13 @@ void conv2dImpl(KernelContext &ctx, const ConvGeometry &g, const T *x,
   bool direct = g.kH == 1 && g.kW == 1 && g.sH == 1 && g.sW == 1 && g.pT == 0 &&
                 g.pL == 0;
   T *col = nullptr;
-  if (!direct) {
-    std::optional<int64_t> KL = checkedMul(K, L);
-    col = KL ? static_cast<T *>(ctx.scratch(*KL, sizeof(T))) : nullptr;
-    if (!KL)
-      ctx.fail("conv2d: the im2col buffer's element count overflows");
-    if (!col)
-      return;
-  }
+  if (!direct && !(col = colBuffer<T>(ctx, g, "conv2d")))
+    return;
   for (int64_t n = 0; n < g.N; ++n) {
     for (int64_t grp = 0; grp < g.groups; ++grp) {
       const T *xin = x + (n * g.C + grp * g.Cg) * g.H * g.W;
-      if (!direct) {
-        // col[(c, kh, kw), (oh, ow)] = padded input at the tap's position.
-        for (int64_t c = 0; c < g.Cg; ++c)
-          for (int64_t kh = 0; kh < g.kH; ++kh)
-            for (int64_t kw = 0; kw < g.kW; ++kw) {
-              T *dst = col + ((c * g.kH + kh) * g.kW + kw) * L;
-              const T *plane = xin + c * g.H * g.W;
-              for (int64_t oh = 0; oh < g.OH; ++oh) {
-                int64_t ih = oh * g.sH - g.pT + kh * g.dH;
-                T *row = dst + oh * g.OW;
-                if (ih < 0 || ih >= g.H) {
-                  std::fill(row, row + g.OW, T(0));
-                  continue;
-                }
-                const T *src = plane + ih * g.W;
-                for (int64_t ow = 0; ow < g.OW; ++ow) {
-                  int64_t iw = ow * g.sW - g.pL + kw * g.dW;
-                  row[ow] = iw >= 0 && iw < g.W ? src[iw] : T(0);
-                }
-              }
-            }
-      }
+      if (!direct)
+        im2col(g, xin, col);
       T *o = out + (n * g.O + grp * Og) * L;
       gemmRowMajor<T>(Og, L, K, w + grp * Og * K, K, direct ? xin : col, L, o,
                       L);
@@ -121,7 +157,147 @@ void conv2dImpl(KernelContext &ctx, const ConvGeometry &g, const T *x,
     }
   }
 }
+/// C[M, N] (+)= op(A) @ op(B), row-major; `accumulate` adds to C.
+template <typename T>
+void gemmInto(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
+              const T *A, int64_t lda, const T *B, int64_t ldb, T *C,
+              int64_t ldc, bool accumulate) {
+  if (M == 0 || N == 0)
+    return;
+  if (K == 0) {
+    if (!accumulate)
+      for (int64_t i = 0; i < M; ++i)
+        std::fill(C + i * ldc, C + i * ldc + N, T(0));
+    return;
+  }
+  cpu::gemm(transA, transB, M, N, K, T(1), A, lda, B, ldb,
+            accumulate ? T(1) : T(0), C, ldc);
+}
+
+/// Per (image, group), with col the im2col of the input and gO the
+/// gradient [Og, L]: grad_weight[grp] += gO @ col^T, and grad_input gets
+/// col2im(W[grp]^T @ gO); grad_bias sums gO over images and positions.
+template <typename T>
+void convBackwardImpl(KernelContext &ctx, const ConvGeometry &g, const T *gO,
+                      const T *x, const T *w, const bool mask[3], T *gI, T *gW,
+                      Tensor &gB) {
+  int64_t Og = g.O / g.groups, K = g.Cg * g.kH * g.kW, L = g.OH * g.OW;
+  T *col = nullptr;
+  if ((mask[0] || mask[1]) &&
+      !(col = colBuffer<T>(ctx, g, "convolution_backward")))
+    return;
+  if (mask[0])
+    std::fill(gI, gI + g.N * g.C * g.H * g.W, T(0));
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      const T *go = gO + (n * g.O + grp * Og) * L;
+      if (mask[1]) {
+        im2col(g, x + (n * g.C + grp * g.Cg) * g.H * g.W, col);
+        gemmInto<T>(false, true, Og, K, L, go, L, col, L, gW + grp * Og * K, K,
+                    n > 0);
+      }
+      if (mask[0]) {
+        gemmInto<T>(true, false, K, L, Og, w + grp * Og * K, K, go, L, col, L,
+                    false);
+        col2imAdd(g, col, gI + (n * g.C + grp * g.Cg) * g.H * g.W);
+      }
+    }
+  if (mask[1] && g.N == 0)
+    std::fill(gW, gW + g.O * K, T(0));
+  if (!mask[2])
+    return;
+  for (int64_t oc = 0; oc < g.O; ++oc) {
+    double sum = 0;
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t l = 0, base = (n * g.O + oc) * L; l < L; ++l)
+        sum += gO[base + l];
+    storeDouble(gB.bytes() + oc * dtypeSize(gB.dtype), gB.dtype, sum);
+  }
+}
+
+/// The max of one pooling window of `plane` and its position ih * W + iw:
+/// padding is -inf, a NaN wins, and the position starts at the first tap
+/// inside the input, as PyTorch's.
+struct WindowMax {
+  double value;
+  int64_t index;
+};
+WindowMax windowMax(const double *plane, int64_t H, int64_t W, int64_t oh,
+                    int64_t ow, const MaxPool2dArgs &a) {
+  const int64_t *k = a.kernel.data(), *stride = a.stride.data(),
+                *pad = a.padding.data(), *dil = a.dilation.data();
+  int64_t h = oh * stride[0] - pad[0], w = ow * stride[1] - pad[1];
+  int64_t kh0 = firstTap(h, dil[0]), kw0 = firstTap(w, dil[1]);
+  WindowMax best{-std::numeric_limits<double>::infinity(),
+                 (h + kh0 * dil[0]) * W + w + kw0 * dil[1]};
+  // Only the taps inside the input: a window far larger than the input (a
+  // kernel of 2^40 with as much padding) costs no more.
+  for (int64_t kh = kh0; kh < k[0]; ++kh) {
+    int64_t ih = h + kh * dil[0];
+    if (ih >= H)
+      break;
+    for (int64_t kw = kw0; kw < k[1]; ++kw) {
+      int64_t iw = w + kw * dil[1];
+      if (iw >= W)
+        break;
+      double v = plane[ih * W + iw];
+      if (v > best.value || std::isnan(v))
+        best = {v, ih * W + iw};
+    }
+  }
+  return best;
+}
+
+/// max_pool2d and max_pool2d_with_indices (`indices` non-null).
+void maxPool2dInto(KernelContext &ctx, const MaxPool2dArgs &a, Tensor &out,
+                   int64_t *indices) {
+  PoolPlanes pp = poolPlanes(ctx, ctx.tensor(0), out);
+  if (!pp.in)
+    return;
+  size_t os = dtypeSize(out.dtype);
+  char *ob = out.bytes();
+  for (int64_t p = 0; p < pp.planes; ++p) {
+    const double *plane = pp.in + p * pp.H * pp.W;
+    for (int64_t oh = 0; oh < pp.OH; ++oh)
+      for (int64_t ow = 0; ow < pp.OW; ++ow) {
+        WindowMax m = windowMax(plane, pp.H, pp.W, oh, ow, a);
+        int64_t o = (p * pp.OH + oh) * pp.OW + ow;
+        storeDouble(ob + o * os, out.dtype, m.value);
+        if (indices)
+          indices[o] = m.index;
+      }
+  }
+}
 } // namespace
+
+/// convolution_backward(grad_output, input, weight, bias_sizes, stride,
+/// padding, dilation, transposed, output_padding, groups, output_mask) of a
+/// 2-D convolution: grad_input, grad_weight and grad_bias where output_mask
+/// asks (empty [0] tensors elsewhere).
+void cpu::convolution_backward(KernelContext &ctx) {
+  ConvGeometry g;
+  bool mask[3];
+  if (!convolutionBackwardArgs(ctx, g, mask))
+    return;
+  const Tensor &gO = ctx.tensor(0), &x = ctx.tensor(1), &w = ctx.tensor(2);
+  DType dt = x.dtype;
+  const void *gd = gatherAs(ctx, gO, dt);
+  const void *xd = gd ? gatherAs(ctx, x, dt) : nullptr;
+  const void *wd = xd ? gatherAs(ctx, w, dt) : nullptr;
+  if (!wd)
+    return;
+  Tensor &gI = ctx.result(0), &gW = ctx.result(1), &gB = ctx.result(2);
+  if (dt == DType::F32)
+    convBackwardImpl<float>(ctx, g, static_cast<const float *>(gd),
+                            static_cast<const float *>(xd),
+                            static_cast<const float *>(wd), mask,
+                            gI.data<float>(), gW.data<float>(), gB);
+  else
+    convBackwardImpl<double>(ctx, g, static_cast<const double *>(gd),
+                             static_cast<const double *>(xd),
+                             static_cast<const double *>(wd), mask,
+                             gI.data<double>(), gW.data<double>(), gB);
+}
 
 /// conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1,
 /// groups=1); padding may be 'same' (stride 1: total padding dilation *
@@ -150,44 +326,52 @@ void cpu::conv2d(KernelContext &ctx) {
 /// dilation=1, ceil_mode=False): padding is -inf, and a NaN in a window
 /// wins, as in PyTorch.
 void cpu::max_pool2d(KernelContext &ctx) {
-  const Tensor &x = ctx.tensor(0);
-  Tensor &out = ctx.result(0);
   MaxPool2dArgs a;
-  if (!maxPool2dArgs(ctx, a))
+  if (maxPool2dArgs(ctx, a))
+    maxPool2dInto(ctx, a, ctx.result(0), nullptr);
+}
+
+/// max_pool2d_with_indices(self, kernel_size, stride, padding, dilation,
+/// ceil_mode): max_pool2d and, per output, the position of its maximum in
+/// the input plane (ih * W + iw).
+void cpu::max_pool2d_with_indices(KernelContext &ctx) {
+  MaxPool2dArgs a;
+  if (maxPool2dWithIndicesArgs(ctx, a))
+    maxPool2dInto(ctx, a, ctx.result(0), ctx.result(1).data<int64_t>());
+}
+
+/// max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
+/// padding, dilation, ceil_mode, indices): each output's gradient added to
+/// the input position its index names, in f64.
+void cpu::max_pool2d_with_indices_backward(KernelContext &ctx) {
+  MaxPool2dArgs a;
+  if (!maxPool2dBackwardArgs(ctx, a))
     return;
-  const int64_t *k = a.kernel.data(), *stride = a.stride.data(),
-                *pad = a.padding.data(), *dil = a.dilation.data();
-  PoolPlanes pp = poolPlanes(ctx, x, out);
-  if (!pp.in)
+  const Tensor &gO = ctx.tensor(0), &x = ctx.tensor(1);
+  Tensor &gI = ctx.result(0);
+  const double *g = gatherF64(ctx, gO);
+  const int64_t *idx =
+      g ? static_cast<const int64_t *>(gatherAs(ctx, ctx.tensor(7), DType::I64))
+        : nullptr;
+  int64_t HW = x.shape[x.rank() - 2] * x.shape[x.rank() - 1];
+  int64_t planes = HW > 0 ? x.numel() / HW : 0;
+  auto *acc = idx ? static_cast<double *>(ctx.scratch(
+                        std::max<int64_t>(x.numel(), 1), sizeof(double)))
+                  : nullptr;
+  if (!acc)
     return;
-  int64_t planes = pp.planes, H = pp.H, W = pp.W, OH = pp.OH, OW = pp.OW;
-  const double *in = pp.in;
-  size_t os = dtypeSize(out.dtype);
-  char *ob = out.bytes();
-  for (int64_t p = 0; p < planes; ++p) {
-    const double *plane = in + p * H * W;
-    for (int64_t oh = 0; oh < OH; ++oh)
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        double best = -std::numeric_limits<double>::infinity();
-        // Only the taps inside the input: a window far larger than the
-        // input (a kernel of 2^40 with as much padding) costs no more.
-        int64_t h = oh * stride[0] - pad[0], w = ow * stride[1] - pad[1];
-        for (int64_t kh = firstTap(h, dil[0]); kh < k[0]; ++kh) {
-          int64_t ih = h + kh * dil[0];
-          if (ih >= H)
-            break;
-          for (int64_t kw = firstTap(w, dil[1]); kw < k[1]; ++kw) {
-            int64_t iw = w + kw * dil[1];
-            if (iw >= W)
-              break;
-            double v = plane[ih * W + iw];
-            if (v > best || std::isnan(v))
-              best = v;
-          }
-        }
-        storeDouble(ob + ((p * OH + oh) * OW + ow) * os, out.dtype, best);
-      }
-  }
+  std::fill(acc, acc + x.numel(), 0.0);
+  int64_t L = planes ? gO.numel() / planes : 0;
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t l = 0; l < L; ++l) {
+      int64_t i = idx[p * L + l];
+      if (i < 0 || i >= HW)
+        return failPoolIndex(ctx, i, HW);
+      acc[p * HW + i] += g[p * L + l];
+    }
+  size_t es = dtypeSize(gI.dtype);
+  for (int64_t e = 0; e < x.numel(); ++e)
+    storeDouble(gI.bytes() + e * es, gI.dtype, acc[e]);
 }
 
 /// adaptive_avg_pool2d(input, output_size): output cell i of n along an

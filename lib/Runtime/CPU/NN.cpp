@@ -51,33 +51,47 @@ void cpu::embedding(KernelContext &ctx) {
 /// dropout(input, p, train): in training, zero each element with
 /// probability p and scale the rest by 1/(1-p), drawing from the run's
 /// seeded generator. Eval mode and p = 0 are views (the registry says so),
-/// so the result already is the input.
-static void dropoutInto(KernelContext &ctx, Tensor &out) {
+/// so the result already is the input. native_dropout (`mask`, its fresh
+/// contiguous bool result) also records which elements were kept, and
+/// multiplies as ATen's (input * mask * scale: a NaN stays NaN); its eval
+/// mode copies the input, draws nothing and keeps every element.
+static void dropoutInto(KernelContext &ctx, Tensor &out,
+                        Tensor *mask = nullptr) {
   const Tensor &in = ctx.tensor(0);
   DropoutArgs dropout;
-  if (!dropoutArgs(ctx, dropout))
+  if (!dropoutArgs(ctx, dropout, mask != nullptr))
     return;
   double p = dropout.p;
-  if (dropout.isIdentity()) {
+  bool identity = dropout.isIdentity();
+  if (identity && !mask) {
     if (out.storage != in.storage)
       copyTensor(in, out);
     return;
   }
+  // Eval mode returns the input; train with p = 0 keeps every element.
+  if (!dropout.train)
+    p = 0;
   std::bernoulli_distribution keep(1.0 - p);
   double scale = p == 1 ? 0.0 : 1.0 / (1.0 - p);
+  bool *kept = mask ? mask->data<bool>() : nullptr;
   Tensor src = in;
   int64_t n = in.numel(), rank = in.rank();
   Shape index(rank, 0);
   size_t es = dtypeSize(in.dtype), os = dtypeSize(out.dtype);
-  for (int64_t k = 0; k < n; ++k) {
+  for (int64_t e = 0; e < n; ++e) {
     int64_t si = 0, oi = 0;
     for (int64_t d = 0; d < rank; ++d) {
       si += index[d] * src.strides[d];
       oi += index[d] * out.strides[d];
     }
     double v = loadDouble(src.bytes() + si * es, in.dtype);
+    bool k = identity || keep(ctx.rng());
+    if (kept)
+      kept[e] = k;
     storeDouble(out.bytes() + oi * os, out.dtype,
-                keep(ctx.rng()) ? v * scale : 0.0);
+                kept ? v * (k ? scale : 0.0)
+                : k  ? v * scale
+                     : 0.0);
     for (int64_t d = rank - 1; d >= 0; --d) {
       if (++index[d] < in.shape[d])
         break;
@@ -96,6 +110,11 @@ void cpu::dropout(KernelContext &ctx) {
 void cpu::dropout_(KernelContext &ctx) {
   ctx.result(0) = ctx.tensor(0);
   dropoutInto(ctx, ctx.result(0));
+}
+
+/// native_dropout(input, p, train) -> (output, mask).
+void cpu::native_dropout(KernelContext &ctx) {
+  dropoutInto(ctx, ctx.result(0), &ctx.result(1));
 }
 
 /// layer_norm over the trailing normalized dims; native_layer_norm also

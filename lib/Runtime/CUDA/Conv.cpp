@@ -139,6 +139,18 @@ void conv2dImpl(KernelContext &ctx, const ConvGeometry &g, DType dtype,
   nn::launched(ctx, launchConvBias(bl), "conv2d");
 }
 
+/// A max pooling launch's window (Pool2dLaunch, MaxPoolBackwardLaunch).
+template <typename Launch> void setWindow(Launch &L, const MaxPool2dArgs &a) {
+  L.kH = a.kernel[0];
+  L.kW = a.kernel[1];
+  L.sH = a.stride[0];
+  L.sW = a.stride[1];
+  L.pH = a.padding[0];
+  L.pW = a.padding[1];
+  L.dH = a.dilation[0];
+  L.dW = a.dilation[1];
+}
+
 /// The pooling kernels' common launch fields: the input as [N, C, H, W]
 /// (an unbatched input gets N = 1 and a zero stride) and the output.
 Pool2dLaunch poolLaunch(const Tensor &x, Tensor &out) {
@@ -159,6 +171,15 @@ Pool2dLaunch poolLaunch(const Tensor &x, Tensor &out) {
   L.OH = out.shape[out.rank() - 2];
   L.OW = out.shape[out.rank() - 1];
   return L;
+}
+
+/// max_pool2d's launch; with `indices`, max_pool2d_with_indices's.
+void maxPool2d(KernelContext &ctx, const MaxPool2dArgs &a, int64_t *indices,
+               const char *op) {
+  Pool2dLaunch L = poolLaunch(ctx.tensor(0), ctx.result(0));
+  setWindow(L, a);
+  L.indices = indices;
+  nn::launched(ctx, launchMaxPool2d(L), op);
 }
 } // namespace
 
@@ -183,21 +204,107 @@ void cuda::conv2d(KernelContext &ctx) {
 /// dilation=1, ceil_mode=False): padding is -inf, and a NaN in a window
 /// wins, as in PyTorch.
 void cuda::max_pool2d(KernelContext &ctx) {
-  const Tensor &x = ctx.tensor(0);
-  Tensor &out = ctx.result(0);
   MaxPool2dArgs a;
-  if (!maxPool2dArgs(ctx, a))
+  if (maxPool2dArgs(ctx, a))
+    maxPool2d(ctx, a, nullptr, "max_pool2d");
+}
+
+/// max_pool2d_with_indices(self, kernel_size, stride, padding, dilation,
+/// ceil_mode): max_pool2d and the position ih * W + iw of each maximum.
+void cuda::max_pool2d_with_indices(KernelContext &ctx) {
+  MaxPool2dArgs a;
+  if (maxPool2dWithIndicesArgs(ctx, a))
+    maxPool2d(ctx, a, ctx.result(1).data<int64_t>(), "max_pool2d_with_indices");
+}
+
+/// max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
+/// padding, dilation, ceil_mode, indices): the indices are checked first
+/// (one read back), then each input element sums the gradients of the
+/// outputs whose index names it.
+void cuda::max_pool2d_with_indices_backward(KernelContext &ctx) {
+  const char *op = "max_pool2d_with_indices_backward";
+  MaxPool2dArgs a;
+  if (!maxPool2dBackwardArgs(ctx, a))
     return;
-  Pool2dLaunch L = poolLaunch(x, out);
-  L.kH = a.kernel[0];
-  L.kW = a.kernel[1];
-  L.sH = a.stride[0];
-  L.sW = a.stride[1];
-  L.pH = a.padding[0];
-  L.pW = a.padding[1];
-  L.dH = a.dilation[0];
-  L.dW = a.dilation[1];
-  nn::launched(ctx, launchMaxPool2d(L), "max_pool2d");
+  const Tensor &gO = ctx.tensor(0), &x = ctx.tensor(1), &idx = ctx.tensor(7);
+  Tensor &gI = ctx.result(0);
+  MaxPoolBackwardLaunch L;
+  bool ok = true;
+  L.gO = nn::gatherDense(ctx, gO, ok);
+  L.indices =
+      ok ? reinterpret_cast<const int64_t *>(nn::gatherAs(ctx, idx, DType::I64))
+         : nullptr;
+  auto *bad = L.indices ? static_cast<unsigned long long *>(
+                              ctx.scratch(1, sizeof(unsigned long long)))
+                        : nullptr;
+  if (!bad)
+    return;
+  L.gI = gI.bytes();
+  L.gIDtype = static_cast<int32_t>(gI.dtype);
+  L.H = x.shape[x.rank() - 2];
+  L.W = x.shape[x.rank() - 1];
+  L.planes = L.H * L.W > 0 ? x.numel() / (L.H * L.W) : 0;
+  L.OH = gO.shape[gO.rank() - 2];
+  L.OW = gO.shape[gO.rank() - 1];
+  setWindow(L, a);
+  L.badPosition = bad;
+  unsigned long long first = 0;
+  if (!nn::launched(ctx, cudaMemset(bad, 0xFF, sizeof(first)), op) ||
+      !nn::launched(ctx, launchMaxPoolIndexCheck(L), op) ||
+      !nn::launched(
+          ctx, cudaMemcpy(&first, bad, sizeof(first), cudaMemcpyDeviceToHost),
+          op))
+    return;
+  if (first != ~0ull) {
+    int64_t value = 0;
+    if (nn::launched(ctx,
+                     cudaMemcpy(&value, L.indices + first, sizeof(value),
+                                cudaMemcpyDeviceToHost),
+                     op))
+      failPoolIndex(ctx, value, L.H * L.W);
+    return;
+  }
+  nn::launched(ctx, launchMaxPoolBackward(L), op);
+}
+
+/// convolution_backward(grad_output, input, weight, bias_sizes, stride,
+/// padding, dilation, transposed, output_padding, groups, output_mask) of a
+/// 2-D convolution: the results output_mask asks for, each element summed
+/// by one thread (the portable tier; not yet run on a GPU).
+void cuda::convolution_backward(KernelContext &ctx) {
+  ConvGeometry g;
+  bool mask[3];
+  if (!convolutionBackwardArgs(ctx, g, mask))
+    return;
+  const Tensor &gO = ctx.tensor(0), &x = ctx.tensor(1), &w = ctx.tensor(2);
+  ConvBackwardLaunch L;
+  L.dtype = static_cast<int32_t>(x.dtype);
+  L.gO = nn::gatherAs(ctx, gO, x.dtype);
+  L.x = L.gO ? nn::gatherAs(ctx, x, x.dtype) : nullptr;
+  L.w = L.x ? nn::gatherAs(ctx, w, x.dtype) : nullptr;
+  if (!L.w)
+    return;
+  L.gI = mask[0] ? ctx.result(0).bytes() : nullptr;
+  L.gW = mask[1] ? ctx.result(1).bytes() : nullptr;
+  L.gB = mask[2] ? ctx.result(2).bytes() : nullptr;
+  L.N = g.N;
+  L.C = g.C;
+  L.H = g.H;
+  L.W = g.W;
+  L.O = g.O;
+  L.Cg = g.Cg;
+  L.kH = g.kH;
+  L.kW = g.kW;
+  L.OH = g.OH;
+  L.OW = g.OW;
+  L.groups = g.groups;
+  L.sH = g.sH;
+  L.sW = g.sW;
+  L.pT = g.pT;
+  L.pL = g.pL;
+  L.dH = g.dH;
+  L.dW = g.dW;
+  nn::launched(ctx, launchConvBackward(L), "convolution_backward");
 }
 
 /// adaptive_avg_pool2d(input, output_size): output cell i of n along an

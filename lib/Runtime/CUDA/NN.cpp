@@ -69,13 +69,16 @@ void cuda::embedding(KernelContext &ctx) {
 /// keyed by one draw from the run's seeded generator per call. Eval mode
 /// and p = 0 are views (the registry says so), so the result already is the
 /// input.
-static void dropoutInto(KernelContext &ctx, Tensor &out) {
+/// native_dropout (`mask`) as CPU/NN.cpp's.
+static void dropoutInto(KernelContext &ctx, Tensor &out,
+                        Tensor *mask = nullptr) {
   const Tensor &in = ctx.tensor(0);
   DropoutArgs dropout;
-  if (!dropoutArgs(ctx, dropout))
+  if (!dropoutArgs(ctx, dropout, mask != nullptr))
     return;
-  double p = dropout.p;
-  if (dropout.isIdentity()) {
+  double p = dropout.train ? dropout.p : 0.0;
+  bool identity = dropout.isIdentity();
+  if (identity && !mask) {
     if (out.storage != in.storage && !cuda::copyStrided(in, out))
       ctx.fail("copying on CUDA failed");
     return;
@@ -96,9 +99,12 @@ static void dropoutInto(KernelContext &ctx, Tensor &out) {
   L.outDtype = static_cast<int32_t>(out.dtype);
   L.p = p;
   L.scale = p == 1 ? 0.0 : 1.0 / (1.0 - p);
-  L.seed = ctx.rng()(); // a fresh key per call, fixed by the run's seed
+  L.mask = mask ? mask->bytes() : nullptr;
+  L.keepAll = identity;
+  // A fresh key per call, fixed by the run's seed; none drawn for eval.
+  L.seed = identity ? 0 : ctx.rng()();
   if (const char *err = launchDropoutCUDA(L))
-    failLaunch(ctx, "dropout", err);
+    failLaunch(ctx, mask ? "native_dropout" : "dropout", err);
 }
 
 void cuda::dropout(KernelContext &ctx) {
@@ -111,6 +117,11 @@ void cuda::dropout(KernelContext &ctx) {
 void cuda::dropout_(KernelContext &ctx) {
   ctx.result(0) = ctx.tensor(0);
   dropoutInto(ctx, ctx.result(0));
+}
+
+/// native_dropout(input, p, train) -> (output, mask).
+void cuda::native_dropout(KernelContext &ctx) {
+  dropoutInto(ctx, ctx.result(0), &ctx.result(1));
 }
 
 /// layer_norm over the trailing normalized dims; native_layer_norm also

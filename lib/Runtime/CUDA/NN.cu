@@ -108,12 +108,20 @@ __global__ void dropoutKernel(DropoutLaunch L) {
     int64_t si = rdOffsetOf(k, L.rank, L.shape, L.inStrides);
     int64_t oi = rdOffsetOf(k, L.rank, L.shape, L.outStrides);
     double v = ewLoadDouble(L.in + si * ies, L.inDtype);
-    curandStatePhilox4_32_10_t state;
-    curand_init(L.seed, static_cast<unsigned long long>(k), 0, &state);
-    // Uniform in (0, 1]: drop with probability p, and always when p == 1.
-    double u = curand_uniform_double(&state);
-    bool keep = L.p < 1 && !(u < L.p);
-    ewStoreDouble(L.out + oi * oes, L.outDtype, keep ? v * L.scale : 0.0);
+    bool keep = L.keepAll != 0;
+    if (!keep) {
+      curandStatePhilox4_32_10_t state;
+      curand_init(L.seed, static_cast<unsigned long long>(k), 0, &state);
+      // Uniform in (0, 1]: drop with probability p, and always when p == 1.
+      double u = curand_uniform_double(&state);
+      keep = L.p < 1 && !(u < L.p);
+    }
+    if (L.mask)
+      L.mask[k] = keep;
+    ewStoreDouble(L.out + oi * oes, L.outDtype,
+                  L.mask ? v * (keep ? L.scale : 0.0)
+                  : keep ? v * L.scale
+                         : 0.0);
   }
 }
 } // namespace

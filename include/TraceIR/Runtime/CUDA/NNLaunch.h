@@ -70,8 +70,42 @@ struct Pool2dLaunch {
   int64_t N = 0, C = 0, H = 0, W = 0, OH = 0, OW = 0;
   // max_pool2d only.
   int64_t kH = 1, kW = 1, sH = 1, sW = 1, pH = 0, pW = 0, dH = 1, dW = 1;
+  /// max_pool2d_with_indices: contiguous i64 [N, C, OH, OW], the position
+  /// ih * W + iw of each maximum; null for max_pool2d.
+  int64_t *indices = nullptr;
 };
 cudaError_t launchMaxPool2d(const Pool2dLaunch &launch);
+/// max_pool2d_with_indices_backward: gI[p, i] = the sum of gO[p, o] over
+/// the outputs o of plane p whose index is i, each input element summing
+/// the windows that cover it (no atomics: every dtype, deterministic).
+/// `badPosition` (device, initialized to ~0) receives the first position
+/// whose index is outside [0, H * W); the host reads it back before the
+/// gathering launch.
+struct MaxPoolBackwardLaunch {
+  NNDense gO;                       ///< contiguous [planes, OH, OW]
+  const int64_t *indices = nullptr; ///< contiguous [planes, OH, OW]
+  char *gI = nullptr;               ///< contiguous [planes, H, W]
+  int32_t gIDtype = F32;
+  int64_t planes = 0, H = 0, W = 0, OH = 0, OW = 0;
+  int64_t kH = 1, kW = 1, sH = 1, sW = 1, pH = 0, pW = 0, dH = 1, dW = 1;
+  unsigned long long *badPosition = nullptr;
+};
+cudaError_t launchMaxPoolIndexCheck(const MaxPoolBackwardLaunch &launch);
+cudaError_t launchMaxPoolBackward(const MaxPoolBackwardLaunch &launch);
+/// convolution_backward of a 2-D convolution over contiguous operands of
+/// one dtype (F32 or F64): a thread per result element sums its products
+/// in f64 (grad_input over the output channels of its group and the taps
+/// that reach it, grad_weight over images and positions, grad_bias over
+/// images and positions). A null result is not computed.
+struct ConvBackwardLaunch {
+  const char *gO = nullptr, *x = nullptr, *w = nullptr;
+  int32_t dtype = F32;
+  char *gI = nullptr, *gW = nullptr, *gB = nullptr;
+  int64_t N = 0, C = 0, H = 0, W = 0, O = 0, Cg = 0, kH = 0, kW = 0;
+  int64_t OH = 0, OW = 0, groups = 1;
+  int64_t sH = 1, sW = 1, pT = 0, pL = 0, dH = 1, dW = 1;
+};
+cudaError_t launchConvBackward(const ConvBackwardLaunch &launch);
 cudaError_t launchAdaptiveAvgPool2d(const Pool2dLaunch &launch);
 
 //===--- Norm.cu ----------------------------------------------------------===//

@@ -182,6 +182,11 @@ struct DropoutLaunch {
   int64_t outStrides[kRdMaxRank] = {};
   double p = 0.5, scale = 2.0;
   uint64_t seed = 0;
+  /// native_dropout: a contiguous bool result, 1 where the element was
+  /// kept; the output is then in * (keep ? scale : 0), as ATen's. Where
+  /// `keepAll` (eval mode, p == 0), nothing is drawn.
+  char *mask = nullptr;
+  int32_t keepAll = 0;
 };
 
 const char *launchLayerNormCUDA(const LayerNormLaunch &launch);

@@ -116,12 +116,12 @@ def flat_call_args(values, what):
     return out
 
 
-# The ops decomposed_form rewrites (where its conditions hold).
-IMPORT_FORMS = {"convolution", "_softmax", "_log_softmax", "max_pool2d_with_indices",
-                "_native_batch_norm_legit_no_training", "_native_batch_norm_legit_functional",
-                "split_with_sizes", "split", "chunk",
-                "unbind", "lift_fresh_copy", "detach", "detach_", "to", "type_as", "_to_copy",
-                "var_mean"}
+# The ops without a registry row that decomposed_form rewrites (where its
+# conditions hold): the importer does not count them as missing. (It also
+# rewrites some ops the registry has, such as convolution to conv2d.)
+IMPORT_FORMS = {"_softmax", "_native_batch_norm_legit_no_training",
+                "_native_batch_norm_legit_functional", "split_with_sizes", "split", "chunk",
+                "unbind", "lift_fresh_copy", "detach", "detach_", "to", "type_as", "var_mean"}
 
 
 class Earlier:

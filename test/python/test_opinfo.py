@@ -55,16 +55,18 @@ LISTED = re.findall(r"^TRACEIR_OP\((\w+),",
                     open(os.path.join(ROOT, "include", "TraceIR", "Ops.def")).read(), re.M)
 
 OPS = {
-    "abs", "acos", "acosh", "add", "amax", "amin", "any", "argmax", "argmin", "asin", "asinh",
-    "atan", "atan2", "atanh", "avg_pool2d", "bitwise_and", "bitwise_not", "bitwise_or",
-    "bitwise_xor", "ceil", "clamp", "clone", "constant_pad_nd", "contiguous", "cos", "cosh",
-    "cumsum", "div", "elu", "eq", "erf", "exp", "expand", "expm1", "fill", "flatten", "flip",
-    "floor", "fmod", "full_like", "ge", "gelu", "gt", "hardtanh", "index_select", "isinf", "isnan",
-    "layer_norm", "le", "leaky_relu", "log", "log10", "log1p", "log2", "logical_and", "logical_not",
-    "logical_or", "logical_xor", "lt", "max", "maximum", "mean", "min", "minimum", "mul", "ne",
-    "neg", "permute", "pow", "prod", "reciprocal", "relu", "remainder", "repeat", "reshape",
-    "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "select", "select_scatter",
-    "sigmoid", "sign", "sin", "sinh", "slice", "slice_scatter", "sort", "sqrt", "squeeze", "sub",
+    "abs", "acos", "acosh", "add", "amax", "amin", "any", "argmax", "argmin", "as_strided", "asin",
+    "asinh", "atan", "atan2", "atanh", "avg_pool2d", "bitwise_and", "bitwise_not", "bitwise_or",
+    "bitwise_xor", "ceil", "clamp", "clone", "constant_pad_nd", "contiguous", "copysign", "cos",
+    "cosh", "cumprod", "cumsum", "diagonal", "digamma", "div", "elu", "eq", "erf", "erfc",
+    "erfinv", "exp", "exp2", "expand", "expm1", "fill", "flatten", "flip", "floor", "fmax", "fmin",
+    "fmod", "full_like", "ge", "gelu", "gt", "hardtanh", "hypot", "index_select", "isinf", "isnan",
+    "layer_norm", "le", "leaky_relu", "lgamma", "log", "log10", "log1p", "log2", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "lt", "max", "maximum", "mean", "min", "minimum",
+    "mul", "ne", "neg", "permute", "pow", "prod", "reciprocal", "relu", "remainder", "repeat",
+    "reshape", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "select",
+    "select_scatter", "sigmoid", "sign", "signbit", "sin", "sinh", "slice", "slice_scatter", "sort",
+    "sqrt", "squeeze", "sub",
     "sum", "t", "tan", "tanh", "transpose", "trunc", "unflatten", "unsqueeze", "view", "zero_",
 }
 # OpInfos whose aten_name is not the ATen op's (elu's is its Python name).
@@ -75,10 +77,13 @@ ATEN_NAMES = {"nn.functional.elu": "elu"}
 # max.other (the importer makes them amax and maximum), Ops.def's is max.dim;
 # nn.functional.pad's `constant` variant calls F.pad(input, pad, mode,
 # value), whose third argument is not constant_pad_nd's value.
+# as_strided's partial_views samples are views into a larger storage, which
+# as_strided reads; a graph's input is a tensor with a storage of its own
+# (bench/opinfo_rate.py runs them through from_torch).
 OTHER_OVERLOADS = {("round", "decimals_0"), ("round", "decimals_3"),
                    ("round", "decimals_neg_3"), ("max", "reduction_no_dim"),
                    ("max", "binary"), ("min", "reduction_no_dim"), ("min", "binary"),
-                   ("constant_pad_nd", "constant")}
+                   ("constant_pad_nd", "constant"), ("as_strided", "partial_views")}
 SAMPLES = 2
 DTYPES = (torch.float32, torch.int64)
 

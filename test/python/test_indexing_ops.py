@@ -141,9 +141,14 @@ def test_scatter():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int8])
 def test_scatter_add(dtype):
+    torch.manual_seed(1)  # the same values however the tests are split
     x, src = rnd(3, 6, dtype=dtype), rnd(3, 8, dtype=dtype)
     idx = torch.randint(0, 6, (3, 8))  # duplicates add up
-    tol = dict(rtol=1e-3, atol=1e-3) if dtype == torch.float16 else {}
+    # In f16 TraceIR rounds after each add into the target (as PyTorch's
+    # CUDA kernel, whose atomics add in f16), PyTorch's CPU kernel once at
+    # the end: with duplicates the two differ by a few f16 steps of the
+    # sum's size (up to 0.016 for these sums of up to ~20).
+    tol = dict(rtol=1e-2, atol=5e-2) if dtype == torch.float16 else {}
     check_op("scatter_add", [x, 1, idx, src], torch.scatter_add(x, 1, idx, src), **tol)
     idx0 = torch.randint(0, 3, (5, 6))
     src0 = rnd(5, 6, dtype=dtype)

@@ -24,7 +24,7 @@ run_pytest() {
   echo "== [$name] pytest (PyTorch oracle)"
   # Two processes (pytest-xdist), each taking whole test files: module
   # fixtures stay in one process, and both cores work.
-  (cd "$ROOT" && env TRACEIR_BUILD="$build" "$@" "$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider \
+  (cd "$ROOT" && env TRACEIR_BUILD="$build" "$@" "$VENV/bin/python" -m pytest -q -rfEs -p no:cacheprovider \
     -n "${TRACEIR_TEST_JOBS:-2}" --dist loadfile test/python) >"$log" 2>&1
   rc=$?
   tail -n 40 "$log"

@@ -2,6 +2,7 @@ import os
 import sys
 
 import pytest
+import torch
 
 # traceir_testing lives beside the tests; the traceir package is built into
 # $TRACEIR_BUILD/python (default build/python).
@@ -139,6 +140,10 @@ def pytest_runtest_setup(item):
         available, reason = traceir_testing.cuda_status()
         if not available:
             pytest.skip(f"CUDA tier skipped: {reason}")
+    # Each test draws the same random values however the tests are split
+    # between processes (pytest-xdist) or selected: without this a test's
+    # draws depend on which tests ran before it in its process.
+    torch.manual_seed(0)
 
 
 @pytest.fixture

@@ -58,11 +58,91 @@ def _op_name(target):
 _SYM_OPS = {"sym_size", "sym_stride", "sym_numel", "sym_storage_offset"}
 
 
+def _alias(target):
+    """'view' when ATen's op returns a view of its first operand, 'write'
+    when it writes it in place (add_, hardtanh_), else None."""
+    returns = target._schema.returns
+    info = returns[0].alias_info if returns else None
+    if info is None:
+        return None
+    return "write" if info.is_write else "view"
+
+
+class _Layouts:
+    """TraceIR's layout of each tensor of an exported graph, beside eager's.
+
+    torch.export records `view` where eager's strides allow one, and
+    eager's strides are not TraceIR's: PyTorch's CPU attention returns its
+    output laid out as [B, S, H, D], so transpose(1, 2) then view is a view
+    there, while every fresh TraceIR result is contiguous and the view is
+    refused. Each value gets a meta tensor with TraceIR's layout (fresh
+    results contiguous, views applied by ATen itself, in-place results
+    their operand's), and a `view` that TraceIR's layout does not allow
+    becomes `reshape`, which views where it can and copies where it must.
+    That is the same value, and only the same tensor where nothing writes
+    in place: a graph with an in-place op keeps its views as they are."""
+
+    def __init__(self, graph):
+        self.functional = not any(
+            n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
+            and _alias(n.target) == "write" for n in graph.nodes)
+        self.meta = {}
+
+    def of(self, node):
+        """TraceIR's layout of `node` as a meta tensor (None: not a tensor)."""
+        got = self.meta.get(node)
+        if got is None:
+            val = node.meta.get("val")
+            if not isinstance(val, torch.Tensor):
+                return None
+            got = self.meta[node] = torch.empty(val.shape, dtype=val.dtype, device="meta")
+        return got
+
+    def op(self, node, op):
+        """The op to import `node` (calling ATen op `op`) as."""
+        if not self.functional or op != "view" or _alias(node.target) != "view":
+            return op
+        src = node.args[0]
+        if not isinstance(src, torch.fx.Node) or self.of(src) is None:
+            return op
+        try:
+            self.meta[node] = torch.ops.aten.view(self.of(src), node.args[1])
+            return op
+        except RuntimeError:  # not a view of TraceIR's layout
+            self.meta[node] = torch.ops.aten.reshape(self.of(src), node.args[1])
+            return "reshape"
+
+    def record(self, node):
+        """Tracks a node built as itself: a view's layout from its operand's."""
+        kind = _alias(node.target)
+        src = node.args[0] if node.args else None
+        if kind is None or node in self.meta or not isinstance(src, torch.fx.Node) \
+                or self.of(src) is None:
+            return
+        if kind == "write":
+            self.meta[node] = self.of(src)
+            return
+        try:
+            meta_args = [self.of(a) if isinstance(a, torch.fx.Node) else a for a in node.args]
+            out = node.target(*meta_args, **node.kwargs)
+        except Exception:  # noqa: BLE001 - untracked: contiguous, as a fresh result
+            return
+        if isinstance(out, (torch.Tensor, list, tuple)):
+            self.meta[node] = out
+
+    def getitem(self, node, src, idx):
+        """An element of a multi-result view op (split's pieces)."""
+        got = self.meta.get(src)
+        if isinstance(got, (list, tuple)) and isinstance(got[idx], torch.Tensor):
+            self.meta[node] = got[idx]
+
+
 def build_fx_graph(b, graph, placeholders, out_node_args):
     """Builds the call_function nodes of an ATen FX graph (torch.export's or
     aot_autograd's) with GraphBuilder `b`; `placeholders` maps placeholder
     nodes to Values. Returns the output Values."""
     values = dict(placeholders)
+    layouts = _Layouts(graph)
 
     def value_of(a):
         if isinstance(a, torch.fx.Node):
@@ -82,6 +162,7 @@ def build_fx_graph(b, graph, placeholders, out_node_args):
             if not isinstance(values[src], list):
                 fail(f"getitem of the single result of {src.name}")
             values[node] = values[src][idx]
+            layouts.getitem(node, src, idx)
             continue
         if getattr(node.target, "__module__", None) in ("_operator", "math") and \
                 type(node.meta.get("val")) in (int, float, bool):
@@ -91,7 +172,8 @@ def build_fx_graph(b, graph, placeholders, out_node_args):
             continue
         if not isinstance(node.target, torch._ops.OpOverload):
             fail(f"{node.name}: cannot import the call of {node.target} (not an ATen op)")
-        op = _op_name(node.target)
+        op = layouts.op(node, _op_name(node.target))
+        layouts.record(node)
         if op.startswith("_assert") and not node.users:
             continue  # a check on metadata export already verified; no value
         if node.target.namespace != "aten":

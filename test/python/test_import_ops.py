@@ -233,3 +233,44 @@ def test_default_import_decomposes_only_what_lacks_a_kernel():
     kept = traceir.from_torch(model, args, decompose=False)
     assert "mish" in {n.target for n in kept.graphs[0].nodes if n.op == "pyop"}
     assert set(traceir.check(model, args)) == set()
+
+
+def _targets(m):
+    return [n.target for n in m.graphs[0].nodes if n.op == "pyop"]
+
+
+def test_a_view_only_eagers_layout_allows_imports_as_reshape():
+    # PyTorch's CPU attention lays its output out as its query is ([B, S,
+    # H, D] for heads split off the last dim and transposed), so transpose
+    # back then `view` works in eager (transformers' mistral and opt do
+    # it); TraceIR's attention result is contiguous [B, H, S, D], where
+    # that view does not exist. In a graph without in-place ops the
+    # importer makes it reshape (the same values, copied where needed); a
+    # view TraceIR's layout allows stays a view.
+    def attend(x):
+        q = x.transpose(1, 2)
+        o = F.scaled_dot_product_attention(q, q, q)
+        return o.transpose(1, 2).view(2, 5, 12), x.view(2, 5, 12)
+
+    args = (r(2, 5, 4, 3),)
+    m = traceir.from_torch(Fn(attend), args)
+    assert _targets(m) == ["transpose", "scaled_dot_product_attention", "transpose", "reshape",
+                           "view"], _targets(m)
+    got = traceir.compile(m.run_passes("free-dead-tensors"), device=DEVICE)(*args)
+    for g, w in zip(got, attend(*args)):
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-6)
+
+
+def test_a_graph_that_writes_in_place_keeps_its_views():
+    # With an in-place op a view and a copy are different tensors: the
+    # importer keeps `view`, and TraceIR refuses it at run time naming it.
+    def attend(x):
+        q = x.transpose(1, 2)
+        o = F.scaled_dot_product_attention(q, q, q).transpose(1, 2).view(2, 5, 12)
+        return o.relu_()
+
+    args = (r(2, 5, 4, 3),)
+    m = traceir.from_torch(Fn(attend), args)
+    assert "relu_" in _targets(m) and "view" in _targets(m), _targets(m)
+    with pytest.raises(traceir.TraceIRError, match=r"view: size \[2, 5, 12\] is not compatible"):
+        traceir.compile(m, device=DEVICE)(*args)

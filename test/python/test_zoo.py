@@ -25,13 +25,8 @@ if bundle_record.REDIRECT:
     pytest.skip("the zoo's weights do not travel in a GPU bundle", allow_module_level=True)
 
 PENDING = {
-    # torch.export records `view` where eager's strides allow one: PyTorch's
-    # CPU attention returns its output laid out as [B, S, H, D], so
-    # transpose(1, 2) then view is a view there; TraceIR's
-    # scaled_dot_product_attention result is contiguous [B, H, S, D], and
-    # the view is refused.
-    "mistral": "a view of the attention output that only eager's strides allow",
-    "opt": "a view of the attention output that only eager's strides allow",
+    # name: what it waits for (mistral and opt waited for the importer's
+    # view of TraceIR's layouts: _torch_import._Layouts)
 }
 
 

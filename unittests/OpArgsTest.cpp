@@ -112,6 +112,60 @@ TEST(OpArgs, MaxPoolStrideDefaultsToTheKernel) {
   EXPECT_EQ(err, "kernel_size is required");
 }
 
+TEST(OpArgs, Pool3dTriplesAndTheLastWindowRule) {
+  ListCallArgs args; // avg_pool3d(x, 2, [1, 2, 2], [1, 0, 1], True)
+  args.addTensor();
+  args.addScalar(intScalar(2));
+  args.addScalar(listScalar({1, 2, 2}));
+  args.addScalar(listScalar({1, 0, 1}));
+  args.addScalar(intScalar(1));
+  AvgPool3dArgs pool;
+  std::string err;
+  ASSERT_TRUE(decodeAvgPool3d(args, pool, err)) << err;
+  EXPECT_EQ(pool.kernel, (std::array<int64_t, 3>{2, 2, 2}));
+  EXPECT_EQ(pool.dilation, (std::array<int64_t, 3>{1, 1, 1}));
+  // W = 7, k 2, s 2, pad 1: ceil(7 / 2) + 1 = 5 windows, but the fifth
+  // would start at 8 >= 7 + 1, in the right padding: dropped.
+  EXPECT_EQ(pool.outputSize(2, 7), 4);
+  EXPECT_EQ(pool.outputSize(1, 7), 4);
+  args.scalars[2] = listScalar({1, 2});
+  EXPECT_FALSE(decodeAvgPool3d(args, pool, err));
+  EXPECT_EQ(err, "stride must have 1 or 3 values, got [1, 2]");
+  MaxPool3dArgs max;
+  args.scalars[2] = listScalar({});
+  args.scalars[4] = listScalar({1, 3, 1}); // max pooling's dilation
+  ASSERT_TRUE(decodeMaxPool3d(args, max, err)) << err;
+  EXPECT_EQ(max.stride, (std::array<int64_t, 3>{2, 2, 2}));
+  EXPECT_EQ(max.dilation, (std::array<int64_t, 3>{1, 3, 1}));
+}
+
+TEST(OpArgs, Col2imCountsTheSlidingBlocks) {
+  ListCallArgs args; // col2im(x, [7, 9], [2, 2], [2, 1], 1, [1, 2])
+  args.addTensor();
+  args.addScalar(listScalar({7, 9}));
+  args.addScalar(listScalar({2, 2}));
+  args.addScalar(listScalar({2, 1}));
+  args.addScalar(intScalar(1));
+  args.addScalar(listScalar({1, 2}));
+  Col2imArgs col;
+  std::string err;
+  std::vector<int64_t> shape = {3, 8, 35};
+  ASSERT_TRUE(decodeCol2im(args, shape, col, err)) << err;
+  EXPECT_EQ(col.blocks, (std::array<int64_t, 2>{7, 5}));
+  EXPECT_EQ(col.result, (std::vector<int64_t>{3, 2, 7, 9}));
+  shape = {8, -1}; // an unknown length passes; unbatched
+  ASSERT_TRUE(decodeCol2im(args, shape, col, err)) << err;
+  EXPECT_EQ(col.result, (std::vector<int64_t>{2, 7, 9}));
+  shape = {3, 8, 36};
+  EXPECT_FALSE(decodeCol2im(args, shape, col, err));
+  EXPECT_EQ(err, "expected the input's dim 2 to be the number of sliding "
+                 "blocks 7 * 5 = 35, got 36");
+  shape = {3, 6, 35};
+  EXPECT_FALSE(decodeCol2im(args, shape, col, err));
+  EXPECT_EQ(err, "expected the input's dim 1 (6) to be divisible by the "
+                 "product of kernel_size [2, 2]");
+}
+
 TEST(OpArgs, ReducedDimsWrapAndRefuseRepeats) {
   ListCallArgs args;
   args.addTensor();

@@ -1971,26 +1971,39 @@ INFER(inferConvolutionBackward) {
          c.push(cb.mask[2] ? Shape{ws[0]} : none, elt);
 }
 
+/// The dtypes a pool's inference takes: any (max_pool2d, whose kernels
+/// check), floating and i64 (the average pools, as PyTorch's CPU), or any
+/// but bool (max_pool3d_with_indices).
+enum class PoolElts { Any, FloatOrI64, NotBool };
+
+/// "[N, C, H, W] or [C, H, W]" (N = 2) or "[N, C, D, H, W] or [C, D, H, W]".
+static const char *poolShapes(size_t spatial) {
+  return spatial == 3 ? "[N, C, D, H, W] or [C, D, H, W]"
+                      : "[N, C, H, W] or [C, H, W]";
+}
+
 /// max_pool2d(input, kernel_size, stride=kernel_size, padding=0,
-/// dilation=1, ceil_mode=False) and avg_pool2d(input, kernel_size,
+/// dilation=1, ceil_mode=False), avg_pool2d(input, kernel_size,
 /// stride=kernel_size, padding=0, ceil_mode=False, count_include_pad=True,
-/// divisor_override=None): `decode`'s window over the last two dims.
-/// avg_pool2d (`i64`) takes floating and i64 inputs, as PyTorch's CPU.
-template <typename Args, typename Decoder>
-static bool inferWindowPool2d(Call &c, const PyArgs &a, Decoder decode,
-                              bool i64, bool indices = false) {
+/// divisor_override=None) and their 3-D forms: `decode`'s window over the
+/// last N dims of an input of N + 1 or N + 2 dims.
+template <size_t N, typename Args, typename Decoder>
+static bool inferWindowPool(Call &c, const PyArgs &a, Decoder decode,
+                            PoolElts elts, bool indices = false) {
   return onRanked(c, "input", [&](Shape &s, Type elt) {
-    if (s.size() != 3 && s.size() != 4)
-      return c.err("input must be [N, C, H, W] or [C, H, W], got ",
-                   shapeStr(s));
-    if (i64 && !isFloatLike(elt) && !elt.isSignlessInteger(64))
+    if (s.size() != N + 1 && s.size() != N + 2)
+      return c.err("input must be ", poolShapes(N), ", got ", shapeStr(s));
+    if (elts == PoolElts::FloatOrI64 && !isFloatLike(elt) &&
+        !elt.isSignlessInteger(64))
       return c.err("takes floating-point or i64 tensors, got ", elt);
+    if (elts == PoolElts::NotBool && elt.isInteger(1))
+      return c.err("does not take bool tensors");
     Args pool;
     std::string why;
     if (!decode(callArgs(a), pool, why))
       return c.err(why);
-    for (int i = 0; i < 2; ++i) {
-      int64_t &in = s[s.size() - 2 + i];
+    for (size_t i = 0; i < N; ++i) {
+      int64_t &in = s[s.size() - N + i];
       if (in == kDyn)
         continue;
       std::optional<int64_t> o = pool.outputSize(i, in);
@@ -2012,16 +2025,24 @@ static bool inferWindowPool2d(Call &c, const PyArgs &a, Decoder decode,
 
 INFER(inferMaxPool2d) {
   CALL;
-  return inferWindowPool2d<traceir::MaxPool2dArgs>(
-      c, a, traceir::decodeMaxPool2d, false);
+  return inferWindowPool<2, traceir::MaxPool2dArgs>(
+      c, a, traceir::decodeMaxPool2d, PoolElts::Any);
 }
 
 /// max_pool2d_with_indices: max_pool2d's result and the i64 position of
 /// each maximum within its input plane.
 INFER(inferMaxPool2dWithIndices) {
   CALL;
-  return inferWindowPool2d<traceir::MaxPool2dArgs>(
-      c, a, traceir::decodeMaxPool2d, false, /*indices=*/true);
+  return inferWindowPool<2, traceir::MaxPool2dArgs>(
+      c, a, traceir::decodeMaxPool2d, PoolElts::Any, /*indices=*/true);
+}
+
+/// max_pool3d_with_indices: the 3-D max pool of any dtype but bool, and the
+/// i64 position (d * H + h) * W + w of each maximum within its input volume.
+INFER(inferMaxPool3dWithIndices) {
+  CALL;
+  return inferWindowPool<3, traceir::MaxPool3dArgs>(
+      c, a, traceir::decodeMaxPool3d, PoolElts::NotBool, /*indices=*/true);
 }
 
 /// max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
@@ -2069,8 +2090,14 @@ INFER(inferMaxPool2dWithIndicesBackward) {
 
 INFER(inferAvgPool2d) {
   CALL;
-  return inferWindowPool2d<traceir::AvgPool2dArgs>(
-      c, a, traceir::decodeAvgPool2d, true);
+  return inferWindowPool<2, traceir::AvgPool2dArgs>(
+      c, a, traceir::decodeAvgPool2d, PoolElts::FloatOrI64);
+}
+
+INFER(inferAvgPool3d) {
+  CALL;
+  return inferWindowPool<3, traceir::AvgPool3dArgs>(
+      c, a, traceir::decodeAvgPool3d, PoolElts::FloatOrI64);
 }
 
 /// The shape `s` (dynamic dims as kDyn) as the decoders read it, unknown
@@ -2086,6 +2113,22 @@ static Shape dynSizes(ArrayRef<int64_t> v) {
   for (int64_t &d : s)
     d = d < 0 ? kDyn : d;
   return s;
+}
+
+/// col2im(self, output_size, kernel_size, dilation, padding, stride)
+/// (F.fold): [N, C * kH * kW, L] or [C * kH * kW, L] of a floating or bool
+/// dtype to [N, C, oH, oW] (or [C, oH, oW]), decoded by decodeCol2im.
+INFER(inferCol2im) {
+  CALL;
+  return onRanked(c, "self", [&](Shape &s, Type elt) {
+    if (!isFloatLike(elt) && !elt.isInteger(1))
+      return c.err("takes floating-point or bool tensors, got ", elt);
+    traceir::Col2imArgs col;
+    std::string why;
+    if (!traceir::decodeCol2im(callArgs(a), knownSizes(s), col, why))
+      return c.err(why);
+    return c.push(dynSizes(col.result), elt);
+  });
 }
 
 /// constant_pad_nd(self, pad, value=0) (N = 0) and reflection_padNd /
@@ -2187,32 +2230,51 @@ INFER(inferConvolution) {
   return c.push(dynSizes(shape), elt);
 }
 
-INFER(inferAdaptiveAvgPool2d) { // adaptive_avg_pool2d(input, output_size)
-  CALL;
+/// adaptive_avg_pool2d(input, output_size) (N = 2: positive sizes) and
+/// _adaptive_avg_pool3d(self, output_size) (N = 3: non-negative ones, as
+/// PyTorch): an int or N entries, None keeping the input's size.
+template <size_t N> static bool inferAdaptiveAvgPool(Call &c, const PyArgs &a) {
   return onRanked(c, "input", [&](Shape &s, Type elt) {
-    if (s.size() != 3 && s.size() != 4)
-      return c.err("input must be [N, C, H, W] or [C, H, W], got ",
-                   shapeStr(s));
+    if (s.size() != N + 1 && s.size() != N + 2)
+      return c.err("input must be ", poolShapes(N), ", got ", shapeStr(s));
+    if (N == 3 && !isFloatLike(elt))
+      return c.err("takes floating-point tensors, got ", elt);
     ArrayAttr elems = dyn_cast_or_null<ArrayAttr>(a.scalar(1));
     if (auto l = dyn_cast_or_null<ListAttr>(a.scalar(1)))
       elems = l.getElements();
-    SmallVector<Attribute, 2> sizes;
+    SmallVector<Attribute, 3> sizes;
     if (elems)
       sizes.assign(elems.begin(), elems.end());
     else if (getInt(a.scalar(1)))
-      sizes.assign(2, a.scalar(1));
-    if (sizes.size() != 2)
-      return c.err("argument #1 (output_size) must be an int or a pair");
-    for (int i = 0; i < 2; ++i) {
+      sizes.assign(N, a.scalar(1));
+    if (sizes.size() != N)
+      return c.err(N == 3 ? "argument #1 (output_size) must be an int or a "
+                            "triple"
+                          : "argument #1 (output_size) must be an int or a "
+                            "pair");
+    for (size_t i = 0; i < N; ++i) {
       if (isNone(sizes[i]))
         continue; // None keeps the input size
       auto v = getInt(sizes[i]);
-      if (!v || *v <= 0)
-        return c.err("output_size entries must be positive ints or None");
-      s[s.size() - 2 + i] = *v;
+      if (!v || *v < (N == 3 ? 0 : 1))
+        return c.err(N == 3 ? "output_size entries must be non-negative ints "
+                              "or None"
+                            : "output_size entries must be positive ints or "
+                              "None");
+      s[s.size() - N + i] = *v;
     }
     return c.push(s, elt);
   });
+}
+
+INFER(inferAdaptiveAvgPool2d) { // adaptive_avg_pool2d(input, output_size)
+  CALL;
+  return inferAdaptiveAvgPool<2>(c, a);
+}
+
+INFER(inferAdaptiveAvgPool3d) { // _adaptive_avg_pool3d(self, output_size)
+  CALL;
+  return inferAdaptiveAvgPool<3>(c, a);
 }
 
 /// lstm(input, h0, c0, weights..., has_biases, num_layers, dropout, train,

@@ -77,10 +77,12 @@ InferSig inferIndexSelect, inferGather, inferScatter, inferScatterAdd,
 // Neural-network layers
 InferSig inferEmbedding, inferConv2d, inferMaxPool2d, inferAdaptiveAvgPool2d,
     inferMaxPool2dWithIndices;
+InferSig inferAdaptiveAvgPool3d, inferMaxPool3dWithIndices;
 InferSig inferConvolution;
 
 // Pooling, padding, resampling and data movement
 InferSig inferAvgPool2d, inferFlip, inferRepeat;
+InferSig inferAvgPool3d, inferCol2im;
 template <traceir::PadMode M, int N> InferSig inferPad;
 template <bool Bilinear> InferSig inferUpsample2d;
 template <bool Lstm> InferSig inferRnn;

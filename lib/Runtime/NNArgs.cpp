@@ -84,92 +84,113 @@ bool traceir::conv2dArgs(KernelContext &ctx, ConvGeometry &g) {
   return true;
 }
 
-/// A floating input (or, where `i64`, an int64 one: avg_pool2d's).
-static bool floatingPoolInput(KernelContext &ctx, const Tensor &x,
-                              const char *op, bool i64 = false) {
-  if (isFloatingDType(x.dtype) || (i64 && x.dtype == DType::I64))
+/// The dtypes a pool takes: floating ones, with i64 (the average pools),
+/// or with every integer one (max_pool3d_with_indices), as PyTorch's CPU.
+enum class PoolDtypes { Floating, FloatingOrI64, NotBool };
+
+static bool poolInputDtype(KernelContext &ctx, const Tensor &x, const char *op,
+                           PoolDtypes take = PoolDtypes::Floating) {
+  if (isFloatingDType(x.dtype) ||
+      (take == PoolDtypes::FloatingOrI64 && x.dtype == DType::I64) ||
+      (take == PoolDtypes::NotBool && x.dtype != DType::Bool))
     return true;
-  ctx.fail(strCat(op) + " supports floating" + (i64 ? " and i64" : "") +
+  ctx.fail(strCat(op) + " supports floating" +
+           (take == PoolDtypes::FloatingOrI64 ? " and i64"
+            : take == PoolDtypes::NotBool     ? " and integer"
+                                              : "") +
            " dtypes, got " + dtypeName(x.dtype));
   return false;
 }
+static bool floatingPoolInput(KernelContext &ctx, const Tensor &x,
+                              const char *op) {
+  return poolInputDtype(ctx, x, op);
+}
 
-/// PyTorch's pooling check: every dim but a 4-D input's batch dim must be
-/// nonzero.
-static bool nonBatchDimsNonzero(KernelContext &ctx, const Tensor &x,
-                                const char *op) {
-  for (int64_t d = x.rank() == 4 ? 1 : 0; d < x.rank(); ++d)
+/// PyTorch's pooling checks of a pool over `spatial` dims: an input of
+/// spatial + 1 or spatial + 2 dims, every one but the batch dim nonzero.
+static bool poolInputShape(KernelContext &ctx, const Tensor &x, const char *op,
+                           int spatial = 2) {
+  if (x.rank() != spatial + 1 && x.rank() != spatial + 2) {
+    ctx.fail(strCat(op) + ": expected a " + strCat(spatial + 1) + "-D or " +
+             strCat(spatial + 2) + "-D input, got " + shapeToString(x.shape));
+    return false;
+  }
+  for (int64_t d = x.rank() == spatial + 2 ? 1 : 0; d < x.rank(); ++d)
     if (x.shape[d] == 0) {
-      ctx.fail(strCat(op) +
-               ": expected a 3-D or 4-D input with nonzero sizes for the "
-               "non-batch dims, got " +
+      ctx.fail(strCat(op) + ": expected a " + strCat(spatial + 1) + "-D or " +
+               strCat(spatial + 2) +
+               "-D input with nonzero sizes for the non-batch dims, got " +
                shapeToString(x.shape));
       return false;
     }
   return true;
 }
 
-/// The pooling result: `x`'s leading dims, then `oh` and `ow`.
-static bool poolResult(KernelContext &ctx, const Tensor &x, int64_t oh,
-                       int64_t ow, const char *op) {
-  Shape want(x.shape.begin(), x.shape.end() - 2);
-  want.push_back(oh);
-  want.push_back(ow);
-  if (oh > 0 && ow > 0 && ctx.result(0).shape == want)
+/// The pooling result: `x`'s leading dims, then `sizes` (each positive, or,
+/// where `zeroOk`, non-negative).
+static bool poolResult(KernelContext &ctx, const Tensor &x,
+                       std::span<const int64_t> sizes, const char *op,
+                       bool zeroOk = false) {
+  Shape want(x.shape.begin(), x.shape.end() - sizes.size());
+  bool ok = true;
+  for (int64_t s : sizes) {
+    want.push_back(s);
+    ok &= zeroOk ? s >= 0 : s > 0;
+  }
+  if (ok && ctx.result(0).shape == want)
     return true;
   ctx.fail(strCat(op) + " of " + shapeToString(x.shape) +
            " has no result of shape " + shapeToString(ctx.result(0).shape));
   return false;
 }
 
-static bool poolRank(KernelContext &ctx, const Tensor &x, const char *op) {
-  if (x.rank() == 3 || x.rank() == 4)
-    return true;
-  ctx.fail(strCat(op) + ": expected a 3-D or 4-D input, got " +
-           shapeToString(x.shape));
-  return false;
-}
-
-/// max_pool2d and avg_pool2d: `decode`'s window over a floating (or, where
-/// `i64`, int64) 3-D or 4-D input.
-template <typename Args, typename Decoder>
-static bool windowPool2dArgs(KernelContext &ctx, Args &a, Decoder decode,
-                             const char *op, bool i64) {
+/// The max and average pools: `decode`'s window over the last N dims of an
+/// input of the dtypes `take` says.
+template <size_t N, typename Args, typename Decoder>
+static bool windowPoolArgs(KernelContext &ctx, Args &a, Decoder decode,
+                           const char *op, PoolDtypes take) {
   const Tensor &x = ctx.tensor(0);
-  if (!floatingPoolInput(ctx, x, op, i64) || !decodeArgs(ctx, decode, a) ||
-      !poolRank(ctx, x, op) || !nonBatchDimsNonzero(ctx, x, op))
+  if (!poolInputDtype(ctx, x, op, take) || !decodeArgs(ctx, decode, a) ||
+      !poolInputShape(ctx, x, op, N))
     return false;
-  // PyTorch's max_pool2d_with_indices / avg_pool2d checks and
+  // PyTorch's max_pool*_with_indices / avg_pool* checks and
   // pooling_output_shape; a window that does not fit gives size 0, which
   // poolResult refuses.
-  int64_t size[2];
-  for (int d = 0; d < 2; ++d)
-    size[d] = a.outputSize(d, x.shape[x.rank() - 2 + d]).value_or(0);
-  return poolResult(ctx, x, size[0], size[1], op);
+  std::array<int64_t, N> size;
+  for (size_t d = 0; d < N; ++d)
+    size[d] = a.outputSize(d, x.shape[x.rank() - N + d]).value_or(0);
+  return poolResult(ctx, x, size, op);
 }
 
-bool traceir::maxPool2dArgs(KernelContext &ctx, MaxPool2dArgs &a) {
-  return windowPool2dArgs(ctx, a, decodeMaxPool2d, "max_pool2d", false);
-}
-
-bool traceir::maxPool2dWithIndicesArgs(KernelContext &ctx, MaxPool2dArgs &a) {
-  if (!windowPool2dArgs(ctx, a, decodeMaxPool2d, "max_pool2d_with_indices",
-                        false))
-    return false;
+template <size_t N>
+bool traceir::maxPoolArgs(KernelContext &ctx, MaxPoolArgs<N> &a, bool indices) {
+  const char *op = N == 3    ? "max_pool3d_with_indices"
+                   : indices ? "max_pool2d_with_indices"
+                             : "max_pool2d";
+  bool ok;
+  if constexpr (N == 3)
+    ok = windowPoolArgs<N>(ctx, a, decodeMaxPool3d, op, PoolDtypes::NotBool);
+  else
+    ok = windowPoolArgs<N>(ctx, a, decodeMaxPool2d, op, PoolDtypes::Floating);
+  if (!ok || !indices)
+    return ok;
   if (ctx.numResults() == 2 && ctx.result(1).dtype == DType::I64 &&
-      ctx.result(1).shape == ctx.result(0).shape)
+      ctx.result(1).shape == ctx.result(0).shape &&
+      ctx.result(1).isContiguous())
     return true;
-  ctx.fail("max_pool2d_with_indices returns the output and its i64 indices "
-           "of one shape");
+  ctx.fail(strCat(op) + " returns the output and its i64 indices of one "
+                        "shape");
   return false;
 }
+template bool traceir::maxPoolArgs<2>(KernelContext &, MaxPool2dArgs &, bool);
+template bool traceir::maxPoolArgs<3>(KernelContext &, MaxPool3dArgs &, bool);
 
 bool traceir::maxPool2dBackwardArgs(KernelContext &ctx, MaxPool2dArgs &a) {
   const char *op = "max_pool2d_with_indices_backward";
   const Tensor &g = ctx.tensor(0), &x = ctx.tensor(1), &idx = ctx.tensor(7);
   if (!floatingPoolInput(ctx, x, op) ||
-      !decodeArgs(ctx, decodeMaxPool2dBackward, a) || !poolRank(ctx, x, op) ||
-      !nonBatchDimsNonzero(ctx, x, op))
+      !decodeArgs(ctx, decodeMaxPool2dBackward, a) ||
+      !poolInputShape(ctx, x, op))
     return false;
   Shape want(x.shape.begin(), x.shape.end() - 2);
   for (int d = 0; d < 2; ++d)
@@ -274,19 +295,35 @@ bool traceir::convolutionBackwardArgs(KernelContext &ctx, ConvGeometry &g,
   return true;
 }
 
-bool traceir::avgPool2dArgs(KernelContext &ctx, AvgPool2dArgs &a) {
-  return windowPool2dArgs(ctx, a, decodeAvgPool2d, "avg_pool2d", true);
+template <size_t N>
+bool traceir::avgPoolArgs(KernelContext &ctx, AvgPoolArgs<N> &a) {
+  if constexpr (N == 3)
+    return windowPoolArgs<N>(ctx, a, decodeAvgPool3d, "avg_pool3d",
+                             PoolDtypes::FloatingOrI64);
+  else
+    return windowPoolArgs<N>(ctx, a, decodeAvgPool2d, "avg_pool2d",
+                             PoolDtypes::FloatingOrI64);
 }
+template bool traceir::avgPoolArgs<2>(KernelContext &, AvgPool2dArgs &);
+template bool traceir::avgPoolArgs<3>(KernelContext &, AvgPool3dArgs &);
 
-bool traceir::adaptiveAvgPool2dArgs(KernelContext &ctx) {
+bool traceir::adaptiveAvgPoolArgs(KernelContext &ctx, int spatial) {
   const Tensor &x = ctx.tensor(0);
-  if (!floatingPoolInput(ctx, x, "adaptive_avg_pool2d") ||
-      !poolRank(ctx, x, "adaptive_avg_pool2d") ||
-      !nonBatchDimsNonzero(ctx, x, "adaptive_avg_pool2d"))
+  const char *op =
+      spatial == 3 ? "_adaptive_avg_pool3d" : "adaptive_avg_pool2d";
+  if (!floatingPoolInput(ctx, x, op) || !poolInputShape(ctx, x, op, spatial))
     return false;
+  // The output size is the result's (inference checks it against
+  // output_size in a verified graph); PyTorch takes a zero one.
   const Shape &out = ctx.result(0).shape;
-  return poolResult(ctx, x, out.size() >= 2 ? out[out.size() - 2] : 0,
-                    out.empty() ? 0 : out.back(), "adaptive_avg_pool2d");
+  if (static_cast<int64_t>(out.size()) != x.rank()) {
+    ctx.fail(strCat(op) + " of " + shapeToString(x.shape) +
+             " has no result of shape " + shapeToString(out));
+    return false;
+  }
+  return poolResult(
+      ctx, x, std::span<const int64_t>(out).subspan(out.size() - spatial), op,
+      /*zeroOk=*/true);
 }
 
 bool traceir::batchNormArgs(KernelContext &ctx, BatchNormArgs &a, bool native) {

@@ -54,27 +54,68 @@ bool gatherPlan(KernelContext &ctx, const char *op, GatherPlan &p) {
   return true;
 }
 
-/// The spatial view of a 3-D or 4-D input and its result.
-Planes2d planes2d(const Tensor &x, Tensor &out) {
-  Planes2d P;
-  bool batched = x.rank() == 4;
+/// The [N, C, D, H, W] view of an input of `spatial` (2 or 3) dims after
+/// its (optional) batch and channel dims, and its result.
+Planes3d planes3d(const Tensor &x, Tensor &out, int spatial = 2) {
+  Planes3d P;
+  bool batched = x.rank() == spatial + 2;
   int64_t off = batched ? 1 : 0;
   P.inDtype = static_cast<int32_t>(x.dtype);
   P.inStrides[0] = batched ? x.strides[0] : 0;
-  for (int d = 0; d < 3; ++d)
-    P.inStrides[1 + d] = x.strides[off + d];
+  P.inStrides[1] = x.strides[off];
   P.N = batched ? x.shape[0] : 1;
   P.C = x.shape[off];
-  P.H = x.shape[off + 1];
-  P.W = x.shape[off + 2];
+  int64_t *in[3] = {&P.D, &P.H, &P.W}, *o[3] = {&P.OD, &P.OH, &P.OW};
+  for (int d = 0; d < spatial; ++d) {
+    int e = 3 - spatial + d; // 2-D: (h, w); D stays 1 with stride 0
+    P.inStrides[2 + e] = x.strides[off + 1 + d];
+    *in[e] = x.shape[off + 1 + d];
+    *o[e] = out.shape[out.rank() - spatial + d];
+  }
   P.outDtype = static_cast<int32_t>(out.dtype);
-  P.OH = out.shape[out.rank() - 2];
-  P.OW = out.shape[out.rank() - 1];
   if (P.numel() > 0) {
     P.in = x.bytes();
     P.out = out.bytes();
   }
   return P;
+}
+
+/// A pool's window over `spatial` dims, the depth's the identity in 2-D.
+template <size_t N> Window3d window3d(const MaxPoolArgs<N> &a) {
+  Window3d w;
+  for (size_t d = 0; d < N; ++d) {
+    size_t e = 3 - N + d;
+    w.k[e] = a.kernel[d];
+    w.s[e] = a.stride[d];
+    w.p[e] = a.padding[d];
+    w.d[e] = a.dilation[d];
+  }
+  return w;
+}
+
+template <size_t N> bool avgPoolPlanOf(KernelContext &ctx, AvgPoolPlan &p) {
+  AvgPoolArgs<N> a;
+  if (!avgPoolArgs<N>(ctx, a))
+    return false;
+  p = AvgPoolPlan();
+  p.x = planes3d(ctx.tensor(0), ctx.result(0), N);
+  p.w = window3d<N>(a);
+  p.countIncludePad = a.countIncludePad;
+  p.divisor = a.divisor;
+  return true;
+}
+
+template <size_t N>
+bool maxPoolPlanOf(KernelContext &ctx, bool indices, MaxPoolPlan &p) {
+  MaxPoolArgs<N> a;
+  if (!maxPoolArgs<N>(ctx, a, indices))
+    return false;
+  p = MaxPoolPlan();
+  p.x = planes3d(ctx.tensor(0), ctx.result(0), N);
+  p.w = window3d<N>(a);
+  if (indices && p.x.numel() > 0)
+    p.indices = ctx.result(1).data<int64_t>();
+  return true;
 }
 
 /// Decodes the upsampling `op`'s arguments and checks its 4-D input,
@@ -94,20 +135,59 @@ bool upsampleArgs(KernelContext &ctx, bool bilinear, UpsampleArgs &a) {
 }
 } // namespace
 
-bool traceir::avgPool2dPlan(KernelContext &ctx, AvgPool2dPlan &p) {
-  AvgPool2dArgs a;
-  if (!avgPool2dArgs(ctx, a))
+bool traceir::avgPoolPlan(KernelContext &ctx, int spatial, AvgPoolPlan &p) {
+  return spatial == 3 ? avgPoolPlanOf<3>(ctx, p) : avgPoolPlanOf<2>(ctx, p);
+}
+
+bool traceir::maxPoolPlan(KernelContext &ctx, int spatial, bool indices,
+                          MaxPoolPlan &p) {
+  return spatial == 3 ? maxPoolPlanOf<3>(ctx, indices, p)
+                      : maxPoolPlanOf<2>(ctx, indices, p);
+}
+
+bool traceir::adaptiveAvgPoolPlan(KernelContext &ctx, int spatial,
+                                  AdaptiveAvgPoolPlan &p) {
+  if (!adaptiveAvgPoolArgs(ctx, spatial))
     return false;
-  p = AvgPool2dPlan();
-  p.x = planes2d(ctx.tensor(0), ctx.result(0));
+  p = AdaptiveAvgPoolPlan();
+  p.x = planes3d(ctx.tensor(0), ctx.result(0), spatial);
+  return true;
+}
+
+bool traceir::col2imPlan(KernelContext &ctx, Col2imPlan &p) {
+  const Tensor &x = ctx.tensor(0);
+  if (!isFloatingDType(x.dtype) && x.dtype != DType::Bool)
+    return fail(ctx, strCat("col2im supports floating and bool dtypes, got ") +
+                         dtypeName(x.dtype));
+  Col2imArgs a;
+  if (!decodeArgs(ctx, decodeCol2im, std::span<const int64_t>(x.shape), a) ||
+      !checkResult(ctx, "col2im", a.result))
+    return false;
+  Tensor &out = ctx.result(0);
+  bool batched = x.rank() == 3;
+  p = Col2imPlan();
+  p.dtype = static_cast<int32_t>(x.dtype);
+  p.inStrides[0] = batched ? x.strides[0] : 0;
+  p.inStrides[1] = x.strides[x.rank() - 2];
+  p.inStrides[2] = x.strides[x.rank() - 1];
+  p.N = batched ? x.shape[0] : 1;
+  p.C = a.result[batched ? 1 : 0];
+  p.OH = a.outputSize[0];
+  p.OW = a.outputSize[1];
+  p.bH = a.blocks[0];
+  p.bW = a.blocks[1];
   p.kH = a.kernel[0];
   p.kW = a.kernel[1];
   p.sH = a.stride[0];
   p.sW = a.stride[1];
   p.pH = a.padding[0];
   p.pW = a.padding[1];
-  p.countIncludePad = a.countIncludePad;
-  p.divisor = a.divisor;
+  p.dH = a.dilation[0];
+  p.dW = a.dilation[1];
+  if (p.numel() > 0) {
+    p.in = x.bytes();
+    p.out = out.bytes();
+  }
   return true;
 }
 
@@ -190,7 +270,7 @@ bool traceir::upsampleBilinearPlan(KernelContext &ctx, BilinearPlan &p) {
     return false;
   const Tensor &x = ctx.tensor(0);
   p = BilinearPlan();
-  p.x = planes2d(x, ctx.result(0));
+  p.x = planes3d(x, ctx.result(0));
   p.alignCorners = a.alignCorners;
   p.f64 = x.dtype == DType::F64;
   // PyTorch's area_pixel_compute_scale in its opmath type.

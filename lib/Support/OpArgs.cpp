@@ -95,9 +95,10 @@ bool traceir::readIntList(const CallArgs &args, unsigned i, const char *what,
   return true;
 }
 
-bool traceir::readPair(const CallArgs &args, unsigned i, const char *what,
-                       std::array<int64_t, 2> &v, std::array<int64_t, 2> dflt,
-                       std::string &err, bool emptyIsDefault) {
+template <size_t N>
+bool traceir::readTuple(const CallArgs &args, unsigned i, const char *what,
+                        std::array<int64_t, N> &v, std::array<int64_t, N> dflt,
+                        std::string &err, bool emptyIsDefault) {
   if (args.isNone(i)) {
     v = dflt;
     return true;
@@ -109,14 +110,23 @@ bool traceir::readPair(const CallArgs &args, unsigned i, const char *what,
     v = dflt;
     return true;
   }
-  if (list.empty() || list.size() > 2) {
-    err = std::string(what) + " must have 1 or 2 values, got " +
-          intListString(list);
+  if (list.size() != 1 && list.size() != N) {
+    err = std::string(what) + " must have 1 or " + std::to_string(N) +
+          " values, got " + intListString(list);
     return false;
   }
-  v = {list.front(), list.back()};
+  for (size_t d = 0; d < N; ++d)
+    v[d] = list.size() == 1 ? list[0] : list[d];
   return true;
 }
+template bool traceir::readTuple<2>(const CallArgs &, unsigned, const char *,
+                                    std::array<int64_t, 2> &,
+                                    std::array<int64_t, 2>, std::string &,
+                                    bool);
+template bool traceir::readTuple<3>(const CallArgs &, unsigned, const char *,
+                                    std::array<int64_t, 3> &,
+                                    std::array<int64_t, 3>, std::string &,
+                                    bool);
 
 //===--- Convolution and pooling ------------------------------------------===//
 
@@ -211,25 +221,29 @@ std::optional<int64_t> Conv2dArgs::outputSize(int d, int64_t in,
   return checkedWindowOutput(in, k, stride[d], padding[d], dilation[d]);
 }
 
-/// The pooling window both max_pool2d and avg_pool2d take: kernel_size,
+/// The pooling window the max and average pools take: kernel_size,
 /// stride and padding at arguments 1 to 3, then dilation at `dilationArg`
-/// where the op has one (-1: avg_pool2d's is 1), ceil_mode at `ceilArg`.
-static bool decodePoolWindow(const CallArgs &args, MaxPool2dArgs &a,
+/// where the op has one (-1: the average pools' is 1), ceil_mode at
+/// `ceilArg`.
+template <size_t N>
+static bool decodePoolWindow(const CallArgs &args, MaxPoolArgs<N> &a,
                              int dilationArg, unsigned ceilArg,
                              std::string &err) {
   if (args.isNone(1)) {
     err = "kernel_size is required";
     return false;
   }
-  if (!readPair(args, 1, "kernel_size", a.kernel, {0, 0}, err) ||
-      !readPair(args, 2, "stride", a.stride, a.kernel, err,
-                /*emptyIsDefault=*/true) ||
-      !readPair(args, 3, "padding", a.padding, {0, 0}, err) ||
+  std::array<int64_t, N> zeros{}, ones;
+  ones.fill(1);
+  if (!readTuple<N>(args, 1, "kernel_size", a.kernel, zeros, err) ||
+      !readTuple<N>(args, 2, "stride", a.stride, a.kernel, err,
+                    /*emptyIsDefault=*/true) ||
+      !readTuple<N>(args, 3, "padding", a.padding, zeros, err) ||
       (dilationArg >= 0 &&
-       !readPair(args, dilationArg, "dilation", a.dilation, {1, 1}, err)) ||
+       !readTuple<N>(args, dilationArg, "dilation", a.dilation, ones, err)) ||
       !readBool(args, ceilArg, "ceil_mode", a.ceil, false, err))
     return false;
-  for (int d = 0; d < 2; ++d) {
+  for (size_t d = 0; d < N; ++d) {
     if (a.kernel[d] <= 0 || a.stride[d] <= 0 || a.dilation[d] <= 0) {
       err = "kernel_size, stride and dilation must be positive, got " +
             intListString(a.kernel) + ", " + intListString(a.stride) + " and " +
@@ -256,15 +270,22 @@ bool traceir::decodeMaxPool2d(const CallArgs &args, MaxPool2dArgs &a,
   return decodePoolWindow(args, a, 4, 5, err);
 }
 
+bool traceir::decodeMaxPool3d(const CallArgs &args, MaxPool3dArgs &a,
+                              std::string &err) {
+  a = MaxPool3dArgs();
+  return decodePoolWindow(args, a, 4, 5, err);
+}
+
 bool traceir::decodeMaxPool2dBackward(const CallArgs &args, MaxPool2dArgs &a,
                                       std::string &err) {
   return decodeMaxPool2d(OffsetCallArgs(args, 1), a, err);
 }
 
-bool traceir::decodeAvgPool2d(const CallArgs &args, AvgPool2dArgs &a,
-                              std::string &err) {
-  a = AvgPool2dArgs();
-  if (!decodePoolWindow(args, a, -1, 4, err) ||
+template <size_t N>
+static bool decodeAvgPool(const CallArgs &args, AvgPoolArgs<N> &a,
+                          std::string &err) {
+  a = AvgPoolArgs<N>();
+  if (!decodePoolWindow<N>(args, a, -1, 4, err) ||
       !readBool(args, 5, "count_include_pad", a.countIncludePad, true, err) ||
       !readInt(args, 6, "divisor_override", a.divisor, 0, err))
     return false;
@@ -275,10 +296,110 @@ bool traceir::decodeAvgPool2d(const CallArgs &args, AvgPool2dArgs &a,
   return true;
 }
 
-std::optional<int64_t> MaxPool2dArgs::outputSize(int d, int64_t in) const {
+bool traceir::decodeAvgPool2d(const CallArgs &args, AvgPool2dArgs &a,
+                              std::string &err) {
+  return decodeAvgPool(args, a, err);
+}
+
+bool traceir::decodeAvgPool3d(const CallArgs &args, AvgPool3dArgs &a,
+                              std::string &err) {
+  return decodeAvgPool(args, a, err);
+}
+
+template <size_t N>
+std::optional<int64_t> MaxPoolArgs<N>::outputSize(int d, int64_t in) const {
   std::optional<int64_t> o = checkedWindowOutput(in, kernel[d], stride[d],
                                                  padding[d], dilation[d], ceil);
   return o && *o > 0 ? o : std::nullopt;
+}
+template struct traceir::MaxPoolArgs<2>;
+template struct traceir::MaxPoolArgs<3>;
+
+bool traceir::decodeCol2im(const CallArgs &args, std::span<const int64_t> shape,
+                           Col2imArgs &a, std::string &err) {
+  a = Col2imArgs();
+  // int[2] each: one int, or a list of exactly two, as ATen's checks.
+  const char *names[5] = {"output_size", "kernel_size", "dilation", "padding",
+                          "stride"};
+  std::array<int64_t, 2> *fields[5] = {&a.outputSize, &a.kernel, &a.dilation,
+                                       &a.padding, &a.stride};
+  for (unsigned i = 0; i < 5; ++i) {
+    std::vector<int64_t> list;
+    if (!readIntList(args, i + 1, names[i], list, err))
+      return false;
+    if (list.size() != 2 &&
+        !(list.size() == 1 && args.scalar(i + 1).kind == Scalar::Kind::Int)) {
+      err = std::string(names[i]) + " must have 2 values, got " +
+            intListString(list);
+      return false;
+    }
+    *fields[i] = {list.front(), list.back()};
+  }
+  auto pair = [](const std::array<int64_t, 2> &v) { return intListString(v); };
+  if (a.kernel[0] <= 0 || a.kernel[1] <= 0) {
+    err = "kernel size should be greater than zero, got " + pair(a.kernel);
+    return false;
+  }
+  if (a.stride[0] <= 0 || a.stride[1] <= 0) {
+    err = "stride should be greater than zero, got " + pair(a.stride);
+    return false;
+  }
+  if (a.dilation[0] <= 0 || a.dilation[1] <= 0) {
+    err = "dilation should be greater than zero, got " + pair(a.dilation);
+    return false;
+  }
+  if (a.padding[0] < 0 || a.padding[1] < 0) {
+    err = "padding should be non-negative, got " + pair(a.padding);
+    return false;
+  }
+  int64_t rank = static_cast<int64_t>(shape.size());
+  if ((rank != 2 && rank != 3) || shape[rank - 2] == 0 ||
+      shape[rank - 1] == 0) {
+    err = "expected a 2-D or 3-D (batch mode) input with nonzero non-batch "
+          "dims, got " +
+          intListString(shape);
+    return false;
+  }
+  for (int d = 0; d < 2; ++d) {
+    std::optional<int64_t> b = checkedWindowOutput(
+        a.outputSize[d], a.kernel[d], a.stride[d], a.padding[d], a.dilation[d]);
+    if (!b) {
+      err = "output_size " + pair(a.outputSize) + " with kernel_size " +
+            pair(a.kernel) + ", dilation " + pair(a.dilation) + ", padding " +
+            pair(a.padding) + " and stride " + pair(a.stride) +
+            " leaves no sliding block";
+      return false;
+    }
+    a.blocks[d] = *b;
+  }
+  std::optional<int64_t> kernelArea = checkedMul(a.kernel[0], a.kernel[1]);
+  std::optional<int64_t> blocks = checkedMul(a.blocks[0], a.blocks[1]);
+  if (!kernelArea || !blocks) {
+    err = "kernel_size " + pair(a.kernel) +
+          " or the number of sliding "
+          "blocks overflows int64";
+    return false;
+  }
+  int64_t channels = shape[rank - 2], length = shape[rank - 1];
+  if (channels >= 0 && channels % *kernelArea != 0) {
+    err = "expected the input's dim " + std::to_string(rank - 2) + " (" +
+          std::to_string(channels) +
+          ") to be divisible by the product of kernel_size " + pair(a.kernel);
+    return false;
+  }
+  if (length >= 0 && length != *blocks) {
+    err = "expected the input's dim " + std::to_string(rank - 1) +
+          " to be the number of sliding blocks " + std::to_string(a.blocks[0]) +
+          " * " + std::to_string(a.blocks[1]) + " = " +
+          std::to_string(*blocks) + ", got " + std::to_string(length);
+    return false;
+  }
+  if (rank == 3)
+    a.result.push_back(shape[0]);
+  a.result.push_back(channels >= 0 ? channels / *kernelArea : -1);
+  a.result.push_back(a.outputSize[0]);
+  a.result.push_back(a.outputSize[1]);
+  return true;
 }
 
 //===--- Padding and resampling -------------------------------------------===//

@@ -1,7 +1,8 @@
 """PyTorch-oracle tests of the NN kernels, on the CPU and on CUDA (the
 `device` fixture of conftest.py; the cuda cases skip, with one line saying
-why, where trace-run finds no CUDA device): conv2d, max_pool2d,
-adaptive_avg_pool2d (lib/Runtime/CPU/Conv.cpp, CUDA/Conv.cpp/.cu),
+why, where trace-run finds no CUDA device): conv2d (lib/Runtime/CPU/Conv.cpp,
+CUDA/Conv.cpp/.cu), max_pool2d, adaptive_avg_pool2d (Runtime/Resample.h's
+element functions, the 3-D pools' own: CPU/Resample.cpp, CUDA/Resample.cu),
 batch_norm, native_batch_norm, native_batch_norm_backward,
 batch_norm_double_backward (Norm.cpp, CUDA/Norm.cpp/.cu), nll_loss and
 cross_entropy (Loss.cpp, CUDA/Loss.cpp/.cu).

@@ -55,8 +55,10 @@ LISTED = re.findall(r"^TRACEIR_OP\((\w+),",
                     open(os.path.join(ROOT, "include", "TraceIR", "Ops.def")).read(), re.M)
 
 OPS = {
+    "_adaptive_avg_pool3d",
     "abs", "acos", "acosh", "add", "amax", "amin", "any", "argmax", "argmin", "as_strided", "asin",
-    "asinh", "atan", "atan2", "atanh", "avg_pool2d", "bitwise_and", "bitwise_not", "bitwise_or",
+    "asinh", "atan", "atan2", "atanh", "avg_pool2d", "avg_pool3d",
+    "bitwise_and", "bitwise_not", "bitwise_or",
     "bitwise_xor", "ceil", "clamp", "clone", "constant_pad_nd", "contiguous", "copysign", "cos",
     "cosh", "cumprod", "cumsum", "diagonal", "digamma", "div", "elu", "eq", "erf", "erfc",
     "erfinv", "exp", "exp2", "expand", "expm1", "fill", "flatten", "flip", "floor", "fmax", "fmin",
@@ -69,8 +71,10 @@ OPS = {
     "sqrt", "squeeze", "sub",
     "sum", "t", "tan", "tanh", "transpose", "trunc", "unflatten", "unsqueeze", "view", "zero_",
 }
-# OpInfos whose aten_name is not the ATen op's (elu's is its Python name).
-ATEN_NAMES = {"nn.functional.elu": "elu"}
+# OpInfos whose aten_name is not the ATen op's (elu's is its Python name;
+# adaptive_avg_pool3d decomposes to _adaptive_avg_pool3d, the Core ATen op).
+ATEN_NAMES = {"nn.functional.elu": "elu",
+              "nn.functional.adaptive_avg_pool3d": "_adaptive_avg_pool3d"}
 # OpInfo variants of another overload than Ops.def's: round's `decimals`
 # ones call round.decimals, which is not in Core ATen (round.default is);
 # max's and min's reduction_no_dim and binary ones call max.default and

@@ -37,13 +37,15 @@ struct ConvGeometry {
 bool conv2dArgs(KernelContext &ctx, ConvGeometry &g);
 
 /// max_pool2d(input, kernel_size, stride=kernel_size, padding=0,
-/// dilation=1, ceil_mode=False), decoded by decodeMaxPool2d: a floating 3-D
-/// or 4-D input with nonzero non-batch dims, and a result of the input's
-/// leading dims and PyTorch's output size.
-bool maxPool2dArgs(KernelContext &ctx, MaxPool2dArgs &a);
-/// max_pool2d_with_indices(self, ...): max_pool2d's checks, and an i64
-/// indices result of the output's shape.
-bool maxPool2dWithIndicesArgs(KernelContext &ctx, MaxPool2dArgs &a);
+/// dilation=1, ceil_mode=False) and, where `indices`,
+/// max_pool2d_with_indices, decoded by decodeMaxPool2d (N = 2): a floating
+/// 3-D or 4-D input with nonzero non-batch dims, a result of the input's
+/// leading dims and PyTorch's output size and, with `indices`, a contiguous
+/// i64 indices result of its shape. max_pool3d_with_indices (N = 3, decoded
+/// by decodeMaxPool3d; `indices` must be true) likewise over a 4-D or 5-D
+/// input of any dtype but bool. Instantiated for N = 2 and 3.
+template <size_t N>
+bool maxPoolArgs(KernelContext &ctx, MaxPoolArgs<N> &a, bool indices);
 /// max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
 /// padding, dilation, ceil_mode, indices): a floating 3-D or 4-D self,
 /// grad_output of its dtype and i64 indices, both of the pooled shape, and
@@ -60,15 +62,17 @@ void failPoolIndex(KernelContext &ctx, int64_t index, int64_t planeSize);
 /// them, and results shaped like the input, the weight and [O] (an empty
 /// [0] where output_mask leaves one out). `g` is the forward's geometry.
 bool convolutionBackwardArgs(KernelContext &ctx, ConvGeometry &g, bool mask[3]);
-/// avg_pool2d(input, kernel_size, stride=kernel_size, padding=0,
-/// ceil_mode=False, count_include_pad=True, divisor_override=None),
-/// decoded by decodeAvgPool2d, with max_pool2d's checks but for an i64
-/// input, which PyTorch's CPU kernel also takes.
-bool avgPool2dArgs(KernelContext &ctx, AvgPool2dArgs &a);
-/// adaptive_avg_pool2d(input, output_size): a floating 3-D or 4-D input
-/// with nonzero non-batch dims, and a result of its leading dims and a
-/// positive output size.
-bool adaptiveAvgPool2dArgs(KernelContext &ctx);
+/// avg_pool2d and avg_pool3d(input, kernel_size, stride=kernel_size,
+/// padding=0, ceil_mode=False, count_include_pad=True,
+/// divisor_override=None), decoded by decodeAvgPool2d / decodeAvgPool3d,
+/// with max pooling's checks but for an i64 input, which PyTorch's CPU
+/// kernels also take. Instantiated for N = 2 and 3.
+template <size_t N> bool avgPoolArgs(KernelContext &ctx, AvgPoolArgs<N> &a);
+/// adaptive_avg_pool2d (`spatial` 2) and _adaptive_avg_pool3d (3)(input,
+/// output_size): a floating input of spatial + 1 or spatial + 2 dims with
+/// nonzero non-batch dims, and a result of its leading dims and a
+/// non-negative output size.
+bool adaptiveAvgPoolArgs(KernelContext &ctx, int spatial);
 
 //===--- Batch norm -------------------------------------------------------===//
 

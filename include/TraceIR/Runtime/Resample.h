@@ -1,6 +1,6 @@
 //===- Resample.h - Pooling, padding and resampling -------------*- C++ -*-===//
 //
-// The index arithmetic of avg_pool2d, the pads (constant_pad_nd,
+// The index arithmetic of the pools, col2im, the pads (constant_pad_nd,
 // reflection_padNd, replication_padNd), flip, repeat and the 2-D upsamplings,
 // as one plain struct per call (a plan, which ResampleArgs.h builds from a
 // kernel's call) and one function per output element. The CPU kernels
@@ -11,11 +11,13 @@
 //
 // Pads, flip, repeat and upsample_nearest2d only move elements: a
 // GatherPlan maps each output element to the input element it copies (or to
-// a fill value), bytes for bytes, in any dtype. avg_pool2d and
-// upsample_bilinear2d load and accumulate in f64, as the other pooling
-// kernels do, but compute their indices and interpolation weights in
-// PyTorch's own precision (float for f32, f16 and bf16; double for f64) so
-// they pick the same input elements as PyTorch's CPU kernels.
+// a fill value), bytes for bytes, in any dtype. The pools (avg, max and
+// adaptive average, 2-D and 3-D: one function per element serves both, a
+// 2-D input seen with a depth of 1), col2im and upsample_bilinear2d load
+// and accumulate in f64 (max pooling and an i64 average exactly in
+// int64); the bilinear one computes its indices and interpolation weights
+// in PyTorch's own precision (float for f32, f16 and bf16; double for f64)
+// so it picks the same input elements as PyTorch's CPU kernel.
 //
 // No LLVM here: nvcc compiles it. Offsets and strides count elements.
 //
@@ -123,99 +125,256 @@ TRACEIR_HD inline void gatherElement(const GatherPlan &p, int64_t k) {
     to[b] = from[b];
 }
 
-//===--- Windows and interpolation over [N, C, H, W] ----------------------===//
+//===--- Windows and interpolation over [N, C, D, H, W] -------------------===//
 
-/// A floating input seen as [N, C, H, W] (an unbatched one with N = 1 and a
-/// zero batch stride) and a contiguous [N, C, OH, OW] output.
-struct Planes2d {
+/// An input seen as [N, C, D, H, W] (an unbatched one with N = 1 and a zero
+/// batch stride; a 2-D one with D = 1 and a zero depth stride) and a
+/// contiguous [N, C, OD, OH, OW] output (OD = 1 for 2-D), so that one
+/// function per element serves the 2-D and the 3-D ops.
+struct Planes3d {
   const char *in = nullptr; ///< the input's first element
   int32_t inDtype = F32;
-  int64_t inStrides[4] = {};
+  int64_t inStrides[5] = {}; ///< for (n, c, d, h, w)
   char *out = nullptr;
   int32_t outDtype = F32;
-  int64_t N = 0, C = 0, H = 0, W = 0, OH = 0, OW = 0;
+  int64_t N = 0, C = 0, D = 1, H = 0, W = 0, OD = 1, OH = 0, OW = 0;
 
-  int64_t numel() const { return N * C * OH * OW; }
-  /// Output element `k`'s plane (n * C + c), row and column.
-  TRACEIR_HD void locate(int64_t k, int64_t &n, int64_t &c, int64_t &oh,
-                         int64_t &ow) const {
+  int64_t numel() const { return N * C * OD * OH * OW; }
+  /// Output element `k`'s plane (n * C + c) and position.
+  TRACEIR_HD void locate(int64_t k, int64_t &n, int64_t &c, int64_t &od,
+                         int64_t &oh, int64_t &ow) const {
     ow = k % OW;
     oh = k / OW % OH;
-    int64_t p = k / (OW * OH);
+    od = k / (OW * OH) % OD;
+    int64_t p = k / (OW * OH * OD);
     n = p / C;
     c = p % C;
   }
-  /// Input element (n, c, h, w) as f64.
-  TRACEIR_HD double load(int64_t n, int64_t c, int64_t h, int64_t w) const {
-    int64_t off = n * inStrides[0] + c * inStrides[1] + h * inStrides[2] +
-                  w * inStrides[3];
-    return ewLoadDouble(in + off * ewSize(inDtype), inDtype);
+  TRACEIR_HD const char *at(int64_t n, int64_t c, int64_t d, int64_t h,
+                            int64_t w) const {
+    int64_t off = n * inStrides[0] + c * inStrides[1] + d * inStrides[2] +
+                  h * inStrides[3] + w * inStrides[4];
+    return in + off * ewSize(inDtype);
   }
-  /// Input element (n, c, h, w) of an integer input, exactly.
-  TRACEIR_HD int64_t loadInt(int64_t n, int64_t c, int64_t h, int64_t w) const {
-    int64_t off = n * inStrides[0] + c * inStrides[1] + h * inStrides[2] +
-                  w * inStrides[3];
-    return ewLoadInt(in + off * ewSize(inDtype), inDtype);
+  /// Input element (n, c, d, h, w) as f64.
+  TRACEIR_HD double load(int64_t n, int64_t c, int64_t d, int64_t h,
+                         int64_t w) const {
+    return ewLoadDouble(at(n, c, d, h, w), inDtype);
+  }
+  /// Input element (n, c, d, h, w) of an integer input, exactly.
+  TRACEIR_HD int64_t loadInt(int64_t n, int64_t c, int64_t d, int64_t h,
+                             int64_t w) const {
+    return ewLoadInt(at(n, c, d, h, w), inDtype);
   }
   TRACEIR_HD void store(int64_t k, double v) const {
     ewStoreDouble(out + k * ewSize(outDtype), outDtype, v);
   }
+  TRACEIR_HD void storeInt(int64_t k, int64_t v) const {
+    ewStoreInt(out + k * ewSize(outDtype), outDtype, v);
+  }
 };
 
-/// avg_pool2d: the window of output (oh, ow) is kernel x kernel from
-/// (oh, ow) * stride - padding, clipped to the input; it averages over its
-/// size within the padded input (count_include_pad), over its clipped size,
-/// or over `divisor` where nonzero (divisor_override), as PyTorch's CPU
-/// kernel; an i64 input sums exactly and divides toward zero, as its.
-struct AvgPool2dPlan {
-  Planes2d x;
-  int64_t kH = 1, kW = 1, sH = 1, sW = 1, pH = 0, pW = 0;
+/// A pooling window per spatial dim (d, h, w): size, stride, padding and
+/// dilation. A 2-D pool's depth entry is the identity window (1, 1, 0, 1).
+struct Window3d {
+  int64_t k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, p[3] = {0, 0, 0},
+          d[3] = {1, 1, 1};
+};
+
+/// avg_pool2d and avg_pool3d: the window of an output element is kernel
+/// taps from its position * stride - padding, clipped to the input; it
+/// averages over its size within the padded input (count_include_pad),
+/// over its clipped size, or over `divisor` where nonzero
+/// (divisor_override), as PyTorch's CPU kernels; an i64 input sums exactly
+/// and divides toward zero, as theirs.
+struct AvgPoolPlan {
+  Planes3d x;
+  Window3d w;
   bool countIncludePad = true;
   int64_t divisor = 0;
 };
 
-TRACEIR_HD inline void avgPool2dElement(const AvgPool2dPlan &p, int64_t k) {
-  const Planes2d &x = p.x;
-  int64_t n, c, oh, ow;
-  x.locate(k, n, c, oh, ow);
-  int64_t h0 = oh * p.sH - p.pH, w0 = ow * p.sW - p.pW;
-  int64_t h1 = h0 + p.kH < x.H + p.pH ? h0 + p.kH : x.H + p.pH;
-  int64_t w1 = w0 + p.kW < x.W + p.pW ? w0 + p.kW : x.W + p.pW;
-  int64_t padded = (h1 - h0) * (w1 - w0);
-  h0 = h0 > 0 ? h0 : 0;
-  w0 = w0 > 0 ? w0 : 0;
-  h1 = h1 < x.H ? h1 : x.H;
-  w1 = w1 < x.W ? w1 : x.W;
-  if (h0 >= h1 || w0 >= w1) { // a window wholly in the padding
-    x.store(k, 0);
-    return;
+TRACEIR_HD inline void avgPoolElement(const AvgPoolPlan &p, int64_t k) {
+  const Planes3d &x = p.x;
+  int64_t n, c, o[3];
+  x.locate(k, n, c, o[0], o[1], o[2]);
+  const int64_t size[3] = {x.D, x.H, x.W};
+  int64_t lo[3], hi[3], padded = 1, clipped = 1;
+  for (int d = 0; d < 3; ++d) {
+    lo[d] = o[d] * p.w.s[d] - p.w.p[d];
+    int64_t end = size[d] + p.w.p[d];
+    hi[d] = lo[d] + p.w.k[d] < end ? lo[d] + p.w.k[d] : end;
+    padded *= hi[d] - lo[d];
+    lo[d] = lo[d] > 0 ? lo[d] : 0;
+    hi[d] = hi[d] < size[d] ? hi[d] : size[d];
+    if (lo[d] >= hi[d]) { // a window wholly in the padding
+      x.store(k, 0);
+      return;
+    }
+    clipped *= hi[d] - lo[d];
   }
-  int64_t count = p.divisor           ? p.divisor
-                  : p.countIncludePad ? padded
-                                      : (h1 - h0) * (w1 - w0);
+  int64_t count = p.divisor ? p.divisor : p.countIncludePad ? padded : clipped;
   if (x.inDtype == I64) {
     // PyTorch's int64 kernel: an exact (wrapping) sum, divided toward zero.
     uint64_t sum = 0;
-    for (int64_t h = h0; h < h1; ++h)
-      for (int64_t w = w0; w < w1; ++w)
-        sum += static_cast<uint64_t>(x.loadInt(n, c, h, w));
+    for (int64_t i = lo[0]; i < hi[0]; ++i)
+      for (int64_t h = lo[1]; h < hi[1]; ++h)
+        for (int64_t w = lo[2]; w < hi[2]; ++w)
+          sum += static_cast<uint64_t>(x.loadInt(n, c, i, h, w));
     int64_t total = static_cast<int64_t>(sum);
     // INT64_MIN / -1 overflows: its wrapped quotient is INT64_MIN itself.
-    ewStoreInt(x.out + k * ewSize(x.outDtype), x.outDtype,
-               count == -1 ? static_cast<int64_t>(0 - sum) : total / count);
+    x.storeInt(k, count == -1 ? static_cast<int64_t>(0 - sum) : total / count);
     return;
   }
   double sum = 0;
-  for (int64_t h = h0; h < h1; ++h)
-    for (int64_t w = w0; w < w1; ++w)
-      sum += x.load(n, c, h, w);
+  for (int64_t i = lo[0]; i < hi[0]; ++i)
+    for (int64_t h = lo[1]; h < hi[1]; ++h)
+      for (int64_t w = lo[2]; w < hi[2]; ++w)
+        sum += x.load(n, c, i, h, w);
   x.store(k, sum / static_cast<double>(count));
+}
+
+/// The first tap t of a window starting at `start` (maybe in the padding)
+/// with start + t * dil >= 0.
+TRACEIR_HD inline int64_t firstTap(int64_t start, int64_t dil) {
+  return start >= 0 ? 0 : -start / dil + (-start % dil != 0);
+}
+
+/// max_pool2d, max_pool2d_with_indices and max_pool3d_with_indices: the
+/// maximum of each window and, where `indices` (contiguous i64, shaped like
+/// the output) is set, its position (d * H + h) * W + w within the input's
+/// D x H x W volume (h * W + w in 2-D). Padding never wins, a NaN does (the
+/// last one), and the position starts at the window's first tap inside the
+/// input, as PyTorch's kernels. An integer input compares exactly.
+struct MaxPoolPlan {
+  Planes3d x;
+  Window3d w;
+  int64_t *indices = nullptr;
+};
+
+TRACEIR_HD inline void maxPoolElement(const MaxPoolPlan &p, int64_t k) {
+  const Planes3d &x = p.x;
+  int64_t n, c, o[3];
+  x.locate(k, n, c, o[0], o[1], o[2]);
+  const int64_t size[3] = {x.D, x.H, x.W};
+  int64_t first[3], end[3];
+  for (int d = 0; d < 3; ++d) {
+    int64_t start = o[d] * p.w.s[d] - p.w.p[d];
+    first[d] = start + firstTap(start, p.w.d[d]) * p.w.d[d];
+    // One past the last tap, clipped to the input: only the taps inside
+    // it are visited, so a huge window with as much padding costs no more.
+    int64_t last = start + (p.w.k[d] - 1) * p.w.d[d] + 1;
+    end[d] = last < size[d] ? last : size[d];
+  }
+  int64_t bestAt = (first[0] * x.H + first[1]) * x.W + first[2];
+  bool integer = !ewIsFloating(x.inDtype);
+  double best = -INFINITY;
+  int64_t bestInt = INT64_MIN;
+  for (int64_t i = first[0]; i < end[0]; i += p.w.d[0])
+    for (int64_t h = first[1]; h < end[1]; h += p.w.d[1])
+      for (int64_t w = first[2]; w < end[2]; w += p.w.d[2]) {
+        int64_t at = (i * x.H + h) * x.W + w;
+        if (integer) {
+          int64_t v = x.loadInt(n, c, i, h, w);
+          if (v > bestInt) {
+            bestInt = v;
+            bestAt = at;
+          }
+          continue;
+        }
+        double v = x.load(n, c, i, h, w);
+        if (v > best || v != v) {
+          best = v;
+          bestAt = at;
+        }
+      }
+  if (integer)
+    x.storeInt(k, bestInt);
+  else
+    x.store(k, best);
+  if (p.indices)
+    p.indices[k] = bestAt;
+}
+
+/// adaptive_avg_pool2d and _adaptive_avg_pool3d: output cell i of n along
+/// an input dim of size s averages [floor(i * s / n), ceil((i + 1) * s / n)),
+/// computed as PyTorch's start_index and end_index (without overflow).
+struct AdaptiveAvgPoolPlan {
+  Planes3d x;
+};
+
+TRACEIR_HD inline void adaptiveAvgPoolElement(const AdaptiveAvgPoolPlan &p,
+                                              int64_t k) {
+  const Planes3d &x = p.x;
+  int64_t n, c, o[3];
+  x.locate(k, n, c, o[0], o[1], o[2]);
+  const int64_t in[3] = {x.D, x.H, x.W}, out[3] = {x.OD, x.OH, x.OW};
+  int64_t lo[3], hi[3], count = 1;
+  for (int d = 0; d < 3; ++d) {
+    lo[d] = (o[d] / out[d]) * in[d] + ((o[d] % out[d]) * in[d]) / out[d];
+    hi[d] = 1 + ((o[d] + 1) * in[d] - 1) / out[d];
+    count *= hi[d] - lo[d];
+  }
+  double sum = 0;
+  for (int64_t i = lo[0]; i < hi[0]; ++i)
+    for (int64_t h = lo[1]; h < hi[1]; ++h)
+      for (int64_t w = lo[2]; w < hi[2]; ++w)
+        sum += x.load(n, c, i, h, w);
+  x.store(k, sum / static_cast<double>(count));
+}
+
+/// The output position along one dim whose window reaches input position
+/// `i` with tap `t` (o * stride - pad + t * dil == i), or -1 when none: how
+/// col2im (and the CUDA convolution and max pooling backward passes) turn
+/// a scatter over the windows into a gather per input element.
+TRACEIR_HD inline int64_t tapOutput(int64_t i, int64_t t, int64_t stride,
+                                    int64_t pad, int64_t dil, int64_t outSize) {
+  int64_t r = i + pad - t * dil;
+  return r >= 0 && r % stride == 0 && r / stride < outSize ? r / stride : -1;
+}
+
+/// col2im (F.fold): an input [N, C * kH * kW, L] (any strides; N = 1 with a
+/// zero batch stride when unbatched) of L = bH * bW sliding blocks, summed
+/// into a contiguous [N, C, OH, OW]: each output element gathers the taps
+/// of the blocks that cover it, in f64 (a bool input ORs, as PyTorch's
+/// bool += does).
+struct Col2imPlan {
+  const char *in = nullptr;
+  int32_t dtype = F32;
+  int64_t inStrides[3] = {}; ///< for (n, C * kH * kW, L)
+  char *out = nullptr;
+  int64_t N = 0, C = 0, OH = 0, OW = 0, bH = 0, bW = 0;
+  int64_t kH = 1, kW = 1, sH = 1, sW = 1, pH = 0, pW = 0, dH = 1, dW = 1;
+
+  int64_t numel() const { return N * C * OH * OW; }
+};
+
+TRACEIR_HD inline void col2imElement(const Col2imPlan &p, int64_t k) {
+  int64_t ow = k % p.OW, oh = k / p.OW % p.OH, c = k / (p.OW * p.OH) % p.C,
+          n = k / (p.OW * p.OH * p.C);
+  int esz = ewSize(p.dtype);
+  double sum = 0;
+  for (int64_t kh = 0; kh < p.kH; ++kh) {
+    int64_t bh = tapOutput(oh, kh, p.sH, p.pH, p.dH, p.bH);
+    if (bh < 0)
+      continue;
+    for (int64_t kw = 0; kw < p.kW; ++kw) {
+      int64_t bw = tapOutput(ow, kw, p.sW, p.pW, p.dW, p.bW);
+      if (bw < 0)
+        continue;
+      int64_t row = (c * p.kH + kh) * p.kW + kw, col = bh * p.bW + bw;
+      int64_t off =
+          n * p.inStrides[0] + row * p.inStrides[1] + col * p.inStrides[2];
+      sum += ewLoadDouble(p.in + off * esz, p.dtype);
+    }
+  }
+  ewStoreDouble(p.out + k * esz, p.dtype, sum);
 }
 
 /// upsample_bilinear2d: `ratioH` and `ratioW` are PyTorch's
 /// area_pixel_compute_scale, in float unless `f64` (then in double).
 struct BilinearPlan {
-  Planes2d x;
+  Planes3d x;
   bool alignCorners = false;
   bool f64 = false;
   double ratioH = 0, ratioW = 0;
@@ -251,18 +410,18 @@ TRACEIR_HD inline void bilinearTaps(T ratio, int64_t j, int64_t in, int64_t out,
 
 template <typename T>
 TRACEIR_HD inline void bilinearElementIn(const BilinearPlan &p, int64_t k) {
-  const Planes2d &x = p.x;
-  int64_t n, c, oh, ow, h0, h1, w0, w1;
-  x.locate(k, n, c, oh, ow);
+  const Planes3d &x = p.x;
+  int64_t n, c, od, oh, ow, h0, h1, w0, w1;
+  x.locate(k, n, c, od, oh, ow);
   T lh0, lh1, lw0, lw1;
   bilinearTaps<T>(static_cast<T>(p.ratioH), oh, x.H, x.OH, p.alignCorners, h0,
                   h1, lh0, lh1);
   bilinearTaps<T>(static_cast<T>(p.ratioW), ow, x.W, x.OW, p.alignCorners, w0,
                   w1, lw0, lw1);
-  double v = double(lh0) * (double(lw0) * x.load(n, c, h0, w0) +
-                            double(lw1) * x.load(n, c, h0, w1)) +
-             double(lh1) * (double(lw0) * x.load(n, c, h1, w0) +
-                            double(lw1) * x.load(n, c, h1, w1));
+  double v = double(lh0) * (double(lw0) * x.load(n, c, 0, h0, w0) +
+                            double(lw1) * x.load(n, c, 0, h0, w1)) +
+             double(lh1) * (double(lw0) * x.load(n, c, 0, h1, w0) +
+                            double(lw1) * x.load(n, c, 0, h1, w1));
   x.store(k, v);
 }
 

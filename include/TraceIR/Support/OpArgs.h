@@ -96,12 +96,18 @@ bool readNumber(const CallArgs &args, unsigned i, const char *what, double &v,
 /// An int or a list/tuple of ints (one int reads as a one-element list).
 bool readIntList(const CallArgs &args, unsigned i, const char *what,
                  std::vector<int64_t> &v, std::string &err);
-/// PyTorch's _pair: one int or a list of one or two, for (h, w); None (and
-/// an empty list where `emptyIsDefault`, as max_pool2d's stride) gives
-/// `dflt`.
-bool readPair(const CallArgs &args, unsigned i, const char *what,
-              std::array<int64_t, 2> &v, std::array<int64_t, 2> dflt,
-              std::string &err, bool emptyIsDefault = false);
+/// PyTorch's _pair and _triple: one int or a list of one or N, for (h, w)
+/// or (d, h, w); None (and an empty list where `emptyIsDefault`, as the
+/// pools' stride) gives `dflt`. Instantiated for N = 2 and 3.
+template <size_t N>
+bool readTuple(const CallArgs &args, unsigned i, const char *what,
+               std::array<int64_t, N> &v, std::array<int64_t, N> dflt,
+               std::string &err, bool emptyIsDefault = false);
+inline bool readPair(const CallArgs &args, unsigned i, const char *what,
+                     std::array<int64_t, 2> &v, std::array<int64_t, 2> dflt,
+                     std::string &err, bool emptyIsDefault = false) {
+  return readTuple<2>(args, i, what, v, dflt, err, emptyIsDefault);
+}
 
 /// `v` as PyTorch prints an int list: [1, 2].
 std::string intListString(std::span<const int64_t> v);
@@ -141,33 +147,56 @@ bool decodeConvolutionBackward(const CallArgs &args, ConvolutionBackwardArgs &a,
                                std::string &err);
 
 /// max_pool2d(input, kernel_size, stride=kernel_size, padding=0,
-/// dilation=1, ceil_mode=False): kernel, stride and dilation positive,
-/// padding non-negative and at most half the kernel.
-struct MaxPool2dArgs {
-  std::array<int64_t, 2> kernel{0, 0}, stride{0, 0}, padding{0, 0},
-      dilation{1, 1};
+/// dilation=1, ceil_mode=False) (N = 2) and max_pool3d_with_indices (N = 3,
+/// (d, h, w)): kernel, stride and dilation positive, padding non-negative
+/// and at most half the kernel.
+template <size_t N> struct MaxPoolArgs {
+  std::array<int64_t, N> kernel{}, stride{}, padding{}, dilation{};
   bool ceil = false;
 
+  MaxPoolArgs() { dilation.fill(1); }
   /// PyTorch's pooling_output_shape along spatial dim `d`; nullopt when the
   /// window does not fit or the arithmetic overflows.
   std::optional<int64_t> outputSize(int d, int64_t in) const;
 };
+using MaxPool2dArgs = MaxPoolArgs<2>;
+using MaxPool3dArgs = MaxPoolArgs<3>;
 bool decodeMaxPool2d(const CallArgs &args, MaxPool2dArgs &a, std::string &err);
+bool decodeMaxPool3d(const CallArgs &args, MaxPool3dArgs &a, std::string &err);
 /// max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
 /// padding, dilation, ceil_mode, indices): max_pool2d's window, one
 /// argument later.
 bool decodeMaxPool2dBackward(const CallArgs &args, MaxPool2dArgs &a,
                              std::string &err);
 
-/// avg_pool2d(input, kernel_size, stride=kernel_size, padding=0,
-/// ceil_mode=False, count_include_pad=True, divisor_override=None):
-/// max_pool2d's window and checks without dilation (always 1), and a
-/// nonzero divisor_override.
-struct AvgPool2dArgs : MaxPool2dArgs {
+/// avg_pool2d / avg_pool3d(input, kernel_size, stride=kernel_size,
+/// padding=0, ceil_mode=False, count_include_pad=True,
+/// divisor_override=None): max pooling's window and checks without
+/// dilation (always 1), and a nonzero divisor_override.
+template <size_t N> struct AvgPoolArgs : MaxPoolArgs<N> {
   bool countIncludePad = true;
   int64_t divisor = 0; ///< divisor_override; 0 when None
 };
+using AvgPool2dArgs = AvgPoolArgs<2>;
+using AvgPool3dArgs = AvgPoolArgs<3>;
 bool decodeAvgPool2d(const CallArgs &args, AvgPool2dArgs &a, std::string &err);
+bool decodeAvgPool3d(const CallArgs &args, AvgPool3dArgs &a, std::string &err);
+
+/// col2im(self, output_size, kernel_size, dilation, padding, stride)
+/// (F.fold) of an input of `shape` (a negative size is unknown): each
+/// argument an int or two, kernel, dilation and stride positive, padding
+/// non-negative; the input [N, C * kH * kW, L] or [C * kH * kW, L] with
+/// nonzero non-batch dims and L the number of sliding blocks, as PyTorch's
+/// col2im_shape_check. `result` is [N, C, oH, oW] (or [C, oH, oW]).
+struct Col2imArgs {
+  std::array<int64_t, 2> outputSize{}, kernel{}, dilation{}, padding{},
+      stride{};
+  /// The sliding blocks along H and W: L = blocks[0] * blocks[1].
+  std::array<int64_t, 2> blocks{};
+  std::vector<int64_t> result;
+};
+bool decodeCol2im(const CallArgs &args, std::span<const int64_t> shape,
+                  Col2imArgs &a, std::string &err);
 
 //===--- Padding and resampling -------------------------------------------===//
 

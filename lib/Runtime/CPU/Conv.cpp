@@ -1,10 +1,12 @@
-//===- Conv.cpp - conv2d, max_pool2d, adaptive_avg_pool2d on the CPU ------===//
+//===- Conv.cpp - conv2d, its backward, max_pool2d's backward on the CPU
+//---===//
 //
 // conv2d lowers each (batch, group) to im2col + one BLAS gemm (sgemm/dgemm,
-// as in Linalg.cpp). The pooling kernels gather their input as f64 and
-// accumulate in f64. Inputs may be any strided view; results are fresh and
-// contiguous with the static shape the registry inferred, so output sizes
-// (ceil_mode, padding='same', adaptive sizes) come from the result shape.
+// as in Linalg.cpp). max_pool2d_with_indices_backward gathers its input as
+// f64 and accumulates in f64 (the forward pools are CPU/Resample.cpp's).
+// Inputs may be any strided view; results are fresh and contiguous with the
+// static shape the registry inferred, so output sizes (ceil_mode,
+// padding='same') come from the result shape.
 // Unbatched [C, H, W] inputs are treated as a batch of one.
 //
 //===----------------------------------------------------------------------===//
@@ -22,32 +24,6 @@ using namespace traceir;
 using namespace traceir::cpu;
 
 namespace {
-/// A pooling kernel's input as `planes` contiguous f64 H x W planes, and
-/// its output's OH x OW.
-struct PoolPlanes {
-  int64_t planes = 1, H, W, OH, OW;
-  const double *in;
-};
-
-/// Null `p.in` after a failure.
-PoolPlanes poolPlanes(KernelContext &ctx, const Tensor &x, const Tensor &out) {
-  PoolPlanes p;
-  p.H = x.shape[x.rank() - 2];
-  p.W = x.shape[x.rank() - 1];
-  p.OH = out.shape[out.rank() - 2];
-  p.OW = out.shape[out.rank() - 1];
-  for (int64_t d = 0, e = x.rank() - 2; d < e; ++d)
-    p.planes *= x.shape[d];
-  p.in = gatherF64(ctx, x);
-  return p;
-}
-
-/// The first tap k of a window starting at `start` (maybe in the padding)
-/// with `start + k * dil >= 0`.
-int64_t firstTap(int64_t start, int64_t dil) {
-  return start >= 0 ? 0 : -start / dil + (-start % dil != 0);
-}
-
 /// C[M, N] = A[M, K] @ B[K, N], all row-major and contiguous in their rows.
 template <typename T>
 void gemmRowMajor(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
@@ -215,59 +191,6 @@ void convBackwardImpl(KernelContext &ctx, const ConvGeometry &g, const T *gO,
   }
 }
 
-/// The max of one pooling window of `plane` and its position ih * W + iw:
-/// padding is -inf, a NaN wins, and the position starts at the first tap
-/// inside the input, as PyTorch's.
-struct WindowMax {
-  double value;
-  int64_t index;
-};
-WindowMax windowMax(const double *plane, int64_t H, int64_t W, int64_t oh,
-                    int64_t ow, const MaxPool2dArgs &a) {
-  const int64_t *k = a.kernel.data(), *stride = a.stride.data(),
-                *pad = a.padding.data(), *dil = a.dilation.data();
-  int64_t h = oh * stride[0] - pad[0], w = ow * stride[1] - pad[1];
-  int64_t kh0 = firstTap(h, dil[0]), kw0 = firstTap(w, dil[1]);
-  WindowMax best{-std::numeric_limits<double>::infinity(),
-                 (h + kh0 * dil[0]) * W + w + kw0 * dil[1]};
-  // Only the taps inside the input: a window far larger than the input (a
-  // kernel of 2^40 with as much padding) costs no more.
-  for (int64_t kh = kh0; kh < k[0]; ++kh) {
-    int64_t ih = h + kh * dil[0];
-    if (ih >= H)
-      break;
-    for (int64_t kw = kw0; kw < k[1]; ++kw) {
-      int64_t iw = w + kw * dil[1];
-      if (iw >= W)
-        break;
-      double v = plane[ih * W + iw];
-      if (v > best.value || std::isnan(v))
-        best = {v, ih * W + iw};
-    }
-  }
-  return best;
-}
-
-/// max_pool2d and max_pool2d_with_indices (`indices` non-null).
-void maxPool2dInto(KernelContext &ctx, const MaxPool2dArgs &a, Tensor &out,
-                   int64_t *indices) {
-  PoolPlanes pp = poolPlanes(ctx, ctx.tensor(0), out);
-  if (!pp.in)
-    return;
-  size_t os = dtypeSize(out.dtype);
-  char *ob = out.bytes();
-  for (int64_t p = 0; p < pp.planes; ++p) {
-    const double *plane = pp.in + p * pp.H * pp.W;
-    for (int64_t oh = 0; oh < pp.OH; ++oh)
-      for (int64_t ow = 0; ow < pp.OW; ++ow) {
-        WindowMax m = windowMax(plane, pp.H, pp.W, oh, ow, a);
-        int64_t o = (p * pp.OH + oh) * pp.OW + ow;
-        storeDouble(ob + o * os, out.dtype, m.value);
-        if (indices)
-          indices[o] = m.index;
-      }
-  }
-}
 } // namespace
 
 /// convolution_backward(grad_output, input, weight, bias_sizes, stride,
@@ -322,24 +245,6 @@ void cpu::conv2d(KernelContext &ctx) {
                        out.data<double>());
 }
 
-/// max_pool2d(input, kernel_size, stride=kernel_size, padding=0,
-/// dilation=1, ceil_mode=False): padding is -inf, and a NaN in a window
-/// wins, as in PyTorch.
-void cpu::max_pool2d(KernelContext &ctx) {
-  MaxPool2dArgs a;
-  if (maxPool2dArgs(ctx, a))
-    maxPool2dInto(ctx, a, ctx.result(0), nullptr);
-}
-
-/// max_pool2d_with_indices(self, kernel_size, stride, padding, dilation,
-/// ceil_mode): max_pool2d and, per output, the position of its maximum in
-/// the input plane (ih * W + iw).
-void cpu::max_pool2d_with_indices(KernelContext &ctx) {
-  MaxPool2dArgs a;
-  if (maxPool2dWithIndicesArgs(ctx, a))
-    maxPool2dInto(ctx, a, ctx.result(0), ctx.result(1).data<int64_t>());
-}
-
 /// max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
 /// padding, dilation, ceil_mode, indices): each output's gradient added to
 /// the input position its index names, in f64.
@@ -372,36 +277,4 @@ void cpu::max_pool2d_with_indices_backward(KernelContext &ctx) {
   size_t es = dtypeSize(gI.dtype);
   for (int64_t e = 0; e < x.numel(); ++e)
     storeDouble(gI.bytes() + e * es, gI.dtype, acc[e]);
-}
-
-/// adaptive_avg_pool2d(input, output_size): output cell i of n along an
-/// input dim of size s averages [floor(i * s / n), ceil((i + 1) * s / n)).
-void cpu::adaptive_avg_pool2d(KernelContext &ctx) {
-  const Tensor &x = ctx.tensor(0);
-  Tensor &out = ctx.result(0);
-  if (!adaptiveAvgPool2dArgs(ctx))
-    return;
-  PoolPlanes pp = poolPlanes(ctx, x, out);
-  if (!pp.in)
-    return;
-  int64_t planes = pp.planes, H = pp.H, W = pp.W, OH = pp.OH, OW = pp.OW;
-  const double *in = pp.in;
-  size_t os = dtypeSize(out.dtype);
-  char *ob = out.bytes();
-  for (int64_t p = 0; p < planes; ++p) {
-    const double *plane = in + p * H * W;
-    for (int64_t oh = 0; oh < OH; ++oh) {
-      int64_t h0 = oh * H / OH, h1 = ((oh + 1) * H + OH - 1) / OH;
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        int64_t w0 = ow * W / OW, w1 = ((ow + 1) * W + OW - 1) / OW;
-        double sum = 0;
-        for (int64_t ih = h0; ih < h1; ++ih)
-          for (int64_t iw = w0; iw < w1; ++iw)
-            sum += plane[ih * W + iw];
-        int64_t count = (h1 - h0) * (w1 - w0);
-        storeDouble(ob + ((p * OH + oh) * OW + ow) * os, out.dtype,
-                    sum / static_cast<double>(count));
-      }
-    }
-  }
 }

@@ -1,13 +1,13 @@
-//===- Conv.cpp - conv2d, max_pool2d, adaptive_avg_pool2d on CUDA ---------===//
+//===- Conv.cpp - conv2d, its backward, max_pool2d's backward on CUDA -----===//
 //
 // The host half of Conv.cu, with lib/Runtime/CPU/Conv.cpp's semantics and
 // error messages. conv2d gathers a strided input or weight into contiguous
 // scratch in its dtype, then per chunk of images runs one im2col launch and,
 // per group, one strided-batched cuBLAS gemm over the chunk's images (a 1x1
 // kernel with unit stride and no padding reads the input as is), then adds
-// the bias. Output sizes (ceil_mode, padding='same', adaptive sizes) come
-// from the result's static shape. Unbatched [C, H, W] inputs are a batch of
-// one.
+// the bias (the forward pools are Resample.cpp's). Output sizes (ceil_mode,
+// padding='same') come from the result's static shape. Unbatched [C, H, W]
+// inputs are a batch of one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -139,7 +139,7 @@ void conv2dImpl(KernelContext &ctx, const ConvGeometry &g, DType dtype,
   nn::launched(ctx, launchConvBias(bl), "conv2d");
 }
 
-/// A max pooling launch's window (Pool2dLaunch, MaxPoolBackwardLaunch).
+/// A max pooling launch's window (MaxPoolBackwardLaunch).
 template <typename Launch> void setWindow(Launch &L, const MaxPool2dArgs &a) {
   L.kH = a.kernel[0];
   L.kW = a.kernel[1];
@@ -151,36 +151,6 @@ template <typename Launch> void setWindow(Launch &L, const MaxPool2dArgs &a) {
   L.dW = a.dilation[1];
 }
 
-/// The pooling kernels' common launch fields: the input as [N, C, H, W]
-/// (an unbatched input gets N = 1 and a zero stride) and the output.
-Pool2dLaunch poolLaunch(const Tensor &x, Tensor &out) {
-  Pool2dLaunch L;
-  bool batched = x.rank() == 4;
-  int64_t off = batched ? 1 : 0;
-  L.in = x.bytes();
-  L.inDtype = static_cast<int32_t>(x.dtype);
-  L.inStrides[0] = batched ? x.strides[0] : 0;
-  for (int d = 0; d < 3; ++d)
-    L.inStrides[1 + d] = x.strides[off + d];
-  L.N = batched ? x.shape[0] : 1;
-  L.C = x.shape[off];
-  L.H = x.shape[off + 1];
-  L.W = x.shape[off + 2];
-  L.out = out.bytes();
-  L.outDtype = static_cast<int32_t>(out.dtype);
-  L.OH = out.shape[out.rank() - 2];
-  L.OW = out.shape[out.rank() - 1];
-  return L;
-}
-
-/// max_pool2d's launch; with `indices`, max_pool2d_with_indices's.
-void maxPool2d(KernelContext &ctx, const MaxPool2dArgs &a, int64_t *indices,
-               const char *op) {
-  Pool2dLaunch L = poolLaunch(ctx.tensor(0), ctx.result(0));
-  setWindow(L, a);
-  L.indices = indices;
-  nn::launched(ctx, launchMaxPool2d(L), op);
-}
 } // namespace
 
 /// conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1,
@@ -198,23 +168,6 @@ void cuda::conv2d(KernelContext &ctx) {
   if (!xd || !wd)
     return;
   conv2dImpl(ctx, g, x.dtype, xd, wd, bias, out);
-}
-
-/// max_pool2d(input, kernel_size, stride=kernel_size, padding=0,
-/// dilation=1, ceil_mode=False): padding is -inf, and a NaN in a window
-/// wins, as in PyTorch.
-void cuda::max_pool2d(KernelContext &ctx) {
-  MaxPool2dArgs a;
-  if (maxPool2dArgs(ctx, a))
-    maxPool2d(ctx, a, nullptr, "max_pool2d");
-}
-
-/// max_pool2d_with_indices(self, kernel_size, stride, padding, dilation,
-/// ceil_mode): max_pool2d and the position ih * W + iw of each maximum.
-void cuda::max_pool2d_with_indices(KernelContext &ctx) {
-  MaxPool2dArgs a;
-  if (maxPool2dWithIndicesArgs(ctx, a))
-    maxPool2d(ctx, a, ctx.result(1).data<int64_t>(), "max_pool2d_with_indices");
 }
 
 /// max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
@@ -305,15 +258,4 @@ void cuda::convolution_backward(KernelContext &ctx) {
   L.dH = g.dH;
   L.dW = g.dW;
   nn::launched(ctx, launchConvBackward(L), "convolution_backward");
-}
-
-/// adaptive_avg_pool2d(input, output_size): output cell i of n along an
-/// input dim of size s averages [floor(i * s / n), ceil((i + 1) * s / n)).
-void cuda::adaptive_avg_pool2d(KernelContext &ctx) {
-  const Tensor &x = ctx.tensor(0);
-  Tensor &out = ctx.result(0);
-  if (!adaptiveAvgPool2dArgs(ctx))
-    return;
-  nn::launched(ctx, launchAdaptiveAvgPool2d(poolLaunch(x, out)),
-               "adaptive_avg_pool2d");
 }

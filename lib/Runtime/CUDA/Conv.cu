@@ -1,13 +1,14 @@
-//===- Conv.cu - im2col, conv bias, conv backward, 2-D pooling on CUDA ----===//
+//===- Conv.cu - im2col, conv bias, conv and max pool backward on CUDA ----===//
 //
 // The device half of Conv.cpp: grid-stride loops with one thread per
-// output element, the same index arithmetic as lib/Runtime/CPU/Conv.cpp.
-// Pooling loads its input (any strides and floating dtype) as f64 and
-// accumulates in f64, as the CPU does.
+// output element, the same index arithmetic as lib/Runtime/CPU/Conv.cpp;
+// the backward passes gather per input element with Resample.h's
+// tapOutput. (The forward pools are Resample.cu's.)
 //
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/CUDA/NNLaunch.h"
+#include "TraceIR/Runtime/Resample.h"
 
 using namespace traceir;
 using namespace traceir::cuda;
@@ -52,57 +53,6 @@ template <typename T> __global__ void convBiasKernel(ConvBiasLaunch L) {
         ewLoadDouble(L.bias + oc * L.biasStride * esz, L.biasDtype));
     out[k] += b;
   }
-}
-
-/// Input element (n, c, h, w) as f64.
-__device__ inline double poolLoad(const Pool2dLaunch &L, int64_t n, int64_t c,
-                                  int64_t h, int64_t w) {
-  int64_t off = n * L.inStrides[0] + c * L.inStrides[1] + h * L.inStrides[2] +
-                w * L.inStrides[3];
-  return ewLoadDouble(L.in + off * ewSize(L.inDtype), L.inDtype);
-}
-
-/// Padding is -inf; a NaN in a window wins (once NaN, the maximum stays
-/// NaN, as on the CPU).
-__global__ void maxPool2dKernel(Pool2dLaunch L) {
-  int64_t total = L.N * L.C * L.OH * L.OW;
-  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  int osz = ewSize(L.outDtype);
-  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       k < total; k += stride) {
-    int64_t ow = k % L.OW, oh = k / L.OW % L.OH, p = k / (L.OW * L.OH);
-    int64_t n = p / L.C, c = p % L.C;
-    double best = -INFINITY;
-    int64_t bestAt = -1; // the first tap inside the input, as PyTorch's
-    for (int64_t kh = 0; kh < L.kH; ++kh) {
-      int64_t ih = oh * L.sH - L.pH + kh * L.dH;
-      if (ih < 0 || ih >= L.H)
-        continue;
-      for (int64_t kw = 0; kw < L.kW; ++kw) {
-        int64_t iw = ow * L.sW - L.pW + kw * L.dW;
-        if (iw < 0 || iw >= L.W)
-          continue;
-        double v = poolLoad(L, n, c, ih, iw);
-        if (bestAt < 0)
-          bestAt = ih * L.W + iw;
-        if (v > best || v != v) {
-          best = v;
-          bestAt = ih * L.W + iw;
-        }
-      }
-    }
-    ewStoreDouble(L.out + k * osz, L.outDtype, best);
-    if (L.indices)
-      L.indices[k] = bestAt;
-  }
-}
-
-/// The output position along one dim whose window reaches input position
-/// `i` with tap `k` (o * stride - pad + k * dil == i), or -1 when none.
-__device__ inline int64_t tapOutput(int64_t i, int64_t k, int64_t stride,
-                                    int64_t pad, int64_t dil, int64_t outSize) {
-  int64_t t = i + pad - k * dil;
-  return t >= 0 && t % stride == 0 && t / stride < outSize ? t / stride : -1;
 }
 
 /// Records the first position whose index is outside its plane.
@@ -224,27 +174,6 @@ template <typename T> cudaError_t convBackward(const ConvBackwardLaunch &L) {
   return cudaGetLastError();
 }
 
-/// Output cell i of n along an input dim of size s averages
-/// [floor(i * s / n), ceil((i + 1) * s / n)).
-__global__ void adaptiveAvgPool2dKernel(Pool2dLaunch L) {
-  int64_t total = L.N * L.C * L.OH * L.OW;
-  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  int osz = ewSize(L.outDtype);
-  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       k < total; k += stride) {
-    int64_t ow = k % L.OW, oh = k / L.OW % L.OH, p = k / (L.OW * L.OH);
-    int64_t n = p / L.C, c = p % L.C;
-    int64_t h0 = oh * L.H / L.OH, h1 = ((oh + 1) * L.H + L.OH - 1) / L.OH;
-    int64_t w0 = ow * L.W / L.OW, w1 = ((ow + 1) * L.W + L.OW - 1) / L.OW;
-    double sum = 0;
-    for (int64_t ih = h0; ih < h1; ++ih)
-      for (int64_t iw = w0; iw < w1; ++iw)
-        sum += poolLoad(L, n, c, ih, iw);
-    int64_t count = (h1 - h0) * (w1 - w0);
-    ewStoreDouble(L.out + k * osz, L.outDtype,
-                  sum / static_cast<double>(count));
-  }
-}
 } // namespace
 
 cudaError_t cuda::launchIm2col(const Im2colLaunch &L) {
@@ -266,22 +195,6 @@ cudaError_t cuda::launchConvBias(const ConvBiasLaunch &L) {
     convBiasKernel<double><<<nnBlocks(total, kThreads), kThreads>>>(L);
   else
     convBiasKernel<float><<<nnBlocks(total, kThreads), kThreads>>>(L);
-  return cudaGetLastError();
-}
-
-cudaError_t cuda::launchMaxPool2d(const Pool2dLaunch &L) {
-  int64_t total = L.N * L.C * L.OH * L.OW;
-  if (total == 0)
-    return cudaSuccess;
-  maxPool2dKernel<<<nnBlocks(total, kThreads), kThreads>>>(L);
-  return cudaGetLastError();
-}
-
-cudaError_t cuda::launchAdaptiveAvgPool2d(const Pool2dLaunch &L) {
-  int64_t total = L.N * L.C * L.OH * L.OW;
-  if (total == 0)
-    return cudaSuccess;
-  adaptiveAvgPool2dKernel<<<nnBlocks(total, kThreads), kThreads>>>(L);
   return cudaGetLastError();
 }
 

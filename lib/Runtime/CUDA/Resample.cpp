@@ -1,4 +1,4 @@
-//===- Resample.cpp - avg_pool2d, pads, flip, repeat, upsampling on CUDA --===//
+//===- Resample.cpp - Pools, col2im, pads, flip, repeat, upsampling, CUDA ===//
 //
 // The host half of Resample.cu: the plans are CPU/Resample.cpp's, built by
 // the same readers (ResampleArgs.h), so both devices accept the same calls
@@ -31,9 +31,49 @@ void pad(KernelContext &ctx, const char *op, PadMode mode, int spatial) {
 } // namespace
 
 void cuda::avg_pool2d(KernelContext &ctx) {
-  AvgPool2dPlan p;
-  if (avgPool2dPlan(ctx, p))
-    launched(ctx, "avg_pool2d", launchAvgPool2dCUDA(p));
+  AvgPoolPlan p;
+  if (avgPoolPlan(ctx, 2, p))
+    launched(ctx, "avg_pool2d", launchAvgPoolCUDA(p));
+}
+void cuda::avg_pool3d(KernelContext &ctx) {
+  AvgPoolPlan p;
+  if (avgPoolPlan(ctx, 3, p))
+    launched(ctx, "avg_pool3d", launchAvgPoolCUDA(p));
+}
+
+/// max_pool2d, max_pool2d_with_indices and max_pool3d_with_indices: the
+/// CPU's maxPoolElement per thread (its indices written by the device).
+void cuda::max_pool2d(KernelContext &ctx) {
+  MaxPoolPlan p;
+  if (maxPoolPlan(ctx, 2, false, p))
+    launched(ctx, "max_pool2d", launchMaxPoolCUDA(p));
+}
+void cuda::max_pool2d_with_indices(KernelContext &ctx) {
+  MaxPoolPlan p;
+  if (maxPoolPlan(ctx, 2, true, p))
+    launched(ctx, "max_pool2d_with_indices", launchMaxPoolCUDA(p));
+}
+void cuda::max_pool3d_with_indices(KernelContext &ctx) {
+  MaxPoolPlan p;
+  if (maxPoolPlan(ctx, 3, true, p))
+    launched(ctx, "max_pool3d_with_indices", launchMaxPoolCUDA(p));
+}
+
+void cuda::adaptive_avg_pool2d(KernelContext &ctx) {
+  AdaptiveAvgPoolPlan p;
+  if (adaptiveAvgPoolPlan(ctx, 2, p))
+    launched(ctx, "adaptive_avg_pool2d", launchAdaptiveAvgPoolCUDA(p));
+}
+void cuda::_adaptive_avg_pool3d(KernelContext &ctx) {
+  AdaptiveAvgPoolPlan p;
+  if (adaptiveAvgPoolPlan(ctx, 3, p))
+    launched(ctx, "_adaptive_avg_pool3d", launchAdaptiveAvgPoolCUDA(p));
+}
+
+void cuda::col2im(KernelContext &ctx) {
+  Col2imPlan p;
+  if (col2imPlan(ctx, p))
+    launched(ctx, "col2im", launchCol2imCUDA(p));
 }
 
 void cuda::constant_pad_nd(KernelContext &ctx) {

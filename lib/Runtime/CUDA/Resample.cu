@@ -1,4 +1,4 @@
-//===- Resample.cu - avg_pool2d, pads, flip, repeat, upsampling on CUDA ---===//
+//===- Resample.cu - Pools, col2im, pads, flip, repeat, upsampling on CUDA ===//
 //
 // Grid-stride loops, a thread per output element, each running the plan's
 // per-element function of Runtime/Resample.h (the CPU kernels' own).
@@ -15,9 +15,22 @@ const char *traceir::launchGatherCUDA(const GatherPlan &plan) {
   return launchPerElement<GatherPlan, gatherElement>(plan, plan.numel);
 }
 
-const char *traceir::launchAvgPool2dCUDA(const AvgPool2dPlan &plan) {
-  return launchPerElement<AvgPool2dPlan, avgPool2dElement>(plan,
-                                                           plan.x.numel());
+const char *traceir::launchAvgPoolCUDA(const AvgPoolPlan &plan) {
+  return launchPerElement<AvgPoolPlan, avgPoolElement>(plan, plan.x.numel());
+}
+
+const char *traceir::launchMaxPoolCUDA(const MaxPoolPlan &plan) {
+  return launchPerElement<MaxPoolPlan, maxPoolElement>(plan, plan.x.numel());
+}
+
+const char *
+traceir::launchAdaptiveAvgPoolCUDA(const AdaptiveAvgPoolPlan &plan) {
+  return launchPerElement<AdaptiveAvgPoolPlan, adaptiveAvgPoolElement>(
+      plan, plan.x.numel());
+}
+
+const char *traceir::launchCol2imCUDA(const Col2imPlan &plan) {
+  return launchPerElement<Col2imPlan, col2imElement>(plan, plan.numel());
 }
 
 const char *traceir::launchBilinearCUDA(const BilinearPlan &plan) {

@@ -59,22 +59,6 @@ struct ConvBiasLaunch {
 };
 cudaError_t launchConvBias(const ConvBiasLaunch &launch);
 
-/// max_pool2d and adaptive_avg_pool2d over [N, C, H, W] (N = 1 with a zero
-/// stride for an unbatched input) into a contiguous [N, C, OH, OW].
-struct Pool2dLaunch {
-  const char *in = nullptr; ///< the input's first element
-  int32_t inDtype = F32;
-  int64_t inStrides[4] = {}; ///< in elements, for (n, c, h, w)
-  char *out = nullptr;
-  int32_t outDtype = F32;
-  int64_t N = 0, C = 0, H = 0, W = 0, OH = 0, OW = 0;
-  // max_pool2d only.
-  int64_t kH = 1, kW = 1, sH = 1, sW = 1, pH = 0, pW = 0, dH = 1, dW = 1;
-  /// max_pool2d_with_indices: contiguous i64 [N, C, OH, OW], the position
-  /// ih * W + iw of each maximum; null for max_pool2d.
-  int64_t *indices = nullptr;
-};
-cudaError_t launchMaxPool2d(const Pool2dLaunch &launch);
 /// max_pool2d_with_indices_backward: gI[p, i] = the sum of gO[p, o] over
 /// the outputs o of plane p whose index is i, each input element summing
 /// the windows that cover it (no atomics: every dtype, deterministic).
@@ -106,7 +90,6 @@ struct ConvBackwardLaunch {
   int64_t sH = 1, sW = 1, pT = 0, pL = 0, dH = 1, dW = 1;
 };
 cudaError_t launchConvBackward(const ConvBackwardLaunch &launch);
-cudaError_t launchAdaptiveAvgPool2d(const Pool2dLaunch &launch);
 
 //===--- Norm.cu ----------------------------------------------------------===//
 

@@ -1052,9 +1052,9 @@ static bool pushNormGrads(Call &c, TensorType x, ArrayRef<int64_t> param,
                           const std::array<bool, 3> &mask) {
   Shape none = {0};
   Type elt = x.getElementType();
-  return (mask[0] ? (x.hasRank() ? c.push(x.getShape(), elt)
-                                 : c.pushUnranked(elt))
-                  : c.push(none, elt)) &&
+  return (mask[0]
+              ? (x.hasRank() ? c.push(x.getShape(), elt) : c.pushUnranked(elt))
+              : c.push(none, elt)) &&
          c.push(mask[1] ? Shape(param) : none, wElt) &&
          c.push(mask[2] ? Shape(param) : none, bElt);
 }
@@ -1167,8 +1167,8 @@ INFER(inferGroupNormBackward) {
   if (!c.optTensor(4, "weight", w))
     return false;
   if (w && w.hasRank() && failed(verifyCompatibleShape(w.getShape(), {gn.C})))
-    return c.err("weight ", shapeStr(w.getShape()), " must have shape [C=",
-                 gn.C, "]");
+    return c.err("weight ", shapeStr(w.getShape()),
+                 " must have shape [C=", gn.C, "]");
   Type elt = w ? w.getElementType() : x.getElementType();
   return pushNormGrads(c, x, {gn.C}, elt, elt, mask);
 }

@@ -92,8 +92,7 @@ InferSig inferLogSoftmaxInternal, inferLogSoftmaxBackward,
     inferNllLossBackward, inferConvolutionBackward,
     inferMaxPool2dWithIndicesBackward;
 InferSig inferAvgPool2dBackward, inferAdaptiveAvgPool2dBackward,
-    inferLayerNormBackward, inferGroupNormBackward,
-    inferEmbeddingDenseBackward;
+    inferLayerNormBackward, inferGroupNormBackward, inferEmbeddingDenseBackward;
 
 //===----------------------------------------------------------------------===//
 // Aliasing and effect rules (OpAliasing.cpp)

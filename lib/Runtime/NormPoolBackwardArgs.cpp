@@ -85,8 +85,9 @@ bool poolBackwardCommon(KernelContext &ctx, const char *op, int64_t oh,
 bool poolSelf(KernelContext &ctx, const char *op, bool i64) {
   const Tensor &x = ctx.tensor(1);
   if (!isFloatingDType(x.dtype) && !(i64 && x.dtype == DType::I64))
-    return fail(ctx, strCat(op) + " supports floating" + (i64 ? " and i64" : "") +
-                         " dtypes, got " + dtypeName(x.dtype));
+    return fail(ctx, strCat(op) + " supports floating" +
+                         (i64 ? " and i64" : "") + " dtypes, got " +
+                         dtypeName(x.dtype));
   if (x.rank() != 3 && x.rank() != 4)
     return fail(ctx, strCat(op) + ": expected a 3-D or 4-D self, got " +
                          shapeToString(x.shape));
@@ -103,8 +104,8 @@ bool poolSelf(KernelContext &ctx, const char *op, bool i64) {
 /// and grad_bias of `param` and dtypes `wd` and `bd`; an empty [0] where
 /// the mask leaves one out.
 bool normResults(KernelContext &ctx, const char *op,
-                 const std::array<bool, 3> &mask, const Shape &param,
-                 DType wd, DType bd, NormBackwardPlan &p) {
+                 const std::array<bool, 3> &mask, const Shape &param, DType wd,
+                 DType bd, NormBackwardPlan &p) {
   if (ctx.numResults() != 3)
     return fail(ctx, strCat(op) + " returns three results");
   const Tensor &x = ctx.tensor(1);
@@ -129,11 +130,11 @@ bool normCommon(KernelContext &ctx, const char *op, unsigned meanArg,
   const Tensor &g = ctx.tensor(0), &x = ctx.tensor(1);
   const Tensor &mean = ctx.tensor(meanArg), &rstd = ctx.tensor(meanArg + 1);
   if (!isFloatingDType(x.dtype) || g.dtype != x.dtype || g.shape != x.shape)
-    return fail(ctx, strCat(op) + ": grad_out and input must have one "
-                                  "floating dtype and shape, got " +
-                         dtypeName(g.dtype) + shapeToString(g.shape) +
-                         " and " + dtypeName(x.dtype) +
-                         shapeToString(x.shape));
+    return fail(ctx, strCat(op) +
+                         ": grad_out and input must have one "
+                         "floating dtype and shape, got " +
+                         dtypeName(g.dtype) + shapeToString(g.shape) + " and " +
+                         dtypeName(x.dtype) + shapeToString(x.shape));
   for (const Tensor *t : {&mean, &rstd})
     if (!isFloatingDType(t->dtype) || t->numel() != rows)
       return fail(ctx, strCat(op) + ": mean and rstd must be floating with " +
@@ -186,7 +187,8 @@ bool traceir::layerNormBackwardPlan(KernelContext &ctx, NormBackwardPlan &p) {
     return false;
   const Tensor &x = ctx.tensor(1);
   int64_t nd = static_cast<int64_t>(norm.size());
-  if (nd > x.rank() || !std::equal(norm.begin(), norm.end(), x.shape.end() - nd))
+  if (nd > x.rank() ||
+      !std::equal(norm.begin(), norm.end(), x.shape.end() - nd))
     return fail(ctx, strCat(op) + ": normalized_shape " + shapeToString(norm) +
                          " is not the trailing dims of the input " +
                          shapeToString(x.shape));
@@ -204,14 +206,14 @@ bool traceir::layerNormBackwardPlan(KernelContext &ctx, NormBackwardPlan &p) {
   const Tensor *b = ctx.isTensor(6) ? &ctx.tensor(6) : nullptr;
   for (const Tensor *t : {w, b})
     if (t && (!isFloatingDType(t->dtype) || t->shape != norm))
-      return fail(ctx, strCat(op) + ": weight and bias must be floating of "
-                                    "normalized_shape " +
+      return fail(ctx, strCat(op) +
+                           ": weight and bias must be floating of "
+                           "normalized_shape " +
                            shapeToString(norm) + ", got " +
                            dtypeName(t->dtype) + shapeToString(t->shape));
   if ((mask[1] && !w) || (mask[2] && !b))
     return fail(ctx, strCat(op) + ": output_mask asks for the gradient of a " +
-                         (mask[1] && !w ? "weight" : "bias") +
-                         " that is None");
+                         (mask[1] && !w ? "weight" : "bias") + " that is None");
   if (w && !strided(ctx, op, *w, p.weight))
     return false;
   Shape param(norm.begin(), norm.end());
@@ -286,8 +288,8 @@ bool traceir::embeddingDenseBackwardPlan(KernelContext &ctx,
   p.scale = a.scaleGradByFreq;
   p.dtype = static_cast<int32_t>(g.dtype);
   Shape out = {p.V, p.D};
-  if (!checkResult(ctx, op, 0, out, g.dtype) ||
-      !strided(ctx, op, g, p.grad) || !strided(ctx, op, idx, indices))
+  if (!checkResult(ctx, op, 0, out, g.dtype) || !strided(ctx, op, g, p.grad) ||
+      !strided(ctx, op, idx, indices))
     return false;
   if (p.numel() > 0)
     p.out = ctx.result(0).bytes();
@@ -296,6 +298,6 @@ bool traceir::embeddingDenseBackwardPlan(KernelContext &ctx,
 
 void traceir::failEmbeddingBackwardIndex(KernelContext &ctx, int64_t index,
                                          int64_t numWeights) {
-  ctx.fail("index " + strCat(index) + " is out of range for num_weights=" +
-           strCat(numWeights));
+  ctx.fail("index " + strCat(index) +
+           " is out of range for num_weights=" + strCat(numWeights));
 }

@@ -845,8 +845,7 @@ static bool readOutputMask(const CallArgs &args, unsigned i,
 bool traceir::decodeGroupNormBackward(const CallArgs &args, GroupNormArgs &a,
                                       std::array<bool, 3> &mask,
                                       std::string &err) {
-  return decodeGroupNormSizes(OffsetCallArgs(args, 2), a, /*eps=*/false,
-                              err) &&
+  return decodeGroupNormSizes(OffsetCallArgs(args, 2), a, /*eps=*/false, err) &&
          readOutputMask(args, 9, mask, err);
 }
 
@@ -874,8 +873,8 @@ bool traceir::decodeEmbeddingDenseBackward(const CallArgs &args,
       !readBool(args, 4, "scale_grad_by_freq", a.scaleGradByFreq, false, err))
     return false;
   if (a.numWeights < 0) {
-    err = "num_weights must be non-negative, got " +
-          std::to_string(a.numWeights);
+    err =
+        "num_weights must be non-negative, got " + std::to_string(a.numWeights);
     return false;
   }
   return true;

@@ -107,7 +107,7 @@ const char *traceir::launchEmbeddingBackwardCUDA(EmbeddingBackwardPlan plan,
     if (bad != ~0ull) {
       badPosition = static_cast<int64_t>(bad);
       return cudaText(cudaMemcpy(&badIndex, index + bad, sizeof(int64_t),
-                              cudaMemcpyDeviceToHost));
+                                 cudaMemcpyDeviceToHost));
     }
   }
   embeddingSortKernel<<<1, 1>>>(L, V, index, start, next, order);

@@ -1,4 +1,5 @@
-//===- NormPoolBackwardLaunch.h - CUDA launches of backward plans -*- C++ -*-===//
+//===- NormPoolBackwardLaunch.h - CUDA launches of backward plans -*- C++
+//-*-===//
 //
 // The device half (CUDA/NormPoolBackward.cu) of avg_pool2d_backward,
 // _adaptive_avg_pool2d_backward, native_layer_norm_backward,

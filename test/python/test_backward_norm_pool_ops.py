@@ -328,7 +328,8 @@ def embedding_args(idx_shape, V, D, seed, dtype=torch.float32, padding_idx=-1,
     return [g, idx, V, padding_idx, scale]
 
 
-EMB_CASES = [((5,), 7, 3), ((3, 4), 5, 6), ((2, 3, 4), 10, 2), ((20,), 3, 4), ((0,), 4, 3)]
+EMB_CASES = [((5,), 7, 3), ((3, 4), 5, 6), ((2, 3, 4), 10, 2), ((20,), 3, 4), ((0,), 4, 3),
+             ((3,), 2**40, 0)]  # an empty result of any num_weights
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

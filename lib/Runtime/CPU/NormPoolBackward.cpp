@@ -61,20 +61,27 @@ void cpu::native_group_norm_backward(KernelContext &ctx) {
 }
 
 /// Sorts the positions by index (a stable counting sort), refusing an index
-/// outside [0, num_weights), then sums each row's positions.
+/// outside [0, num_weights), then sums each row's positions. An empty result
+/// (D or num_weights 0, which may then be any size) only checks the indices.
 void cpu::embedding_dense_backward(KernelContext &ctx) {
   EmbeddingBackwardPlan p;
   StridedOperand idx;
   if (!embeddingDenseBackwardPlan(ctx, p, idx))
     return;
-  std::vector<int64_t> index(p.L), start(p.V + 1, 0), order(p.L);
+  bool buckets = p.numel() > 0;
+  std::vector<int64_t> index(buckets ? p.L : 0), order(buckets ? p.L : 0);
+  std::vector<int64_t> start(buckets ? p.V + 1 : 0, 0);
   for (int64_t i = 0; i < p.L; ++i) {
     int64_t w = idx.loadInt(i);
     if (w < 0 || w >= p.V)
       return failEmbeddingBackwardIndex(ctx, w, p.V);
-    index[i] = w;
-    ++start[w + 1];
+    if (buckets) {
+      index[i] = w;
+      ++start[w + 1];
+    }
   }
+  if (!buckets)
+    return;
   for (int64_t w = 0; w < p.V; ++w)
     start[w + 1] += start[w];
   std::vector<int64_t> next(start.begin(), start.end() - 1);

@@ -28,7 +28,7 @@ __global__ void embeddingCountKernel(StridedOperand indices, int64_t L,
     index[i] = w;
     if (w < 0 || w >= V)
       atomicMin(firstBad, static_cast<unsigned long long>(i));
-    else
+    else if (start)
       atomicAdd(start + w + 1, 1ull);
   }
 }
@@ -83,11 +83,13 @@ const char *traceir::launchEmbeddingBackwardCUDA(EmbeddingBackwardPlan plan,
                                                  int64_t &badIndex) {
   badPosition = -1;
   badIndex = 0;
-  int64_t L = plan.L, V = plan.V;
+  // An empty result (whose V may be any size) only checks the indices.
+  bool buckets = plan.numel() > 0;
+  int64_t L = plan.L, V = plan.V, B = buckets ? V : 0;
   int64_t *index = scratch, *order = index + L, *start = order + L;
-  int64_t *next = start + V + 1, *flag = next + V;
+  int64_t *next = start + B + 1, *flag = next + B;
   // start zeroed, the flag "none".
-  if (const char *e = cudaText(cudaMemset(start, 0, (V + 1) * sizeof(int64_t))))
+  if (const char *e = cudaText(cudaMemset(start, 0, (B + 1) * sizeof(int64_t))))
     return e;
   if (const char *e = cudaText(cudaMemset(flag, 0xFF, sizeof(int64_t))))
     return e;
@@ -95,7 +97,8 @@ const char *traceir::launchEmbeddingBackwardCUDA(EmbeddingBackwardPlan plan,
   if (L > 0) {
     embeddingCountKernel<<<static_cast<unsigned>(gridFor(L, kMaxThreads)),
                            kMaxThreads>>>(
-        indices, L, V, index, reinterpret_cast<unsigned long long *>(start),
+        indices, L, V, index,
+        buckets ? reinterpret_cast<unsigned long long *>(start) : nullptr,
         firstBad);
     if (const char *e = lastError())
       return e;
@@ -110,6 +113,8 @@ const char *traceir::launchEmbeddingBackwardCUDA(EmbeddingBackwardPlan plan,
                                  cudaMemcpyDeviceToHost));
     }
   }
+  if (!buckets)
+    return nullptr;
   embeddingSortKernel<<<1, 1>>>(L, V, index, start, next, order);
   if (const char *e = lastError())
     return e;

@@ -22,7 +22,8 @@ const char *launchPoolBackwardCUDA(const PoolBackwardPlan &plan);
 /// The row sums (into plan.rowSums, device scratch of 2 M doubles, where
 /// plan.dx), grad_input, then grad_weight and grad_bias.
 const char *launchNormBackwardCUDA(const NormBackwardPlan &plan);
-/// embedding_dense_backward over device scratch of 3 L + 2 V + 2 int64s:
+/// embedding_dense_backward over device scratch of 2 L + 2 V + 2 int64s
+/// (2 L + 2 for an empty result, which only checks the indices):
 /// gathers and range-checks the indices, stops with `badPosition` >= 0 and
 /// `badIndex` at the first position whose index is outside [0, V) (read
 /// back: the one wait), else sorts the positions by index (stably, one

@@ -1043,6 +1043,136 @@ INFER(inferGroupNorm) {
   });
 }
 
+/// The results of a norm's backward pass: grad_input of `x`'s type, grad_weight
+/// and grad_bias of `param`'s shape and of dtypes `wElt` and `bElt`; a
+/// result output_mask leaves out is an empty [0] tensor (ATen's undefined
+/// one), as convolution_backward's.
+static bool pushNormGrads(Call &c, TensorType x, ArrayRef<int64_t> param,
+                          Type wElt, Type bElt,
+                          const std::array<bool, 3> &mask) {
+  Shape none = {0};
+  Type elt = x.getElementType();
+  return (mask[0]
+              ? (x.hasRank() ? c.push(x.getShape(), elt) : c.pushUnranked(elt))
+              : c.push(none, elt)) &&
+         c.push(mask[1] ? Shape(param) : none, wElt) &&
+         c.push(mask[2] ? Shape(param) : none, bElt);
+}
+
+/// grad_out and input of one floating dtype and compatible shapes.
+static bool gradLikeInput(Call &c, TensorType g, TensorType x) {
+  if (!isFloatLike(x.getElementType()) ||
+      g.getElementType() != x.getElementType())
+    return c.err("grad_out and input must have one floating dtype, got ",
+                 g.getElementType(), " and ", x.getElementType());
+  if (g.hasRank() && x.hasRank() && failed(verifyCompatibleShape(g, x)))
+    return c.err("grad_out ", shapeStr(g.getShape()), " must match input ",
+                 shapeStr(x.getShape()));
+  return true;
+}
+
+/// A saved statistic (mean or rstd) of `rows` elements, when both are known.
+static bool statistic(Call &c, unsigned i, const char *what, int64_t rows) {
+  TensorType t = c.tensor(i, what);
+  if (!t)
+    return false;
+  if (!isFloatLike(t.getElementType()))
+    return c.err(what, " must be floating point, got ", t.getElementType());
+  if (t.hasStaticShape() && rows != kDyn && t.getNumElements() != rows)
+    return c.err(what, " ", shapeStr(t.getShape()), " must hold ", rows,
+                 " elements, one per normalized row");
+  return true;
+}
+
+/// native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd,
+/// weight, bias, output_mask) -> (grad_input, grad_weight, grad_bias): the
+/// input's type, then normalized_shape of the weight's and the bias's
+/// dtypes. A grad_weight (grad_bias) asked for needs a weight (bias), as
+/// ATen's.
+INFER(inferLayerNormBackward) {
+  CALL;
+  TensorType g = c.tensor(0, "grad_out"), x = c.tensor(1, "input");
+  if (!g || !x || !gradLikeInput(c, g, x))
+    return false;
+  std::vector<int64_t> norm;
+  std::array<bool, 3> mask{};
+  std::string why;
+  if (!traceir::decodeLayerNormBackward(callArgs(a), norm, mask, why))
+    return c.err(why);
+  int64_t rows = kDyn;
+  if (x.hasRank()) {
+    ArrayRef<int64_t> s = x.getShape();
+    if (norm.size() > s.size())
+      return c.err("normalized_shape ", shapeStr(norm),
+                   " is longer than input ", shapeStr(s));
+    for (auto [d, n] : llvm::zip(s.take_back(norm.size()), norm))
+      if (d != kDyn && d != n)
+        return c.err("normalized_shape ", shapeStr(norm),
+                     " does not match the trailing dims of input ",
+                     shapeStr(s));
+    rows = 1;
+    for (int64_t d : s.drop_back(norm.size()))
+      if (rows != kDyn && !c.mulDims(rows, d, rows, "the rows"))
+        return false;
+  }
+  if (!statistic(c, 3, "mean", rows) || !statistic(c, 4, "rstd", rows))
+    return false;
+  TensorType w, b;
+  if (!c.optTensor(5, "weight", w) || !c.optTensor(6, "bias", b))
+    return false;
+  for (auto [t, what] : {std::pair{w, "weight"}, std::pair{b, "bias"}})
+    if (t && t.hasRank() && failed(verifyCompatibleShape(t.getShape(), norm)))
+      return c.err(what, " ", shapeStr(t.getShape()),
+                   " must have normalized_shape ", shapeStr(norm));
+  if ((mask[1] && !w) || (mask[2] && !b))
+    return c.err("output_mask asks for the gradient of a ",
+                 mask[1] && !w ? "weight" : "bias", " that is None");
+  Type elt = x.getElementType();
+  return pushNormGrads(c, x, norm, w ? w.getElementType() : elt,
+                       b ? b.getElementType() : elt, mask);
+}
+
+/// native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C,
+/// HxW, group, output_mask) -> (grad_input, grad_weight, grad_bias): the
+/// input's type, then [C] of the weight's dtype (the input's when None).
+INFER(inferGroupNormBackward) {
+  CALL;
+  TensorType g = c.tensor(0, "grad_out"), x = c.tensor(1, "input");
+  if (!g || !x || !gradLikeInput(c, g, x))
+    return false;
+  traceir::GroupNormArgs gn;
+  std::array<bool, 3> mask{};
+  std::string why;
+  if (!traceir::decodeGroupNormBackward(callArgs(a), gn, mask, why))
+    return c.err(why);
+  if (x.hasRank()) {
+    ArrayRef<int64_t> s = x.getShape();
+    int64_t hxw = 1;
+    bool dyn = false;
+    for (size_t d = 2; d < s.size(); ++d) {
+      dyn |= s[d] == kDyn;
+      hxw *= s[d] == kDyn ? 1 : s[d];
+    }
+    auto differs = [](int64_t u, int64_t v) { return u != kDyn && u != v; };
+    if (s.size() < 2 || differs(s[0], gn.N) || differs(s[1], gn.C) ||
+        (!dyn && hxw != gn.HxW))
+      return c.err("input ", shapeStr(s), " is not [N=", gn.N, ", C=", gn.C,
+                   ", *] with HxW=", gn.HxW, " elements in *");
+  }
+  int64_t rows;
+  if (!c.mulDims(gn.N, gn.group, rows, "N * group") ||
+      !statistic(c, 2, "mean", rows) || !statistic(c, 3, "rstd", rows))
+    return false;
+  TensorType w;
+  if (!c.optTensor(4, "weight", w))
+    return false;
+  if (w && w.hasRank() && failed(verifyCompatibleShape(w.getShape(), {gn.C})))
+    return c.err("weight ", shapeStr(w.getShape()),
+                 " must have shape [C=", gn.C, "]");
+  Type elt = w ? w.getElementType() : x.getElementType();
+  return pushNormGrads(c, x, {gn.C}, elt, elt, mask);
+}
+
 /// Checks an optional per-channel tensor of batch norm.
 static bool channelVector(Call &c, unsigned i, const char *what,
                           int64_t channels) {
@@ -1843,6 +1973,37 @@ INFER(inferEmbedding) {
   return c.push(r, w.getElementType());
 }
 
+/// embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+/// scale_grad_by_freq) -> [num_weights, D] of grad_output's dtype, for
+/// grad_output indices.shape + [D] (floating or integer, as ATen's CPU).
+INFER(inferEmbeddingDenseBackward) {
+  CALL;
+  TensorType g = c.tensor(0, "grad_output"), idx = c.tensor(1, "indices");
+  if (!g || !idx)
+    return false;
+  Type elt = g.getElementType();
+  if (!isFloatLike(elt) && (!isa<IntegerType>(elt) || elt.isInteger(1)))
+    return c.err("grad_output must be floating point or integer, got ", elt);
+  if (!isa<IntegerType>(idx.getElementType()) ||
+      idx.getElementType().isInteger(1))
+    return c.err("indices must be integers, got ", idx.getElementType());
+  traceir::EmbeddingBackwardArgs eb;
+  std::string why;
+  if (!traceir::decodeEmbeddingDenseBackward(callArgs(a), eb, why))
+    return c.err(why);
+  if (!g.hasRank())
+    return c.push({eb.numWeights, kDyn}, elt);
+  ArrayRef<int64_t> gs = g.getShape();
+  if (gs.empty())
+    return c.err("grad_output must have rank >= 1, got []");
+  if (idx.hasRank() &&
+      (idx.getRank() + 1 != g.getRank() ||
+       failed(verifyCompatibleShape(gs.drop_back(), idx.getShape()))))
+    return c.err("grad_output ", shapeStr(gs), " must be indices.shape ",
+                 shapeStr(idx.getShape()), " + [D]");
+  return c.push({eb.numWeights, gs.back()}, elt);
+}
+
 /// Whether checkedWindowOutput failed because the padded input or the
 /// dilated kernel overflows (rather than the kernel being too large), for
 /// the message. Stride, padding and dilation are known to be valid.
@@ -2100,6 +2261,47 @@ INFER(inferAvgPool3d) {
       c, a, traceir::decodeAvgPool3d, PoolElts::FloatOrI64);
 }
 
+/// avg_pool2d_backward(grad_output, self, kernel_size, stride, padding,
+/// ceil_mode, count_include_pad, divisor_override) -> grad_input of self's
+/// type (floating or i64, as the forward); grad_output has the forward's
+/// result shape.
+INFER(inferAvgPool2dBackward) {
+  CALL;
+  TensorType g = c.tensor(0, "grad_output"), x = c.tensor(1, "self");
+  if (!g || !x)
+    return false;
+  Type elt = x.getElementType();
+  if ((!isFloatLike(elt) && !elt.isSignlessInteger(64)) ||
+      g.getElementType() != elt)
+    return c.err("grad_output and self must have one floating or i64 dtype, "
+                 "got ",
+                 g.getElementType(), " and ", elt);
+  traceir::AvgPool2dArgs pool;
+  std::string why;
+  if (!traceir::decodeAvgPool2dBackward(callArgs(a), pool, why))
+    return c.err(why);
+  if (!x.hasRank())
+    return c.pushUnranked(elt);
+  if (x.getRank() != 3 && x.getRank() != 4)
+    return c.err("self must be [N, C, H, W] or [C, H, W], got ",
+                 shapeStr(x.getShape()));
+  Shape want(x.getShape().begin(), x.getShape().end());
+  for (int i = 0; i < 2; ++i) {
+    int64_t &in = want[want.size() - 2 + i];
+    if (in == kDyn)
+      continue;
+    std::optional<int64_t> o = pool.outputSize(i, in);
+    if (!o)
+      return c.err("pooling window ", shapeStr(pool.kernel),
+                   " does not fit the padded input ", shapeStr(x.getShape()));
+    in = *o;
+  }
+  if (g.hasRank() && failed(verifyCompatibleShape(g.getShape(), want)))
+    return c.err("grad_output must have the pooled shape ", shapeStr(want),
+                 ", got ", shapeStr(g.getShape()));
+  return c.push(x.getShape(), elt);
+}
+
 /// The shape `s` (dynamic dims as kDyn) as the decoders read it, unknown
 /// sizes negative, and back.
 static std::vector<int64_t> knownSizes(ArrayRef<int64_t> s) {
@@ -2275,6 +2477,37 @@ INFER(inferAdaptiveAvgPool2d) { // adaptive_avg_pool2d(input, output_size)
 INFER(inferAdaptiveAvgPool3d) { // _adaptive_avg_pool3d(self, output_size)
   CALL;
   return inferAdaptiveAvgPool<3>(c, a);
+}
+
+/// _adaptive_avg_pool2d_backward(grad_output, self) -> grad_input of self's
+/// type: a floating self [N, C, H, W] or [C, H, W], grad_output of its dtype
+/// and leading dims with a nonzero output size.
+INFER(inferAdaptiveAvgPool2dBackward) {
+  CALL;
+  TensorType g = c.tensor(0, "grad_output"), x = c.tensor(1, "self");
+  if (!g || !x)
+    return false;
+  Type elt = x.getElementType();
+  if (!isFloatLike(elt) || g.getElementType() != elt)
+    return c.err("grad_output and self must have one floating dtype, got ",
+                 g.getElementType(), " and ", elt);
+  if (!x.hasRank())
+    return c.pushUnranked(elt);
+  ArrayRef<int64_t> xs = x.getShape();
+  if (xs.size() != 3 && xs.size() != 4)
+    return c.err("self must be [N, C, H, W] or [C, H, W], got ", shapeStr(xs));
+  if (g.hasRank()) {
+    ArrayRef<int64_t> gs = g.getShape();
+    if (gs.size() != xs.size() ||
+        failed(verifyCompatibleShape(gs.drop_back(2), xs.drop_back(2))))
+      return c.err("grad_output ", shapeStr(gs),
+                   " must have the leading dims of self ", shapeStr(xs));
+    for (int64_t d : gs.take_back(2))
+      if (d == 0)
+        return c.err("grad_output ", shapeStr(gs),
+                     " must have a nonzero output size");
+  }
+  return c.push(xs, elt);
 }
 
 /// lstm(input, h0, c0, weights..., has_biases, num_layers, dropout, train,

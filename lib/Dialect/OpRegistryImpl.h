@@ -93,6 +93,8 @@ InferSig inferLogSoftmaxInternal, inferLogSoftmaxBackward,
     inferThresholdBackward, inferOnesLike, inferNllLossForward,
     inferNllLossBackward, inferConvolutionBackward,
     inferMaxPool2dWithIndicesBackward;
+InferSig inferAvgPool2dBackward, inferAdaptiveAvgPool2dBackward,
+    inferLayerNormBackward, inferGroupNormBackward, inferEmbeddingDenseBackward;
 
 //===----------------------------------------------------------------------===//
 // Aliasing and effect rules (OpAliasing.cpp)

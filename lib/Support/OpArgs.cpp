@@ -296,6 +296,11 @@ static bool decodeAvgPool(const CallArgs &args, AvgPoolArgs<N> &a,
   return true;
 }
 
+bool traceir::decodeAvgPool2dBackward(const CallArgs &args, AvgPool2dArgs &a,
+                                      std::string &err) {
+  return decodeAvgPool2d(OffsetCallArgs(args, 1), a, err);
+}
+
 bool traceir::decodeAvgPool2d(const CallArgs &args, AvgPool2dArgs &a,
                               std::string &err) {
   return decodeAvgPool(args, a, err);
@@ -910,14 +915,16 @@ bool traceir::decodeIndexPut(const CallArgs &args, unsigned n, unsigned &values,
   return true;
 }
 
-bool traceir::decodeGroupNorm(const CallArgs &args, GroupNormArgs &a,
-                              std::string &err) {
+/// native_group_norm's N, C, HxW, group (arguments 3 to 6) and, where
+/// `eps`, eps (7): the forward's and, two arguments later, the backward's.
+static bool decodeGroupNormSizes(const CallArgs &args, GroupNormArgs &a,
+                                 bool eps, std::string &err) {
   a = GroupNormArgs();
   if (!readInt(args, 3, "N", a.N, std::nullopt, err) ||
       !readInt(args, 4, "C", a.C, std::nullopt, err) ||
       !readInt(args, 5, "HxW", a.HxW, std::nullopt, err) ||
       !readInt(args, 6, "group", a.group, std::nullopt, err) ||
-      !readNumber(args, 7, "eps", a.eps, std::nullopt, err))
+      (eps && !readNumber(args, 7, "eps", a.eps, std::nullopt, err)))
     return false;
   if (a.N < 0 || a.C < 0 || a.HxW < 0) {
     err = "N, C and HxW must be non-negative, got " + std::to_string(a.N) +
@@ -928,6 +935,67 @@ bool traceir::decodeGroupNorm(const CallArgs &args, GroupNormArgs &a,
     err = "Expected number of channels in input to be divisible by "
           "num_groups, but got C=" +
           std::to_string(a.C) + " and num_groups=" + std::to_string(a.group);
+    return false;
+  }
+  return true;
+}
+
+bool traceir::decodeGroupNorm(const CallArgs &args, GroupNormArgs &a,
+                              std::string &err) {
+  return decodeGroupNormSizes(args, a, /*eps=*/true, err);
+}
+
+/// A backward op's output_mask at `i`: three bools (None: all three).
+static bool readOutputMask(const CallArgs &args, unsigned i,
+                           std::array<bool, 3> &mask, std::string &err) {
+  mask = {true, true, true};
+  if (args.isNone(i))
+    return true;
+  std::vector<int64_t> m;
+  if (!readIntList(args, i, "output_mask", m, err))
+    return false;
+  if (m.size() != 3) {
+    err = "output_mask must be three bools, got " + intListString(m);
+    return false;
+  }
+  for (int k = 0; k < 3; ++k)
+    mask[k] = m[k] != 0;
+  return true;
+}
+
+bool traceir::decodeGroupNormBackward(const CallArgs &args, GroupNormArgs &a,
+                                      std::array<bool, 3> &mask,
+                                      std::string &err) {
+  return decodeGroupNormSizes(OffsetCallArgs(args, 2), a, /*eps=*/false, err) &&
+         readOutputMask(args, 9, mask, err);
+}
+
+bool traceir::decodeLayerNormBackward(const CallArgs &args,
+                                      std::vector<int64_t> &normalized,
+                                      std::array<bool, 3> &mask,
+                                      std::string &err) {
+  if (!readIntList(args, 2, "normalized_shape", normalized, err))
+    return false;
+  for (int64_t d : normalized)
+    if (d < 0) {
+      err = "normalized_shape must hold non-negative sizes, got " +
+            intListString(normalized);
+      return false;
+    }
+  return readOutputMask(args, 7, mask, err);
+}
+
+bool traceir::decodeEmbeddingDenseBackward(const CallArgs &args,
+                                           EmbeddingBackwardArgs &a,
+                                           std::string &err) {
+  a = EmbeddingBackwardArgs();
+  if (!readInt(args, 2, "num_weights", a.numWeights, std::nullopt, err) ||
+      !readInt(args, 3, "padding_idx", a.paddingIdx, -1, err) ||
+      !readBool(args, 4, "scale_grad_by_freq", a.scaleGradByFreq, false, err))
+    return false;
+  if (a.numWeights < 0) {
+    err =
+        "num_weights must be non-negative, got " + std::to_string(a.numWeights);
     return false;
   }
   return true;

@@ -197,6 +197,11 @@ struct Col2imArgs {
 };
 bool decodeCol2im(const CallArgs &args, std::span<const int64_t> shape,
                   Col2imArgs &a, std::string &err);
+/// avg_pool2d_backward(grad_output, self, kernel_size, stride, padding,
+/// ceil_mode, count_include_pad, divisor_override): avg_pool2d's window and
+/// checks, one argument later.
+bool decodeAvgPool2dBackward(const CallArgs &args, AvgPool2dArgs &a,
+                             std::string &err);
 
 //===--- Padding and resampling -------------------------------------------===//
 
@@ -372,6 +377,28 @@ struct GroupNormArgs {
   double eps = 1e-5;
 };
 bool decodeGroupNorm(const CallArgs &args, GroupNormArgs &a, std::string &err);
+/// native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C,
+/// HxW, group, output_mask): native_group_norm's N, C, HxW and group (two
+/// arguments later, no eps) and which of (grad_input, grad_weight,
+/// grad_bias) to compute.
+bool decodeGroupNormBackward(const CallArgs &args, GroupNormArgs &a,
+                             std::array<bool, 3> &mask, std::string &err);
+/// native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd,
+/// weight, bias, output_mask): normalized_shape (non-negative sizes) and
+/// which of (grad_input, grad_weight, grad_bias) to compute.
+bool decodeLayerNormBackward(const CallArgs &args,
+                             std::vector<int64_t> &normalized,
+                             std::array<bool, 3> &mask, std::string &err);
+
+/// embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+/// scale_grad_by_freq): num_weights non-negative; padding_idx is compared
+/// with each index as it is (ATen does not wrap a negative one here).
+struct EmbeddingBackwardArgs {
+  int64_t numWeights = 0, paddingIdx = -1;
+  bool scaleGradByFreq = false;
+};
+bool decodeEmbeddingDenseBackward(const CallArgs &args,
+                                  EmbeddingBackwardArgs &a, std::string &err);
 
 //===--- Tensors made from scalars ----------------------------------------===//
 

@@ -39,7 +39,13 @@ def _schema_positional(target, args, kwargs):
         if arg.name in kwargs:
             out.append(kwargs[arg.name])
         elif any(a.name in kwargs for a in schema.arguments[i + 1:]):
-            out.append(arg.default_value)
+            default = arg.default_value
+            if arg.name == "dtype" and type(default) is int:
+                # randperm's dtype=4: a c10::ScalarType's number (the
+                # schema's type says int).
+                from ._jit_import import _SCALAR_TYPES
+                default = _SCALAR_TYPES[default]
+            out.append(default)
         else:
             break
     return out

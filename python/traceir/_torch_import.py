@@ -115,9 +115,12 @@ def build_fx_graph(b, graph, placeholders, out_node_args):
     nodes to Values. Returns the output Values."""
     values = dict(placeholders)
     # The op that made each size only a run knows (u0: nonzero's row
-    # count): the first node whose value has it.
+    # count): the first call whose value has it (an input's symbolic size,
+    # from a dynamic export, has none).
     producers = {}
     for n in graph.nodes:
+        if n.op != "call_function" or not isinstance(n.target, torch._ops.OpOverload):
+            continue
         for sym in _symbols(n.meta.get("val")):
             producers.setdefault(sym, n)
 

@@ -691,8 +691,8 @@ bool AttentionArgs::evenlySpaced(const AttentionOperand &o,
 
 /// Lays `t` out as batches over `batch` and a [rows, cols] matrix; missing
 /// and size-1 dims broadcast (stride 0).
-static void attentionOperand(const Tensor &t, std::span<const int64_t> batch,
-                             AttentionOperand &o) {
+void traceir::attentionOperand(const Tensor &t, std::span<const int64_t> batch,
+                               AttentionOperand &o) {
   int64_t full = static_cast<int64_t>(batch.size()) + 2;
   o.t = &t;
   o.offset = t.offset;

@@ -272,6 +272,23 @@ def test_flash_attention_for_cpu(dtype, causal, masked, scale):
              [q, k, Transposed(v), 0.0, causal, mask, scale], list(want), **tol)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=lambda d: str(d).removeprefix("torch."))
+@pytest.mark.parametrize("masked", [False, True])
+def test_attention_half_precision(dtype, masked):
+    # f16 and bf16 compute in float and round once, as ATen's CPU kernels
+    # (the flash op's logsumexp stays float32); sdpa shares the kernel.
+    q, k, v = flash_args(2, 2, 5, 6, 8, 8, torch.float32, 20)
+    q, k, v = q.to(dtype), k.to(dtype), v.to(dtype)
+    mask = torch.randn(5, 6, generator=gen(21)).to(dtype) if masked else None
+    want = A._scaled_dot_product_flash_attention_for_cpu(q, k, v, attn_mask=mask)
+    assert want[1].dtype == torch.float32
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype == torch.bfloat16 else dict(rtol=2e-3, atol=2e-3)
+    check_op("_scaled_dot_product_flash_attention_for_cpu",
+             [Transposed(q), k, v, 0.0, False, mask, None], list(want), **tol)
+    check_op("scaled_dot_product_attention", [q, k, v, mask], want[0], **tol)
+
+
 class FlashForCpu(torch.nn.Module):
     def forward(self, q, k, v):
         out, lse = A._scaled_dot_product_flash_attention_for_cpu(q, k, v, is_causal=True)

@@ -229,6 +229,10 @@ struct AttentionArgs {
   /// strided-batched gemm needs; `stride` is then that spacing.
   bool evenlySpaced(const AttentionOperand &o, int64_t &stride) const;
 };
+/// Lays `t` out as batches over `batch` and a [rows, cols] matrix; missing
+/// and size-1 dims broadcast (stride 0).
+void attentionOperand(const Tensor &t, std::span<const int64_t> batch,
+                      AttentionOperand &o);
 /// Where attentionArgs finds the optional arguments:
 /// scaled_dot_product_attention's order by default; flashForCpu() gives
 /// _scaled_dot_product_flash_attention_for_cpu's (query, key, value,

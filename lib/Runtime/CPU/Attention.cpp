@@ -7,6 +7,7 @@
 // result. A row that is masked out entirely gives zeros, as PyTorch does
 // (its _safe_softmax), not NaN. Arguments are read by attentionArgs
 // (NNArgs.h), shared with the CUDA kernel.
+// f16 and bf16 compute in float on float copies, rounding the result once.
 // _scaled_dot_product_flash_attention_for_cpu is the same computation,
 // returning each score row's logsumexp (max + log(sum of exp)) too.
 //
@@ -70,10 +71,10 @@ void softmaxRow(const AttentionArgs &a, int64_t b, int64_t i, const T *scores,
 /// The attention of `a` into result 0 and, where `lse` is not null, each
 /// score row's logsumexp into it ([B, L], contiguous).
 template <typename T>
-void attention(KernelContext &ctx, const AttentionArgs &a, Tensor *lse) {
+void attention(KernelContext &ctx, const AttentionArgs &a, Tensor *lse,
+               Tensor &out) {
   DType dtype = a.q.t->dtype;
   size_t es = sizeof(T);
-  Tensor &out = ctx.result(0);
   if (a.B == 0 || a.L == 0 || (a.Ev == 0 && !lse))
     return;
   // Scores and then probabilities of one batch matrix, reused.
@@ -119,15 +120,58 @@ void attention(KernelContext &ctx, const AttentionArgs &a, Tensor *lse) {
 }
 } // namespace
 
+/// f16 and bf16, as ATen's CPU kernels: float copies of the operands (and
+/// of a float mask), the attention in float, the result rounded once.
+static void attentionInFloat(KernelContext &ctx, const AttentionArgs &a,
+                             Tensor *lse) {
+  Tensor &out = ctx.result(0);
+  std::vector<Storage> storages(5);
+  std::vector<Tensor> copies(5);
+  unsigned used = 0;
+  auto toFloat = [&](const Tensor &t, bool copy = true) -> Tensor * {
+    Storage &st = storages[used];
+    Tensor &f = copies[used++];
+    st.device = t.storage->device;
+    st.nbytes = t.numel() * int64_t(sizeof(float));
+    st.data = ctx.scratch(t.numel(), sizeof(float), 1);
+    if (!st.data)
+      return nullptr;
+    f.storage = &st;
+    f.dtype = DType::F32;
+    f.shape = t.shape;
+    f.strides = Tensor::contiguousStrides(t.shape);
+    if (copy)
+      copyTensor(t, f);
+    return &f;
+  };
+  AttentionArgs af = a;
+  const Tensor *q = toFloat(*a.q.t), *k = toFloat(*a.k.t), *v = toFloat(*a.v.t);
+  const Tensor *m = a.hasMask && !a.maskIsBool ? toFloat(*a.mask.t) : a.mask.t;
+  Tensor *o = toFloat(out, /*copy=*/false);
+  if (!q || !k || !v || (a.hasMask && !m) || !o)
+    return;
+  attentionOperand(*q, af.batchShape, af.q);
+  attentionOperand(*k, af.batchShape, af.k);
+  attentionOperand(*v, af.batchShape, af.v);
+  if (a.hasMask)
+    attentionOperand(*m, af.batchShape, af.mask);
+  attention<float>(ctx, af, lse, *o);
+  if (!ctx.failed())
+    copyTensor(*o, out);
+}
+
 static void attentionOf(KernelContext &ctx, const AttentionArgs &a, Tensor *lse,
                         const char *op) {
   switch (a.q.t->dtype) {
   case DType::F32:
-    return attention<float>(ctx, a, lse);
+    return attention<float>(ctx, a, lse, ctx.result(0));
   case DType::F64:
-    return attention<double>(ctx, a, lse);
+    return attention<double>(ctx, a, lse, ctx.result(0));
+  case DType::F16:
+  case DType::BF16:
+    return attentionInFloat(ctx, a, lse);
   default:
-    return ctx.fail(strCat(op, " on the CPU supports f32 and f64, got ") +
+    return ctx.fail(strCat(op, " on the CPU supports floating dtypes, got ") +
                     dtypeName(a.q.t->dtype));
   }
 }

@@ -83,7 +83,7 @@ def _symbols(val):
 
 
 def _where(node, b):
-    """" at file:line" of the node's source, or nothing."""
+    """The node's source as " at file:line", or nothing."""
     loc = fx_location(node, b.here)
     if isinstance(loc, tuple) and loc[1]:
         return f" at {loc[1]}:{loc[2]}"

@@ -423,6 +423,24 @@ bool inferElementwise(const PyArgs &a, MLIRContext *ctx,
   return elementwise(c, N, R);
 }
 
+/// round(self, decimals=0) (round.default and round.decimals): self's type;
+/// decimals, an int, needs a floating self (ATen's round.decimals has no
+/// integer kernel).
+bool inferRound(const PyArgs &a, MLIRContext *ctx, SmallVectorImpl<Type> &out,
+                InferError &e) {
+  Call c{a, ctx, out, Err{e}};
+  int64_t decimals;
+  if (!c.intArg(1, "decimals", decimals, 0))
+    return false;
+  TensorType t = c.tensor(0, "self");
+  if (!t)
+    return false;
+  if (decimals != 0 && !isFloatLike(t.getElementType()))
+    return c.err("decimals=", decimals, " takes floating-point tensors, got ",
+                 t.getElementType());
+  return elementwise(c, 1, EltRule::NotBool);
+}
+
 /// div(self, other, rounding_mode=None): true division gives floats even
 /// for integer operands; with a rounding mode the dtype is promoted.
 bool inferDiv(const PyArgs &a, MLIRContext *ctx, SmallVectorImpl<Type> &out,
@@ -656,6 +674,78 @@ INFER(inferAttention) {
   return c.push(r, elt);
 }
 
+/// _scaled_dot_product_flash_attention_for_cpu(query, key, value,
+/// dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None) ->
+/// (output, logsumexp): query [N, H, L, E], key [N, H, S, E], value [N, H,
+/// S, E] (rank 4 and one head size, as ATen's kernel asks); output [N, H, L,
+/// E] in the query's dtype and logsumexp [N, H, L] of the scaled, masked scores
+/// in its accumulation dtype (float32, float64 for float64). ATen's kernel
+/// takes no dropout and a mask only of the query's dtype.
+INFER(inferFlashAttentionForCpu) {
+  CALL;
+  TensorType q = c.tensor(0, "query"), k = c.tensor(1, "key"),
+             v = c.tensor(2, "value"), m;
+  if (!q || !k || !v || !c.optTensor(5, "attn_mask", m))
+    return false;
+  Type elt = q.getElementType();
+  if (k.getElementType() != elt || v.getElementType() != elt)
+    return c.err("query, key and value must have the same dtype, got ", elt,
+                 ", ", k.getElementType(), " and ", v.getElementType());
+  if (!isFloatLike(elt))
+    return c.err("query, key and value must be floating point, got ", elt);
+  if (m && m.getElementType() != elt)
+    return c.err("attn_mask must have the query's dtype ", elt, ", got ",
+                 m.getElementType());
+  auto p = getNumber(a.scalar(3));
+  if (!a.isNoneOrAbsent(3) && !p)
+    return c.err("argument #3 (dropout_p) must be a number");
+  if (p && *p != 0)
+    return c.err("dropout_p must be 0 (ATen's CPU kernel has no dropout), got ",
+                 *p);
+  bool causal;
+  if (!c.boolArg(4, "is_causal", causal, false))
+    return false;
+  if (!a.isNoneOrAbsent(6) && !getNumber(a.scalar(6)))
+    return c.err("argument #6 (scale) must be a number or None");
+  if (causal && m)
+    return c.err("an explicit attn_mask must not be set when is_causal=True");
+  Type acc = elt.isF64() ? elt : c.f32();
+  if (!q.hasRank() || !k.hasRank() || !v.hasRank()) {
+    c.pushUnranked(elt);
+    return c.pushUnranked(acc);
+  }
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
+  if (qs.size() != 4 || ks.size() != 4 || vs.size() != 4)
+    return c.err("query, key and value must have rank 4 ([N, H, L, E]), got ",
+                 shapeStr(qs), ", ", shapeStr(ks), " and ", shapeStr(vs));
+  auto differ = [](int64_t x, int64_t y) {
+    return x != kDyn && y != kDyn && x != y;
+  };
+  for (int d = 0; d < 2; ++d)
+    if (differ(qs[d], ks[d]) || differ(qs[d], vs[d]))
+      return c.err("query ", shapeStr(qs), ", key ", shapeStr(ks),
+                   " and value ", shapeStr(vs),
+                   " must have the same batch and heads (dims 0 and 1)");
+  if (differ(qs[3], ks[3]) || differ(qs[3], vs[3]))
+    return c.err("query ", shapeStr(qs), ", key ", shapeStr(ks), " and value ",
+                 shapeStr(vs), " must have the same head size (last dim)");
+  if (differ(ks[2], vs[2]))
+    return c.err("key ", shapeStr(ks), " and value ", shapeStr(vs),
+                 " must have the same sequence length (dim 2)");
+  if (m && m.hasRank()) {
+    Shape scores{qs[0], qs[1], qs[2], ks[2]};
+    Shape chk = scores;
+    if (!broadcastInto(chk, m.getShape(), c.err))
+      return false;
+    if (failed(verifyCompatibleShape(chk, scores)))
+      return c.err("attn_mask ", shapeStr(m.getShape()),
+                   " does not broadcast to the attention scores ",
+                   shapeStr(scores));
+  }
+  return c.push({qs[0], qs[1], qs[2], vs[3]}, elt) &&
+         c.push({qs[0], qs[1], qs[2]}, acc);
+}
+
 //===--- Reductions and normalizations ----------------------------------===//
 
 /// A ScalarType argument as the exporters print it ("torch.float32"; the
@@ -879,6 +969,50 @@ template <bool Strided, bool Random> INFER(inferFactory) {
   if (Random && !isFloatLike(dtype))
     return c.err("draws floating point values, got dtype ", dtype);
   return c.push(size, dtype);
+}
+
+/// randperm(n, dtype=None, ...): [n] in dtype (int64 when None), n >= 0
+/// and within randpermMaxN of the dtype.
+INFER(inferRandperm) {
+  CALL;
+  int64_t n;
+  Type dtype;
+  if (!c.intArg(0, "n", n) || !dtypeArg(c, 1, "dtype", dtype))
+    return false;
+  if (n < 0)
+    return c.err("n must be non-negative, got ", n);
+  if (!dtype)
+    dtype = c.i64();
+  using traceir::RandpermDtype;
+  std::optional<RandpermDtype> rd;
+  if (dtype.isUnsignedInteger(8))
+    rd = RandpermDtype::U8;
+  else if (dtype.isInteger(1))
+    return c.err("randperm has no bool kernel (dtype=torch.bool)");
+  else if (dtype.isInteger(8))
+    rd = RandpermDtype::I8;
+  else if (dtype.isInteger(16))
+    rd = RandpermDtype::I16;
+  else if (dtype.isInteger(32))
+    rd = RandpermDtype::I32;
+  else if (dtype.isInteger(64))
+    rd = RandpermDtype::I64;
+  else if (dtype.isF16())
+    rd = RandpermDtype::F16;
+  else if (dtype.isBF16())
+    rd = RandpermDtype::BF16;
+  else if (dtype.isF32())
+    rd = RandpermDtype::F32;
+  else if (dtype.isF64())
+    rd = RandpermDtype::F64;
+  else
+    return c.err("takes an integer or floating dtype, got ", dtype);
+  if (n > traceir::randpermMaxN(*rd))
+    return c.err("n = ", n, " is too large for dtype ",
+                 traceir::randpermDtypeName(*rd), " (at most ",
+                 traceir::randpermMaxN(*rd),
+                 ": every value 0..n-1 must be exact)");
+  return c.push({n}, dtype);
 }
 
 /// arange(start, end, step=1, dtype=None, ...), arange.start_step: a 1-D
@@ -1900,6 +2034,29 @@ INFER(inferIndexPut) {
     }
     return c.push(s, elt);
   });
+}
+
+/// masked_scatter(self, mask, source): self and the bool mask broadcast
+/// together (the result's shape), source has self's dtype and any shape;
+/// whether it has as many elements as the mask has Trues only a run knows.
+INFER(inferMaskedScatter) {
+  CALL;
+  TensorType self = c.tensor(0, "self"), mask = c.tensor(1, "mask"),
+             src = c.tensor(2, "source");
+  if (!self || !mask || !src)
+    return false;
+  Type elt = self.getElementType();
+  if (!mask.getElementType().isInteger(1))
+    return c.err("mask must be a bool tensor, got ", mask.getElementType());
+  if (src.getElementType() != elt)
+    return c.err("source must have self's dtype ", elt, ", got ",
+                 src.getElementType());
+  if (!self.hasRank() || !mask.hasRank())
+    return c.pushUnranked(elt);
+  Shape s(self.getShape().begin(), self.getShape().end());
+  if (!broadcastInto(s, mask.getShape(), c.err))
+    return false;
+  return c.push(s, elt);
 }
 
 /// slice_scatter(self, src, dim=0, start=None, end=None, step=1): self's

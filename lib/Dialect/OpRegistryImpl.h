@@ -49,11 +49,14 @@ InferSig inferWhere, inferDiv, inferSameAsFirst, inferDropout, inferToCopy,
 // Tensors made from scalars
 InferSig inferFull, inferFullLike, inferScalarTensor, inferArange;
 template <bool Strided, bool Random> InferSig inferFactory;
+InferSig inferRandperm;
 template <unsigned N, EltRule R = EltRule::Promote> InferSig inferElementwise;
+InferSig inferRound;
 
 // Linear algebra
 InferSig inferMatmul, inferLinear, inferAddmm, inferAttention;
 template <unsigned Rank> InferSig inferMatmulOfRank;
+InferSig inferFlashAttentionForCpu;
 
 // Reductions and normalizations
 template <ReduceDtype R, traceir::DimArg F = traceir::DimArg::List>
@@ -73,6 +76,7 @@ InferSig inferView, inferTranspose, inferT, inferPermute, inferUnsqueeze,
 InferSig inferIndexSelect, inferGather, inferScatter, inferScatterAdd,
     inferScatterReduce, inferIndex, inferIndexPut, inferSliceScatter,
     inferSelectScatter;
+InferSig inferMaskedScatter;
 
 // Neural-network layers
 InferSig inferEmbedding, inferConv2d, inferMaxPool2d, inferAdaptiveAvgPool2d,

@@ -406,3 +406,65 @@ bool traceir::selectScatterView(KernelContext &ctx, Tensor &view) {
   return scatterView(ctx, "select", views::ViewArgs{{d, index}, false}, shape,
                      view);
 }
+
+bool traceir::maskedScatterCall(KernelContext &ctx, MaskedScatterLaunch &L) {
+  const Tensor &self = ctx.tensor(0), &mask = ctx.tensor(1),
+               &src = ctx.tensor(2);
+  Tensor &out = ctx.result(0);
+  if (mask.dtype != DType::Bool) {
+    ctx.fail(strCat("mask must be a bool tensor, got ") +
+             dtypeName(mask.dtype));
+    return false;
+  }
+  if (src.dtype != self.dtype || out.dtype != self.dtype) {
+    ctx.fail(strCat("source and the result must have self's dtype ") +
+             dtypeName(self.dtype) + ", got " + dtypeName(src.dtype) + " and " +
+             dtypeName(out.dtype));
+    return false;
+  }
+  if (!broadcastsTo(self.shape, out.shape) ||
+      !broadcastsTo(mask.shape, out.shape)) {
+    ctx.fail("self " + shapeToString(self.shape) + " and mask " +
+             shapeToString(mask.shape) + " do not broadcast to the result " +
+             shapeToString(out.shape));
+    return false;
+  }
+  if (out.rank() > kMsMaxRank || src.rank() > kMsMaxRank) {
+    ctx.fail("supports at most " + strCat(kMsMaxRank) + " dims");
+    return false;
+  }
+  L = MaskedScatterLaunch();
+  L.out = out.bytes();
+  L.elementSize = static_cast<int32_t>(dtypeSize(out.dtype));
+  L.rank = static_cast<int32_t>(out.rank());
+  L.numel = out.numel();
+  for (int64_t d = 0; d < out.rank(); ++d)
+    L.shape[d] = out.shape[d];
+  auto broadcast = [&](const Tensor &t, int64_t *strides) {
+    int64_t lead = out.rank() - t.rank();
+    for (int64_t d = 0; d < out.rank(); ++d) {
+      int64_t td = d - lead;
+      strides[d] = td < 0 || t.shape[td] == 1 ? 0 : t.strides[td];
+    }
+  };
+  L.self = self.bytes();
+  broadcast(self, L.selfStrides);
+  L.mask = mask.bytes();
+  broadcast(mask, L.maskStrides);
+  L.source = src.bytes();
+  L.sourceRank = static_cast<int32_t>(src.rank());
+  for (int64_t d = 0; d < src.rank(); ++d) {
+    L.sourceShape[d] = src.shape[d];
+    L.sourceStrides[d] = src.strides[d];
+  }
+  L.sourceNumel = src.numel();
+  return true;
+}
+
+void traceir::failMaskedScatterCount(KernelContext &ctx, int64_t trues,
+                                     int64_t sourceNumel) {
+  ctx.fail("source has " + strCat(sourceNumel) +
+           " elements, fewer than the mask's " + strCat(trues) +
+           " True positions (PyTorch: Number of elements of source < number "
+           "of ones in mask)");
+}

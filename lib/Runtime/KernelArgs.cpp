@@ -184,6 +184,34 @@ bool traceir::randomResult(KernelContext &ctx) {
   return false;
 }
 
+bool traceir::randpermArgs(KernelContext &ctx, int64_t &n) {
+  const Tensor &out = ctx.result(0);
+  n = ctx.isNone(0) ? -1 : ctx.scalar(0).i;
+  if (out.rank() != 1 || out.shape[0] != n || n < 0) {
+    ctx.fail("n = " + strCat(n) +
+             " must be non-negative and the result [n], "
+             "got " +
+             shapeToString(out.shape));
+    return false;
+  }
+  static const RandpermDtype kinds[] = {
+      RandpermDtype::F32,  RandpermDtype::F64, RandpermDtype::F16,
+      RandpermDtype::BF16, RandpermDtype::I64, RandpermDtype::I32,
+      RandpermDtype::I16,  RandpermDtype::I8,  RandpermDtype::U8};
+  if (out.dtype == DType::Bool) {
+    ctx.fail("randperm has no bool kernel");
+    return false;
+  }
+  RandpermDtype kind = kinds[static_cast<int>(out.dtype)];
+  if (n > randpermMaxN(kind)) {
+    ctx.fail("n = " + strCat(n) + " is too large for dtype " +
+             randpermDtypeName(kind) + " (at most " +
+             strCat(randpermMaxN(kind)) + ")");
+    return false;
+  }
+  return true;
+}
+
 bool traceir::catArgs(KernelContext &ctx, unsigned &n, int64_t &dim) {
   const Tensor &out = ctx.result(0);
   n = 0;

@@ -728,8 +728,8 @@ bool AttentionArgs::evenlySpaced(const AttentionOperand &o,
 
 /// Lays `t` out as batches over `batch` and a [rows, cols] matrix; missing
 /// and size-1 dims broadcast (stride 0).
-static void attentionOperand(const Tensor &t, std::span<const int64_t> batch,
-                             AttentionOperand &o) {
+void traceir::attentionOperand(const Tensor &t, std::span<const int64_t> batch,
+                               AttentionOperand &o) {
   int64_t full = static_cast<int64_t>(batch.size()) + 2;
   o.t = &t;
   o.offset = t.offset;
@@ -744,7 +744,8 @@ static void attentionOperand(const Tensor &t, std::span<const int64_t> batch,
   o.cs = strideAt(full - 1);
 }
 
-bool traceir::attentionArgs(KernelContext &ctx, AttentionArgs &a) {
+bool traceir::attentionArgs(KernelContext &ctx, AttentionArgs &a,
+                            const AttentionArgOrder &order) {
   auto fail = [&](const std::string &msg) {
     ctx.fail(msg);
     return false;
@@ -764,18 +765,19 @@ bool traceir::attentionArgs(KernelContext &ctx, AttentionArgs &a) {
   if (k.shape[k.rank() - 1] != a.E || v.shape[v.rank() - 2] != a.S)
     return fail("key must be [..., S, E] and value [..., S, Ev] for query "
                 "[..., L, E]");
-  double p = ctx.isNone(4) ? 0.0 : ctx.scalar(4).number();
+  double p =
+      ctx.isNone(order.dropout) ? 0.0 : ctx.scalar(order.dropout).number();
   if (p != 0)
     return fail("dropout_p = " + strCat(std::to_string(p)) +
                 " is not supported (only 0: export in eval mode)");
-  if (boolArg(ctx, 7, false))
+  if (order.gqa != ~0u && boolArg(ctx, order.gqa, false))
     return fail("enable_gqa=True is not supported");
-  a.causal = boolArg(ctx, 5, false);
-  a.hasMask = ctx.isTensor(3);
+  a.causal = boolArg(ctx, order.causal, false);
+  a.hasMask = ctx.isTensor(order.mask);
   if (a.causal && a.hasMask)
     return fail("an explicit attn_mask must not be set when is_causal=True");
-  a.scale = ctx.isNone(6) ? 1.0 / std::sqrt(static_cast<double>(a.E))
-                          : ctx.scalar(6).number();
+  a.scale = ctx.isNone(order.scale) ? 1.0 / std::sqrt(static_cast<double>(a.E))
+                                    : ctx.scalar(order.scale).number();
   // The broadcast batch dims: the result's leading dims. A saved
   // executable states the result type itself (inference checks it in a
   // verified graph): it must be [batch..., L, Ev] of the query's dtype, and
@@ -801,7 +803,7 @@ bool traceir::attentionArgs(KernelContext &ctx, AttentionArgs &a) {
   attentionOperand(k, a.batchShape, a.k);
   attentionOperand(v, a.batchShape, a.v);
   if (a.hasMask) {
-    const Tensor &m = ctx.tensor(3);
+    const Tensor &m = ctx.tensor(order.mask);
     a.maskIsBool = m.dtype == DType::Bool;
     if (!a.maskIsBool && m.dtype != q.dtype)
       return fail(strCat("attn_mask must be bool or ") + dtypeName(q.dtype) +
@@ -814,6 +816,36 @@ bool traceir::attentionArgs(KernelContext &ctx, AttentionArgs &a) {
                   " does not broadcast to the attention scores " +
                   shapeToString(scores));
     attentionOperand(m, a.batchShape, a.mask);
+  }
+  return true;
+}
+
+bool traceir::flashAttentionForCpuArgs(KernelContext &ctx, AttentionArgs &a) {
+  const Tensor &q = ctx.tensor(0), &k = ctx.tensor(1), &v = ctx.tensor(2);
+  if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4) {
+    ctx.fail("query, key and value must have rank 4 ([N, H, L, E])");
+    return false;
+  }
+  if (!attentionArgs(ctx, a, AttentionArgOrder::flashForCpu()))
+    return false;
+  if (a.Ev != a.E) {
+    ctx.fail("query, key and value must have the same head size");
+    return false;
+  }
+  if (a.hasMask && a.maskIsBool) {
+    ctx.fail("attn_mask must have the query's dtype (ATen's kernel takes no "
+             "bool mask)");
+    return false;
+  }
+  const Tensor &lse = ctx.result(1);
+  DType acc = q.dtype == DType::F64 ? DType::F64 : DType::F32;
+  Shape want(a.batchShape.begin(), a.batchShape.end());
+  want.push_back(a.L);
+  if (lse.dtype != acc || lse.shape != want) {
+    ctx.fail(strCat("the logsumexp result must be ") + dtypeName(acc) +
+             shapeToString(want) + ", got " + dtypeName(lse.dtype) +
+             shapeToString(lse.shape));
+    return false;
   }
   return true;
 }

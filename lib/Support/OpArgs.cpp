@@ -1084,3 +1084,34 @@ bool traceir::decodeArange(const CallArgs &args, ArangeKind kind, ArangeArgs &a,
   a.size = static_cast<int64_t>(n);
   return true;
 }
+
+int64_t traceir::randpermMaxN(RandpermDtype dtype) {
+  switch (dtype) {
+  case RandpermDtype::U8:
+    return 256;
+  case RandpermDtype::I8:
+    return 128;
+  case RandpermDtype::I16:
+    return 32768;
+  case RandpermDtype::I32:
+    return int64_t(1) << 31;
+  case RandpermDtype::I64:
+    return INT64_MAX;
+  case RandpermDtype::F16:
+    return (int64_t(1) << 11) + 1;
+  case RandpermDtype::BF16:
+    return (int64_t(1) << 8) + 1;
+  case RandpermDtype::F32:
+    return (int64_t(1) << 24) + 1;
+  case RandpermDtype::F64:
+    return (int64_t(1) << 53) + 1;
+  }
+  return 0;
+}
+
+const char *traceir::randpermDtypeName(RandpermDtype dtype) {
+  static const char *const names[] = {"uint8",    "int8",    "int16",
+                                      "int32",    "int64",   "float16",
+                                      "bfloat16", "float32", "float64"};
+  return names[static_cast<int>(dtype)];
+}

@@ -39,7 +39,13 @@ def _schema_positional(target, args, kwargs):
         if arg.name in kwargs:
             out.append(kwargs[arg.name])
         elif any(a.name in kwargs for a in schema.arguments[i + 1:]):
-            out.append(arg.default_value)
+            default = arg.default_value
+            if arg.name == "dtype" and type(default) is int:
+                # randperm's dtype=4: a c10::ScalarType's number (the
+                # schema's type says int).
+                from ._jit_import import _SCALAR_TYPES
+                default = _SCALAR_TYPES[default]
+            out.append(default)
         else:
             break
     return out
@@ -93,8 +99,8 @@ class _Layouts:
         got = self.meta.get(node)
         if got is None:
             val = node.meta.get("val")
-            if not isinstance(val, torch.Tensor):
-                return None
+            if not isinstance(val, torch.Tensor) or _symbols(val):
+                return None  # a size only a run knows: the import fails on it
             got = self.meta[node] = torch.empty(val.shape, dtype=val.dtype, device="meta")
         return got
 
@@ -137,12 +143,66 @@ class _Layouts:
             self.meta[node] = got[idx]
 
 
+def _symbols(val):
+    """The free symbols of the sizes in a node's value (a SymInt, or a
+    tensor or tuple of them with symbolic sizes); empty where all are
+    static."""
+    syms = set()
+    for v in val if isinstance(val, (tuple, list)) else [val]:
+        if isinstance(v, torch.Tensor):
+            sizes = list(v.shape)
+        elif isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            sizes = [v]
+        else:
+            continue
+        for s in sizes:
+            if not isinstance(s, int):
+                syms |= set(s.node.expr.free_symbols)
+    return syms
+
+
+def _where(node, b):
+    """The node's source as " at file:line", or nothing."""
+    loc = fx_location(node, b.here)
+    if isinstance(loc, tuple) and loc[1]:
+        return f" at {loc[1]}:{loc[2]}"
+    return ""
+
+
+def _data_dependent(b, node, what, syms, producers):
+    """Fails for a node whose value has a size only a run knows, naming the
+    op that made that size (nonzero, masked_select, unique, ...) and its
+    source rather than the node that merely reads it."""
+    sym = sorted(syms, key=str)[0]
+    src = producers.get(sym)
+    tail = ("; TraceIR needs static shapes: every size known when the graph is "
+            "imported (no nonzero, masked_select, unique or other op whose result's "
+            "shape depends on its input's values)")
+    if src is None:
+        fail(f"{node.name}: {what} has size {sym}, known only when the graph runs{tail}")
+    made = f"{_op_name(src.target)} ({src.name}){_where(src, b)}"
+    if src is node:
+        fail(f"{made}: its result's size {sym} depends on its input's values, known only "
+             f"when the graph runs{tail}")
+    fail(f"{made}: its result's size {sym} depends on its input's values, known only "
+         f"when the graph runs, and {node.name} reads it{tail}")
+
+
 def build_fx_graph(b, graph, placeholders, out_node_args):
     """Builds the call_function nodes of an ATen FX graph (torch.export's or
     aot_autograd's) with GraphBuilder `b`; `placeholders` maps placeholder
     nodes to Values. Returns the output Values."""
     values = dict(placeholders)
     layouts = _Layouts(graph)
+    # The op that made each size only a run knows (u0: nonzero's row
+    # count): the first call whose value has it (an input's symbolic size,
+    # from a dynamic export, has none).
+    producers = {}
+    for n in graph.nodes:
+        if n.op != "call_function" or not isinstance(n.target, torch._ops.OpOverload):
+            continue
+        for sym in _symbols(n.meta.get("val")):
+            producers.setdefault(sym, n)
 
     def value_of(a):
         if isinstance(a, torch.fx.Node):
@@ -183,18 +243,19 @@ def build_fx_graph(b, graph, placeholders, out_node_args):
             # are static, as the scalar operand of the ops that read it.
             val = node.meta.get("val")
             if type(val) is not int:
-                fail(f"{node.name}: {op} is {val!r}, a size known only when the graph runs "
-                     "(the result of an op such as nonzero, masked_select or unique); "
-                     "TraceIR imports graphs whose shapes are known")
+                _data_dependent(b, node, op, _symbols(val) or {val}, producers)
             values[node] = val
             continue
         if op == "_local_scalar_dense":
             fail(f"{node.name}: reads a tensor's value into a Python number (.item()); a "
                  "TraceIR graph's scalars are known when it is imported")
         what = f"op '{op}' ({node.name})"
+        val = node.meta.get("val")
+        syms = _symbols(val)
+        if syms:
+            _data_dependent(b, node, f"the result of {op}", syms, producers)
         args = flat_call_args([value_of(a) for a in _schema_positional(node.target, node.args,
                                                                        node.kwargs)], what)
-        val = node.meta.get("val")
         results = list(val) if isinstance(val, (tuple, list)) else [val]
         if None in results and any(isinstance(r, torch.Tensor) for r in results):
             # A result the op does not compute (convolution_backward's

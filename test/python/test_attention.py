@@ -196,9 +196,6 @@ def test_sdpa_head_split_views():
      r"scaled_dot_product_attention.*dropout_p = 0.5.* is not supported"),
     ([rnd(3, 4), rnd(5, 4), rnd(5, 4), None, 0.0, False, None, True], rnd(3, 4),
      r"scaled_dot_product_attention.*enable_gqa=True is not supported"),
-    pytest.param([rnd(3, 4).half(), rnd(5, 4).half(), rnd(5, 4).half()], rnd(3, 4).half(),
-                 r"scaled_dot_product_attention on the CPU supports f32 and f64, got f16",
-                 marks=pytest.mark.devices("cpu")),
 ])
 def test_sdpa_errors(args, result, match):
     expect_error(SDPA, args, result, match)

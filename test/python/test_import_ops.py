@@ -198,15 +198,36 @@ def test_decompositions_beyond_the_core_table():
     torch.testing.assert_close(traceir.compile(m)(*args), model(*args))
 
 
+def data_dependent(op):
+    """The import error for a graph whose shapes depend on `op`'s input
+    values: it names the op, its node and its line in this file (not the
+    sym_size node that reads the size)."""
+    return (rf"^{op} \({op}\w*\) at .*test_import_ops.py:\d+: its result's size u\d+ depends "
+            r"on its input's values, known only when the graph runs.*; TraceIR needs static "
+            r"shapes")
+
+
 @pytest.mark.parametrize("fn, what", [
-    (lambda a: torch.nonzero(a), r"sym_size_int\w*: sym_size is u\d+, a size known only when "
-                                 r"the graph runs"),
+    # nonzero's row count, read by a sym_size node (export's own check).
+    (lambda a: torch.nonzero(a), data_dependent("nonzero")),
+    # Fed into other ops, with no size read at all.
+    (lambda a: torch.nonzero(a).float() * 2, data_dependent("nonzero")),
+    (lambda a: torch.nonzero(a).sum(), data_dependent("nonzero")),
+    # A size read from it, as a Python int.
+    (lambda a: a.new_zeros(torch.nonzero(a).shape[0]), data_dependent("nonzero")),
+    # Boolean indexing and masked_select are nonzero's too.
+    (lambda a: torch.masked_select(a, a > 0), data_dependent(r"(masked_select|nonzero)")),
+    (lambda a: a[a > 0] + 1, data_dependent(r"(index|nonzero)")),
+    (lambda a: torch.unique(a), data_dependent(r"_?unique\w*")),
     (lambda a: a * a[0, 0].item(), r"_local_scalar_dense\w*: reads a tensor's value into a "
                                    r"Python number"),
 ])
 def test_data_dependent_values_are_import_errors(fn, what):
     with pytest.raises(traceir.TraceIRError, match=what):
         traceir.from_torch(Fn(fn), (r(3, 4),))
+    # decompose=False and True take the same path.
+    with pytest.raises(traceir.TraceIRError, match=what):
+        traceir.from_torch(Fn(fn), (r(3, 4),), decompose=True)
 
 
 def test_supported_ops():

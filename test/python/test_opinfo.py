@@ -56,6 +56,7 @@ LISTED = re.findall(r"^TRACEIR_OP\((\w+),",
 
 OPS = {
     "_adaptive_avg_pool3d",
+    "_scaled_dot_product_flash_attention_for_cpu",
     "abs", "acos", "acosh", "add", "amax", "amin", "any", "argmax", "argmin", "as_strided", "asin",
     "asinh", "atan", "atan2", "atanh", "avg_pool2d", "avg_pool3d",
     "bitwise_and", "bitwise_not", "bitwise_or",
@@ -64,7 +65,9 @@ OPS = {
     "erfinv", "exp", "exp2", "expand", "expm1", "fill", "flatten", "flip", "floor", "fmax", "fmin",
     "fmod", "full_like", "ge", "gelu", "gt", "hardtanh", "hypot", "index_select", "isinf", "isnan",
     "layer_norm", "le", "leaky_relu", "lgamma", "log", "log10", "log1p", "log2", "logical_and",
-    "logical_not", "logical_or", "logical_xor", "lt", "max", "maximum", "mean", "min", "minimum",
+    "logical_not", "logical_or", "logical_xor", "lt",
+    "masked_scatter",
+    "max", "maximum", "mean", "min", "minimum",
     "mul", "ne", "neg", "permute", "pow", "prod", "reciprocal", "relu", "remainder", "repeat",
     "reshape", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "select",
     "select_scatter", "sigmoid", "sign", "signbit", "sin", "sinh", "slice", "slice_scatter", "sort",
@@ -74,18 +77,19 @@ OPS = {
 # OpInfos whose aten_name is not the ATen op's (elu's is its Python name;
 # adaptive_avg_pool3d decomposes to _adaptive_avg_pool3d, the Core ATen op).
 ATEN_NAMES = {"nn.functional.elu": "elu",
-              "nn.functional.adaptive_avg_pool3d": "_adaptive_avg_pool3d"}
-# OpInfo variants of another overload than Ops.def's: round's `decimals`
-# ones call round.decimals, which is not in Core ATen (round.default is);
-# max's and min's reduction_no_dim and binary ones call max.default and
-# max.other (the importer makes them amax and maximum), Ops.def's is max.dim;
+              "nn.functional.adaptive_avg_pool3d": "_adaptive_avg_pool3d",
+              "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu":
+              "_scaled_dot_product_flash_attention_for_cpu"}
+# OpInfo variants of another overload than Ops.def's (round's `decimals`
+# ones call round.decimals, which Ops.def's round takes as its decimals
+# argument): max's and min's reduction_no_dim and binary ones call
+# max.default and max.other (the importer makes them amax and maximum), Ops.def's is max.dim;
 # nn.functional.pad's `constant` variant calls F.pad(input, pad, mode,
 # value), whose third argument is not constant_pad_nd's value.
 # as_strided's partial_views samples are views into a larger storage, which
 # as_strided reads; a graph's input is a tensor with a storage of its own
 # (bench/opinfo_rate.py runs them through from_torch).
-OTHER_OVERLOADS = {("round", "decimals_0"), ("round", "decimals_3"),
-                   ("round", "decimals_neg_3"), ("max", "reduction_no_dim"),
+OTHER_OVERLOADS = {("max", "reduction_no_dim"),
                    ("max", "binary"), ("min", "reduction_no_dim"), ("min", "binary"),
                    ("constant_pad_nd", "constant"), ("as_strided", "partial_views")}
 SAMPLES = 2

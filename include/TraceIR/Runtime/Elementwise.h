@@ -115,6 +115,11 @@ enum class EwOp : int32_t {
   Copysign,
   Hypot,
   Signbit,
+  /// round.decimals as ATen's round_decimals_kernel: nearbyint(x * alpha) /
+  /// alpha, or nearbyint(x / alpha) * alpha where beta != 0 (decimals < 0),
+  /// alpha = 10^|decimals|; in float (the opmath of f32, f16 and bf16)
+  /// where gamma != 0, so each step rounds as PyTorch's does.
+  RoundDecimals,
 };
 
 constexpr int kEwMaxRank = 8;
@@ -519,6 +524,18 @@ TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
     return hypot(v[0], v[1]);
   case EwOp::Signbit:
     return copysign(1.0, v[0]) < 0 ? 1.0 : 0.0; // -0.0 and -NaN too
+  case EwOp::RoundDecimals: {
+    // In double, a float times or over a float rounded once to float is
+    // float arithmetic (the exact product fits; a quotient rounded twice
+    // through 53 bits is rounded once).
+    bool inFloat = L.gamma != 0;
+    double t = L.beta != 0 ? v[0] / L.alpha : v[0] * L.alpha;
+    if (inFloat)
+      t = static_cast<float>(t);
+    t = rint(t);
+    double r = L.beta != 0 ? t * L.alpha : t / L.alpha;
+    return inFloat ? static_cast<double>(static_cast<float>(r)) : r;
+  }
   case EwOp::BitwiseAnd: // inference refuses floats
   case EwOp::BitwiseOr:
   case EwOp::BitwiseXor:

@@ -129,7 +129,25 @@ template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
   static void sign(KernelContext &c) { run(c, EwOp::Sign, 1, c.result(0)); }
   static void ceil(KernelContext &c) { run(c, EwOp::Ceil, 1, c.result(0)); }
   static void floor(KernelContext &c) { run(c, EwOp::Floor, 1, c.result(0)); }
-  static void round(KernelContext &c) { run(c, EwOp::Round, 1, c.result(0)); }
+  // round(self, decimals=0): round.decimals where decimals != 0, with
+  // ATen's 10^|decimals| in the opmath dtype (float below f64).
+  static void round(KernelContext &c) {
+    int64_t decimals = c.isNone(1) ? 0 : c.scalar(1).i;
+    if (decimals == 0)
+      return run(c, EwOp::Round, 1, c.result(0));
+    DType dt = c.tensor(0).dtype;
+    if (dt != DType::F32 && dt != DType::F64 && dt != DType::F16 &&
+        dt != DType::BF16)
+      return c.fail(strCat("decimals=") + strCat(decimals) +
+                    " takes floating-point tensors, got " + dtypeName(dt));
+    bool inFloat = dt != DType::F64;
+    double p = std::pow(
+        10.0, static_cast<double>(decimals < 0 ? -decimals : decimals));
+    if (inFloat)
+      p = static_cast<float>(p);
+    run(c, EwOp::RoundDecimals, 1, c.result(0), p, decimals < 0 ? 1 : 0,
+        inFloat ? 1 : 0);
+  }
   static void trunc(KernelContext &c) { run(c, EwOp::Trunc, 1, c.result(0)); }
   static void isnan(KernelContext &c) { run(c, EwOp::IsNan, 1, c.result(0)); }
   static void isinf(KernelContext &c) { run(c, EwOp::IsInf, 1, c.result(0)); }

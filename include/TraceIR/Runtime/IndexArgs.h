@@ -12,6 +12,7 @@
 
 #include "TraceIR/Runtime/Executable.h"
 #include "TraceIR/Runtime/Indexing.h"
+#include "TraceIR/Runtime/MaskedScatter.h"
 
 #include <vector>
 
@@ -61,6 +62,15 @@ void failIndexRange(KernelContext &ctx, const IxCheck &check, int64_t value);
 /// (after self is), checked to have src's shape.
 bool sliceScatterView(KernelContext &ctx, Tensor &view);
 bool selectScatterView(KernelContext &ctx, Tensor &view);
+
+/// masked_scatter(self, mask, source): `L` over the (contiguous) result,
+/// self and the bool mask broadcast to it, source of self's dtype. How many
+/// Trues the mask has, and so whether source has enough elements, each
+/// device counts itself (failMaskedScatterCount).
+bool maskedScatterCall(KernelContext &ctx, MaskedScatterLaunch &L);
+/// Fails the call: the mask has `trues` True positions, source fewer.
+void failMaskedScatterCount(KernelContext &ctx, int64_t trues,
+                            int64_t sourceNumel);
 
 } // namespace traceir
 

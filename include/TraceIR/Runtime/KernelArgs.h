@@ -72,6 +72,9 @@ bool valuesIndicesArgs(KernelContext &ctx);
 bool sortArgs(KernelContext &ctx, bool topk, SortRows &rows);
 /// rand and randn: fails the call unless result 0 is floating.
 bool randomResult(KernelContext &ctx);
+/// randperm(n, dtype, ...): `n`, checked against result 0 ([n], not bool)
+/// and randpermMaxN of its dtype (Support/OpArgs.h).
+bool randpermArgs(KernelContext &ctx, int64_t &n);
 /// cat(tensors..., dim): the number of tensors `n` and the wrapped `dim`
 /// of result 0. Fails the call unless every input but PyTorch's legacy
 /// empty [0] matches the result in rank and in every dim but `dim`, and the

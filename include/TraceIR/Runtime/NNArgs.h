@@ -233,7 +233,24 @@ struct AttentionArgs {
   /// strided-batched gemm needs; `stride` is then that spacing.
   bool evenlySpaced(const AttentionOperand &o, int64_t &stride) const;
 };
-bool attentionArgs(KernelContext &ctx, AttentionArgs &a);
+/// Lays `t` out as batches over `batch` and a [rows, cols] matrix; missing
+/// and size-1 dims broadcast (stride 0).
+void attentionOperand(const Tensor &t, std::span<const int64_t> batch,
+                      AttentionOperand &o);
+/// Where attentionArgs finds the optional arguments:
+/// scaled_dot_product_attention's order by default; flashForCpu() gives
+/// _scaled_dot_product_flash_attention_for_cpu's (query, key, value,
+/// dropout_p, is_causal, attn_mask, scale), which has no enable_gqa.
+struct AttentionArgOrder {
+  unsigned mask = 3, dropout = 4, causal = 5, scale = 6, gqa = 7;
+  static AttentionArgOrder flashForCpu() { return {5, 3, 4, 6, ~0u}; }
+};
+bool attentionArgs(KernelContext &ctx, AttentionArgs &a,
+                   const AttentionArgOrder &order = {});
+/// _scaled_dot_product_flash_attention_for_cpu's call: attentionArgs in its
+/// order, rank-4 operands, a mask (if any) of the query's dtype, and result
+/// 1 (logsumexp) [N, H, L] in float32 (float64 for float64).
+bool flashAttentionForCpuArgs(KernelContext &ctx, AttentionArgs &a);
 
 //===--- Recurrent layers (lstm, gru) -------------------------------------===//
 

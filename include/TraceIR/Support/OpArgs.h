@@ -425,6 +425,17 @@ struct ArangeArgs {
 bool decodeArange(const CallArgs &args, ArangeKind kind, ArangeArgs &a,
                   std::string &err);
 
+/// randperm's result dtypes (PyTorch has no bool kernel for it).
+enum class RandpermDtype { U8, I8, I16, I32, I64, F16, BF16, F32, F64 };
+/// The largest n randperm(n, dtype) takes: every value 0..n-1 must be the
+/// dtype's exactly, as ATen's check_supported_max_int_with_precision asks
+/// (n - 1 within an integer dtype's range; n <= 2^digits + 1 for a floating
+/// one). ATen checks no bound for bfloat16 and then repeats values above
+/// 257; TraceIR refuses those too.
+int64_t randpermMaxN(RandpermDtype dtype);
+/// The dtype's name in PyTorch's words ("uint8", "float16", ...).
+const char *randpermDtypeName(RandpermDtype dtype);
+
 } // namespace traceir
 
 #endif // TRACEIR_SUPPORT_OPARGS_H

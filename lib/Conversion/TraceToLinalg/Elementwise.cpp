@@ -105,6 +105,9 @@ LogicalResult ElementwiseLowering::lower(const Call &call,
   }
   if (name == "div" && !call.args.isNoneOrAbsent(2))
     return fail(why, "div with a rounding_mode");
+  if (name == "round" && !call.args.isNoneOrAbsent(1) &&
+      getInt(call.args.scalar(1)).value_or(1) != 0)
+    return fail(why, "round with decimals");
   // hardtanh's bounds (min_val, max_val).
   double lo = -1.0, hi = 1.0;
   if (name == "hardtanh") {

@@ -7,6 +7,9 @@
 // result. A row that is masked out entirely gives zeros, as PyTorch does
 // (its _safe_softmax), not NaN. Arguments are read by attentionArgs
 // (NNArgs.h), shared with the CUDA kernel.
+// f16 and bf16 compute in float on float copies, rounding the result once.
+// _scaled_dot_product_flash_attention_for_cpu is the same computation,
+// returning each score row's logsumexp (max + log(sum of exp)) too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,10 +27,11 @@ using namespace traceir::cpu;
 
 namespace {
 /// Masks one row of scores (in place, as doubles in `row`) and turns it into
-/// probabilities stored as T at `p`.
+/// probabilities stored as T at `p`; the row's logsumexp (-inf where
+/// nothing is left to attend to) goes to `lse` where it is not null.
 template <typename T>
 void softmaxRow(const AttentionArgs &a, int64_t b, int64_t i, const T *scores,
-                double *row, T *p) {
+                double *row, T *p, double *lse) {
   const double ninf = -std::numeric_limits<double>::infinity();
   int64_t mbase = a.hasMask ? a.batchOffset(a.mask, b) + i * a.mask.rs : 0;
   const char *mdata =
@@ -51,21 +55,27 @@ void softmaxRow(const AttentionArgs &a, int64_t b, int64_t i, const T *scores,
   if (mx == ninf) { // nothing to attend to: zeros, as PyTorch
     for (int64_t j = 0; j < a.S; ++j)
       p[j] = T(0);
+    if (lse)
+      *lse = ninf;
     return;
   }
   double sum = 0;
   for (int64_t j = 0; j < a.S; ++j)
     sum += row[j] = std::exp(row[j] - mx);
+  if (lse)
+    *lse = mx + std::log(sum);
   for (int64_t j = 0; j < a.S; ++j)
     p[j] = static_cast<T>(row[j] / sum);
 }
 
+/// The attention of `a` into result 0 and, where `lse` is not null, each
+/// score row's logsumexp into it ([B, L], contiguous).
 template <typename T>
-void attention(KernelContext &ctx, const AttentionArgs &a) {
+void attention(KernelContext &ctx, const AttentionArgs &a, Tensor *lse,
+               Tensor &out) {
   DType dtype = a.q.t->dtype;
   size_t es = sizeof(T);
-  Tensor &out = ctx.result(0);
-  if (a.B == 0 || a.L == 0 || a.Ev == 0)
+  if (a.B == 0 || a.L == 0 || (a.Ev == 0 && !lse))
     return;
   // Scores and then probabilities of one batch matrix, reused.
   std::optional<int64_t> nScores = checkedMul(a.L, a.S);
@@ -93,8 +103,16 @@ void attention(KernelContext &ctx, const AttentionArgs &a) {
          reinterpret_cast<char *>(scores), a.S, a.L, a.S, a.E, a.scale, 0.0);
     if (ctx.failed())
       return;
-    for (int64_t i = 0; i < a.L; ++i)
-      softmaxRow<T>(a, b, i, scores + i * a.S, row, scores + i * a.S);
+    for (int64_t i = 0; i < a.L; ++i) {
+      double l = 0;
+      softmaxRow<T>(a, b, i, scores + i * a.S, row, scores + i * a.S,
+                    lse ? &l : nullptr);
+      if (lse)
+        storeDouble(lse->bytes() + (b * a.L + i) * dtypeSize(lse->dtype),
+                    lse->dtype, l);
+    }
+    if (a.Ev == 0)
+      continue;
     // out[L, Ev] = P[L, S] @ V[S, Ev]
     gemm(ctx, dtype, reinterpret_cast<const char *>(scores), a.S, 1, vb, a.v.rs,
          a.v.cs, ob, a.Ev, a.L, a.Ev, a.S, 1.0, 0.0);
@@ -102,18 +120,73 @@ void attention(KernelContext &ctx, const AttentionArgs &a) {
 }
 } // namespace
 
-void cpu::scaled_dot_product_attention(KernelContext &ctx) {
-  AttentionArgs a;
-  if (!attentionArgs(ctx, a))
+/// f16 and bf16, as ATen's CPU kernels: float copies of the operands (and
+/// of a float mask), the attention in float, the result rounded once.
+static void attentionInFloat(KernelContext &ctx, const AttentionArgs &a,
+                             Tensor *lse) {
+  Tensor &out = ctx.result(0);
+  std::vector<Storage> storages(5);
+  std::vector<Tensor> copies(5);
+  unsigned used = 0;
+  auto toFloat = [&](const Tensor &t, bool copy = true) -> Tensor * {
+    Storage &st = storages[used];
+    Tensor &f = copies[used++];
+    st.device = t.storage->device;
+    st.nbytes = t.numel() * int64_t(sizeof(float));
+    st.data = ctx.scratch(t.numel(), sizeof(float), 1);
+    if (!st.data)
+      return nullptr;
+    f.storage = &st;
+    f.dtype = DType::F32;
+    f.shape = t.shape;
+    f.strides = Tensor::contiguousStrides(t.shape);
+    if (copy)
+      copyTensor(t, f);
+    return &f;
+  };
+  AttentionArgs af = a;
+  const Tensor *q = toFloat(*a.q.t), *k = toFloat(*a.k.t), *v = toFloat(*a.v.t);
+  const Tensor *m = a.hasMask && !a.maskIsBool ? toFloat(*a.mask.t) : a.mask.t;
+  Tensor *o = toFloat(out, /*copy=*/false);
+  if (!q || !k || !v || (a.hasMask && !m) || !o)
     return;
+  attentionOperand(*q, af.batchShape, af.q);
+  attentionOperand(*k, af.batchShape, af.k);
+  attentionOperand(*v, af.batchShape, af.v);
+  if (a.hasMask)
+    attentionOperand(*m, af.batchShape, af.mask);
+  attention<float>(ctx, af, lse, *o);
+  if (!ctx.failed())
+    copyTensor(*o, out);
+}
+
+static void attentionOf(KernelContext &ctx, const AttentionArgs &a, Tensor *lse,
+                        const char *op) {
   switch (a.q.t->dtype) {
   case DType::F32:
-    return attention<float>(ctx, a);
+    return attention<float>(ctx, a, lse, ctx.result(0));
   case DType::F64:
-    return attention<double>(ctx, a);
+    return attention<double>(ctx, a, lse, ctx.result(0));
+  case DType::F16:
+  case DType::BF16:
+    return attentionInFloat(ctx, a, lse);
   default:
-    return ctx.fail(strCat("scaled_dot_product_attention on the CPU "
-                           "supports f32 and f64, got ") +
+    return ctx.fail(strCat(op, " on the CPU supports floating dtypes, got ") +
                     dtypeName(a.q.t->dtype));
   }
+}
+
+void cpu::scaled_dot_product_attention(KernelContext &ctx) {
+  AttentionArgs a;
+  if (attentionArgs(ctx, a))
+    attentionOf(ctx, a, nullptr, "scaled_dot_product_attention");
+}
+
+/// The same attention, with the logsumexp of each (scaled, masked) score
+/// row as its second result.
+void cpu::_scaled_dot_product_flash_attention_for_cpu(KernelContext &ctx) {
+  AttentionArgs a;
+  if (flashAttentionForCpuArgs(ctx, a))
+    attentionOf(ctx, a, &ctx.result(1),
+                "_scaled_dot_product_flash_attention_for_cpu");
 }

@@ -7,13 +7,17 @@
 // 64-bit numbers per element from the run's seeded generator and shape
 // them with randValue, as CUDA does from Philox. empty and empty_strided
 // leave their (preallocated) result as it is: PyTorch's values are
-// unspecified too.
+// unspecified too. randperm shuffles with the same generator (CUDA sorts
+// Philox keys instead).
 //
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/CUDA/CreationLaunch.h"
 #include "TraceIR/Runtime/KernelArgs.h"
+
+#include <random>
+#include <utility>
 
 using namespace traceir;
 using namespace traceir::cpu;
@@ -53,3 +57,34 @@ static void randImpl(KernelContext &ctx, bool normal) {
 
 void cpu::rand(KernelContext &ctx) { randImpl(ctx, false); }
 void cpu::randn(KernelContext &ctx) { randImpl(ctx, true); }
+
+/// randperm: Fisher-Yates over 0..n-1 in int64 with the run's seeded
+/// generator (one draw per position, uniform by
+/// std::uniform_int_distribution), stored in the result's dtype, which
+/// randpermArgs checked holds every value exactly.
+void cpu::randperm(KernelContext &ctx) {
+  int64_t n;
+  if (!randpermArgs(ctx, n))
+    return;
+  Tensor &out = ctx.result(0);
+  if (n == 0)
+    return;
+  auto *perm = static_cast<int64_t *>(ctx.scratch(n, sizeof(int64_t)));
+  if (!perm)
+    return;
+  for (int64_t i = 0; i < n; ++i)
+    perm[i] = i;
+  std::mt19937_64 &rng = ctx.rng();
+  for (int64_t i = n - 1; i > 0; --i) {
+    std::uniform_int_distribution<int64_t> pick(0, i);
+    std::swap(perm[i], perm[pick(rng)]);
+  }
+  size_t os = dtypeSize(out.dtype);
+  bool floating = isFloating(out.dtype);
+  for (int64_t i = 0; i < n; ++i) {
+    if (floating)
+      storeDouble(out.bytes() + i * os, out.dtype, double(perm[i]));
+    else
+      storeInt(out.bytes() + i * os, out.dtype, perm[i]);
+  }
+}

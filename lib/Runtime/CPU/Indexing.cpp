@@ -5,6 +5,7 @@
 // Indexing.h map, every index is range-checked first, then the map's
 // element functions (the CUDA kernels' own) run in a loop. slice_scatter and
 // select_scatter copy self, then src into the view of the part it replaces.
+// masked_scatter runs MaskedScatter.h's element function in order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -112,4 +113,22 @@ void cpu::slice_scatter(KernelContext &ctx) {
 void cpu::select_scatter(KernelContext &ctx) {
   Tensor view;
   copyInto(ctx, selectScatterView(ctx, view), view);
+}
+
+/// masked_scatter: counts the mask's Trues first, so a short source fails
+/// the call before anything reads past its end.
+void cpu::masked_scatter(KernelContext &ctx) {
+  MaskedScatterLaunch L;
+  if (!maskedScatterCall(ctx, L))
+    return;
+  int64_t trues = 0;
+  for (int64_t i = 0; i < L.numel; ++i)
+    trues += msMaskAt(L, i);
+  if (trues > L.sourceNumel)
+    return failMaskedScatterCount(ctx, trues, L.sourceNumel);
+  for (int64_t i = 0, k = 0; i < L.numel; ++i) {
+    bool masked = msMaskAt(L, i);
+    msElement(L, i, masked, k);
+    k += masked;
+  }
 }

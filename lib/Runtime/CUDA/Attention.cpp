@@ -124,17 +124,26 @@ bool gemmBatched(cublasHandle_t h, DType abType, const BatchedOperand &A,
 }
 } // namespace
 
-void cuda::scaled_dot_product_attention(KernelContext &ctx) {
-  AttentionArgs a;
-  if (!attentionArgs(ctx, a))
-    return;
+/// The attention of `a` into result 0 and, where `lse` is not null, each
+/// score row's logsumexp into it ([B, L], contiguous).
+static void attention(KernelContext &ctx, const AttentionArgs &a, Tensor *lse) {
   Tensor &out = ctx.result(0);
   DType dtype = a.q.t->dtype;
-  if (a.B == 0 || a.L == 0 || a.Ev == 0)
+  if (a.B == 0 || a.L == 0 || (a.Ev == 0 && !lse))
     return;
   if (a.S == 0) { // no keys: every row attends to nothing, zeros as on CPU
-    if (cudaMemset(out.bytes(), 0, out.nbytes()) != cudaSuccess)
-      ctx.fail("clearing the result failed");
+    if (out.nbytes() > 0 &&
+        cudaMemset(out.bytes(), 0, out.nbytes()) != cudaSuccess)
+      return ctx.fail("clearing the result failed");
+    if (lse) { // -inf each: the softmax kernel reads no score
+      AttentionSoftmaxLaunch L;
+      L.B = a.B;
+      L.L = a.L;
+      L.lse = lse->bytes();
+      L.lseDtype = static_cast<int32_t>(lse->dtype);
+      if (const char *err = launchAttentionSoftmaxCUDA(L))
+        ctx.fail(strCat("softmax kernel failed on CUDA: ") + err);
+    }
     return;
   }
   if (a.B > INT32_MAX || a.L > INT32_MAX || a.S > INT32_MAX ||
@@ -172,6 +181,10 @@ void cuda::scaled_dot_product_attention(KernelContext &ctx) {
   L.L = a.L;
   L.S = a.S;
   L.causal = a.causal;
+  if (lse) {
+    L.lse = lse->bytes();
+    L.lseDtype = static_cast<int32_t>(lse->dtype);
+  }
   if (a.hasMask) {
     if (static_cast<int64_t>(a.batchShape.size()) > kRdMaxRank)
       return ctx.fail("scaled_dot_product_attention on CUDA supports at most " +
@@ -189,8 +202,23 @@ void cuda::scaled_dot_product_attention(KernelContext &ctx) {
   }
   if (const char *err = launchAttentionSoftmaxCUDA(L))
     return ctx.fail(strCat("softmax kernel failed on CUDA: ") + err);
+  if (a.Ev == 0)
+    return;
   BatchedOperand P{probs, a.S, false, a.L * a.S};
   if (!gemmBatched(h, dtype, P, V, out.bytes(), dtype, a.L, a.Ev, a.S, a.B,
                    1.0))
     ctx.fail("cuBLAS gemm (P @ V) failed");
+}
+
+void cuda::scaled_dot_product_attention(KernelContext &ctx) {
+  AttentionArgs a;
+  if (attentionArgs(ctx, a))
+    attention(ctx, a, nullptr);
+}
+
+/// The same attention, with each score row's logsumexp as result 1.
+void cuda::_scaled_dot_product_flash_attention_for_cpu(KernelContext &ctx) {
+  AttentionArgs a;
+  if (flashAttentionForCpuArgs(ctx, a))
+    attention(ctx, a, &ctx.result(1));
 }

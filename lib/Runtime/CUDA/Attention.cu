@@ -5,7 +5,8 @@
 // double as the CPU kernel (CPU/Attention.cpp) does it: mask (bool: False
 // drops the score; float: added), causal mask (column j > row i dropped),
 // subtract the row's max, normalize. A row with nothing left to attend to
-// gives zeros, as PyTorch does.
+// gives zeros, as PyTorch does. Where asked, each row's logsumexp
+// (_scaled_dot_product_flash_attention_for_cpu's second result) too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,12 +51,17 @@ __global__ void attentionSoftmaxKernel(AttentionSoftmaxLaunch L) {
     if (mx == -INFINITY) { // nothing to attend to: zeros, as PyTorch
       for (int64_t j = t; j < L.S; j += B)
         ewStoreDouble(out + j * ps, L.probDtype, 0.0);
+      if (L.lse && t == 0)
+        ewStoreDouble(L.lse + row * ewSize(L.lseDtype), L.lseDtype, -INFINITY);
       continue;
     }
     double sum = 0;
     for (int64_t j = t; j < L.S; j += B)
       sum += exp(maskedScore(L, row, i, j, maskBase) - mx);
     sum = blockReduce<double>(sum, sh, SumD());
+    if (L.lse && t == 0)
+      ewStoreDouble(L.lse + row * ewSize(L.lseDtype), L.lseDtype,
+                    mx + log(sum));
     for (int64_t j = t; j < L.S; j += B)
       ewStoreDouble(out + j * ps, L.probDtype,
                     exp(maskedScore(L, row, i, j, maskBase) - mx) / sum);
@@ -66,7 +72,7 @@ __global__ void attentionSoftmaxKernel(AttentionSoftmaxLaunch L) {
 const char *
 traceir::launchAttentionSoftmaxCUDA(const AttentionSoftmaxLaunch &launch) {
   int64_t rows = launch.B * launch.L;
-  if (rows == 0 || launch.S == 0)
+  if (rows == 0 || (launch.S == 0 && !launch.lse))
     return nullptr;
   int64_t blocks = rows < kMaxBlocks ? rows : kMaxBlocks;
   attentionSoftmaxKernel<<<static_cast<unsigned>(blocks),

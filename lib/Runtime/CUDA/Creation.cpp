@@ -59,3 +59,23 @@ static void randImpl(KernelContext &ctx, bool normal) {
 
 void cuda::rand(KernelContext &ctx) { randImpl(ctx, false); }
 void cuda::randn(KernelContext &ctx) { randImpl(ctx, true); }
+
+/// randperm: the positions sorted by Philox keys, keyed by one draw from the
+/// run's generator per call, as rand; scratch for the sort.
+void cuda::randperm(KernelContext &ctx) {
+  int64_t n;
+  if (!randpermArgs(ctx, n))
+    return;
+  RandpermLaunch L;
+  L.out = ctx.result(0).bytes();
+  L.outDtype = static_cast<int32_t>(ctx.result(0).dtype);
+  L.n = n;
+  L.seed = ctx.rng()();
+  if (n > 0) {
+    L.scratch = ctx.scratch(randpermScratchBytes(n));
+    if (!L.scratch)
+      return;
+  }
+  if (const char *err = launchRandpermCUDA(L))
+    failLaunch(ctx, "randperm", err);
+}

@@ -159,3 +159,25 @@ void cuda::select_scatter(KernelContext &ctx) {
   Tensor view;
   copyInto(ctx, selectScatterView(ctx, view), view);
 }
+
+/// masked_scatter: the chunks' starts and the mask's count on the device,
+/// the count read back (the only wait) and checked, then the result.
+void cuda::masked_scatter(KernelContext &ctx) {
+  MaskedScatterLaunch L;
+  if (!maskedScatterCall(ctx, L) || L.numel == 0)
+    return;
+  int64_t chunks = msChunks(L.numel);
+  auto *starts =
+      static_cast<int64_t *>(ctx.scratch(chunks + 1, sizeof(int64_t)));
+  if (!starts ||
+      !cudaOk(ctx, "masked_scatter", launchMaskedScatterCountCUDA(L, starts)))
+    return;
+  int64_t trues = 0;
+  if (!cudaOk(ctx, "masked_scatter",
+              cudaMemcpy(&trues, starts + chunks, sizeof(int64_t),
+                         cudaMemcpyDeviceToHost)))
+    return;
+  if (trues > L.sourceNumel)
+    return failMaskedScatterCount(ctx, trues, L.sourceNumel);
+  cudaOk(ctx, "masked_scatter", launchMaskedScatterCUDA(L, starts));
+}

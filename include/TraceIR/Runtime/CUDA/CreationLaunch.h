@@ -12,6 +12,7 @@
 #include "TraceIR/Runtime/Elementwise.h"
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 namespace traceir {
@@ -54,9 +55,22 @@ TRACEIR_HD inline double randValue(uint64_t r1, uint64_t r2, int32_t dtype,
   return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
+/// randperm: out[0, n) (contiguous) a permutation of 0..n-1, as the
+/// positions 0..n-1 sorted by a 64-bit Philox key each, keyed by (seed, i).
+/// `scratch` holds randpermScratchBytes(n) bytes.
+struct RandpermLaunch {
+  char *out = nullptr;
+  int32_t outDtype = I64;
+  int64_t n = 0;
+  uint64_t seed = 0;
+  void *scratch = nullptr;
+};
+size_t randpermScratchBytes(int64_t n);
+
 /// Returns null on success, else the CUDA error's text.
 const char *launchArangeCUDA(const ArangeLaunch &launch);
 const char *launchRandCUDA(const RandLaunch &launch);
+const char *launchRandpermCUDA(const RandpermLaunch &launch);
 
 } // namespace traceir
 

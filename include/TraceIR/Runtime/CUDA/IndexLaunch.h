@@ -12,6 +12,7 @@
 #define TRACEIR_RUNTIME_CUDA_INDEXLAUNCH_H
 
 #include "TraceIR/Runtime/Indexing.h"
+#include "TraceIR/Runtime/MaskedScatter.h"
 
 #include <cstdint>
 
@@ -38,6 +39,22 @@ const char *launchGatherCUDA(const IxMap &map, int64_t numel);
 /// copy of self, with its counts zeroed); then, for `mean`, divides each of
 /// its `baseNumel` elements by its count.
 const char *launchScatterCUDA(const IxMap &map, bool mean, int64_t baseNumel);
+
+/// masked_scatter splits the result into msChunks(numel) contiguous chunks,
+/// a block each: the first launch counts each chunk's Trues and scans the
+/// counts into each chunk's first source position (`starts`, msChunks
+/// entries) and the total (`starts[msChunks]`), which the host reads back
+/// and checks against source's size; the second writes the result, each
+/// block scanning its chunk tile by tile from its start.
+constexpr int kMsThreads = 256;
+inline int64_t msChunks(int64_t numel) {
+  int64_t c = (numel + kMsThreads - 1) / kMsThreads;
+  return c < 1 ? 1 : c > kMsThreads ? kMsThreads : c;
+}
+const char *launchMaskedScatterCountCUDA(const MaskedScatterLaunch &launch,
+                                         int64_t *starts);
+const char *launchMaskedScatterCUDA(const MaskedScatterLaunch &launch,
+                                    const int64_t *starts);
 
 } // namespace traceir
 

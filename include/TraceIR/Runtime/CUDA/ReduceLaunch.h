@@ -215,6 +215,10 @@ struct AttentionSoftmaxLaunch {
   int32_t batchRank = 0;
   int64_t batchShape[kRdMaxRank] = {}, maskBatchStrides[kRdMaxRank] = {};
   int64_t maskOffset = 0, maskRs = 0, maskCs = 0;
+  /// Where not null, each row's logsumexp ([B, L], contiguous; -inf for a
+  /// row with nothing to attend to).
+  char *lse = nullptr;
+  int32_t lseDtype = F32;
 };
 
 const char *launchAttentionSoftmaxCUDA(const AttentionSoftmaxLaunch &launch);

@@ -53,6 +53,17 @@ static UnaryMathFn unaryMathOf(StringRef name) {
       .Default(nullptr);
 }
 
+/// The special functions of one argument (SpecialFunctions.cpp), which
+/// compute in double as the kernels do (Runtime/SpecialFunctions.h): the
+/// caller converts the argument to f64 and rounds the result.
+static UnaryMathFn specialOf(StringRef name) {
+  return llvm::StringSwitch<UnaryMathFn>(name)
+      .Case("lgamma", buildLgamma)
+      .Case("digamma", buildDigamma)
+      .Case("erfinv", buildErfinv)
+      .Default(nullptr);
+}
+
 /// trunc as ceil below zero and floor elsewhere (-0.0 and NaN kept): the
 /// GPU pipeline's NVVM conversion has no math.trunc.
 static Value truncOf(OpBuilder &b, Location l, Value x) {
@@ -248,20 +259,12 @@ LogicalResult ElementwiseLowering::lower(const Call &call,
     }
     // The special functions compute in double, as the kernels do
     // (Runtime/SpecialFunctions.h), and round to the result's type.
-    if (name == "lgamma" || name == "digamma" || name == "erfinv" ||
-        name == "polygamma") {
-      Type f64 = b.getF64Type();
-      Value r;
-      if (name == "lgamma")
-        r = buildLgamma(b, l, operand(0, f64));
-      else if (name == "digamma")
-        r = buildDigamma(b, l, operand(0, f64));
-      else if (name == "erfinv")
-        r = buildErfinv(b, l, operand(0, f64));
-      else
-        r = buildPolygamma(b, l, polygammaN, operand(1, f64));
-      return castElement(b, l, r, elt);
-    }
+    if (UnaryMathFn build = specialOf(name))
+      return castElement(b, l, build(b, l, operand(0, b.getF64Type())), elt);
+    if (name == "polygamma")
+      return castElement(
+          b, l, buildPolygamma(b, l, polygammaN, operand(1, b.getF64Type())),
+          elt);
     if (name == "hypot") {
       // In double, as the kernel's hypot(double, double): sqrt(x^2 + y^2)
       // is exact to the last bit of a narrower float; an f64 is scaled by

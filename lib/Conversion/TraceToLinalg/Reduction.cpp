@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
 #include <limits>
@@ -231,9 +232,17 @@ LogicalResult ReductionLowering::lower(const Call &call,
                                        PatternRewriter &rewriter,
                                        std::string &why) const {
   StringRef name = call.op.getOpName();
-  if (name == "argmax" || name == "argmin" || name == "max" || name == "min")
+  enum class Kind { Plain, Arg, Var };
+  Kind kind = llvm::StringSwitch<Kind>(name)
+                  .Case("argmax", Kind::Arg)
+                  .Case("argmin", Kind::Arg)
+                  .Case("max", Kind::Arg) // max.dim
+                  .Case("min", Kind::Arg) // min.dim
+                  .Case("var", Kind::Var)
+                  .Default(Kind::Plain);
+  if (kind == Kind::Arg)
     return lowerArgReduce(call, rewriter, why);
-  if (name == "var")
+  if (kind == Kind::Var)
     return lowerVar(call, rewriter, why);
   if (call.resultTypes.size() != 1)
     return fail(why, "more than one result");

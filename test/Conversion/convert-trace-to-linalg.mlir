@@ -831,3 +831,29 @@ trace.graph @var(%x: tensor<2x4xf32>) -> (tensor<2xf32>, tensor<1x1xf32>) {
   %1 = pyop "var"(%x, None, 9, True) : (tensor<2x4xf32>) -> tensor<1x1xf32>
   ret %0, %1 : tensor<2xf32>, tensor<1x1xf32>
 }
+
+// -----
+
+// cumsum along dim 1: a generic over the result's dims and j (a reduction),
+// adding x[j] in f64 while j <= i (linalg.index), rounded to f32 after;
+// cumprod of an int64 multiplies in i64 from 1; a bool cumsum widens to
+// int64. A scan dim longer than 4096 stays the kernel's.
+// CHECK-LABEL: func.func @scans(
+// CHECK: iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: arith.extf %{{.*}} : f32 to f64
+// CHECK: %[[I:.*]] = linalg.index 1 : index
+// CHECK: %[[J:.*]] = linalg.index 2 : index
+// CHECK: arith.cmpi ule, %[[J]], %[[I]] : index
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: arith.constant 1 : i64
+// CHECK: arith.muli
+// CHECK: arith.extui %{{.*}} : i1 to i64
+// CHECK: trace.pyop "cumsum"
+trace.graph @scans(%x: tensor<2x5xf32>, %i: tensor<4xi64>, %b: tensor<3x2xi1>, %l: tensor<5000xf32>) -> (tensor<2x5xf32>, tensor<4xi64>, tensor<3x2xi64>, tensor<5000xf32>) {
+  %0 = pyop "cumsum"(%x, 1) : (tensor<2x5xf32>) -> tensor<2x5xf32>
+  %1 = pyop "cumprod"(%i, 0) : (tensor<4xi64>) -> tensor<4xi64>
+  %2 = pyop "cumsum"(%b, 0) : (tensor<3x2xi1>) -> tensor<3x2xi64>
+  // expected-remark @+1 {{not lowered to linalg: a scan dim longer than 4096 (the lowering's work is quadratic in it)}}
+  %3 = pyop "cumsum"(%l, 0) : (tensor<5000xf32>) -> tensor<5000xf32>
+  ret %0, %1, %2, %3 : tensor<2x5xf32>, tensor<4xi64>, tensor<3x2xi64>, tensor<5000xf32>
+}

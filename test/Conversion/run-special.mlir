@@ -1,4 +1,4 @@
-// Special functions, argmax/argmin, max.dim/min.dim and var, numerically.
+// Special functions, argmax/argmin, max.dim/min.dim, var and the scans, numerically.
 // Lowered by --convert-trace-to-linalg and run on the CPU through the upstream
 // bufferization/LLVM pipeline; every printed value is PyTorch's result for the
 // same graph (checked to 1e-5 by Inputs/gen_run_tests.py, which wrote this file), and
@@ -15,9 +15,9 @@
 // hypot with inf and NaN operands; signbit of -0.0 and -inf; ones_like; argmax along a
 // dim with NaN (the maximum) and over everything, argmin keepdim; max.dim and min.dim
 // keepdim (values, then indices: the first extreme); var with the default correction
-// and with correction 0 over every dim, keepdim.
+// and with correction 0 over every dim, keepdim; cumsum and cumprod.
 
-trace.graph @special(%x: tensor<3x4xf32>, %y: tensor<3x4xf32>, %z: tensor<3x4xf32>, %p: tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3xf32>, tensor<f32>, tensor<1x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<3xf32>, tensor<1x1xf32>) {
+trace.graph @special(%x: tensor<3x4xf32>, %y: tensor<3x4xf32>, %z: tensor<3x4xf32>, %p: tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3xf32>, tensor<f32>, tensor<1x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<3xf32>, tensor<1x1xf32>, tensor<3x4xf32>, tensor<3x4xf32>) {
   %0 = pyop "lgamma"(%x) : (tensor<3x4xf32>) -> tensor<3x4xf32>
   %1 = pyop "digamma"(%x) : (tensor<3x4xf32>) -> tensor<3x4xf32>
   %2 = pyop "erfinv"(%y) : (tensor<3x4xf32>) -> tensor<3x4xf32>
@@ -39,7 +39,9 @@ trace.graph @special(%x: tensor<3x4xf32>, %y: tensor<3x4xf32>, %z: tensor<3x4xf3
   %12 = pyop "_to_copy"(%mi#1, "torch.float32") : (tensor<1x4xi64>) -> tensor<1x4xf32>
   %13 = pyop "var"(%z, 1) : (tensor<3x4xf32>) -> tensor<3xf32>
   %14 = pyop "var"(%z, None, 0, True) : (tensor<3x4xf32>) -> tensor<1x1xf32>
-  ret %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %mx#0, %11, %mi#0, %12, %13, %14 : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3xf32>, tensor<f32>, tensor<1x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<3xf32>, tensor<1x1xf32>
+  %15 = pyop "cumsum"(%z, 1) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  %16 = pyop "cumprod"(%z, 0) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  ret %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %mx#0, %11, %mi#0, %12, %13, %14, %15, %16 : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3xf32>, tensor<f32>, tensor<1x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<3xf32>, tensor<1x1xf32>, tensor<3x4xf32>, tensor<3x4xf32>
 }
 
 // MAIN: func.func @main() {
@@ -47,7 +49,7 @@ trace.graph @special(%x: tensor<3x4xf32>, %y: tensor<3x4xf32>, %z: tensor<3x4xf3
 // MAIN:   %y = arith.constant dense<[[-1.0, -0.9990000128746033, -0.5, -0.0], [0.25, 0.9998999834060669, 1.0, 1.5], [0.0010000000474974513, 0x7FC00000, -2.0, 0.699999988079071]]> : tensor<3x4xf32>
 // MAIN:   %z = arith.constant dense<[[1.5, -0.25, 3.0, 2.0], [0.5, 0.5, 0.5, 0.5], [-4.0, 8.0, 1.0, -2.0]]> : tensor<3x4xf32>
 // MAIN:   %p = arith.constant dense<[[-2.5, -0.5, 0.25, 0.0010000000474974513], [0.5, 1.0, 2.0, 7.25], [30.0, 0x7F800000, 10000.0, 0x7FC00000]]> : tensor<3x4xf32>
-// MAIN:   %r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8, %r9, %r10, %r11, %r12, %r13, %r14, %r15, %r16 = call @special(%x, %y, %z, %p) : (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3xf32>, tensor<f32>, tensor<1x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<3xf32>, tensor<1x1xf32>)
+// MAIN:   %r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8, %r9, %r10, %r11, %r12, %r13, %r14, %r15, %r16, %r17, %r18 = call @special(%x, %y, %z, %p) : (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3xf32>, tensor<f32>, tensor<1x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<3xf32>, tensor<1x1xf32>, tensor<3x4xf32>, tensor<3x4xf32>)
 // MAIN:   %u0 = tensor.cast %r0 : tensor<3x4xf32> to tensor<*xf32>
 // MAIN:   call @printMemrefF32(%u0) : (tensor<*xf32>) -> ()
 // MAIN:   %u1 = tensor.cast %r1 : tensor<3x4xf32> to tensor<*xf32>
@@ -82,6 +84,10 @@ trace.graph @special(%x: tensor<3x4xf32>, %y: tensor<3x4xf32>, %z: tensor<3x4xf3
 // MAIN:   call @printMemrefF32(%u15) : (tensor<*xf32>) -> ()
 // MAIN:   %u16 = tensor.cast %r16 : tensor<1x1xf32> to tensor<*xf32>
 // MAIN:   call @printMemrefF32(%u16) : (tensor<*xf32>) -> ()
+// MAIN:   %u17 = tensor.cast %r17 : tensor<3x4xf32> to tensor<*xf32>
+// MAIN:   call @printMemrefF32(%u17) : (tensor<*xf32>) -> ()
+// MAIN:   %u18 = tensor.cast %r18 : tensor<3x4xf32> to tensor<*xf32>
+// MAIN:   call @printMemrefF32(%u18) : (tensor<*xf32>) -> ()
 // MAIN:   return
 // MAIN: }
 // MAIN: func.func private @printMemrefF32(tensor<*xf32>)
@@ -136,3 +142,11 @@ trace.graph @special(%x: tensor<3x4xf32>, %y: tensor<3x4xf32>, %z: tensor<3x4xf3
 // FP-NEXT: [1.84896,  0,  27.5833]
 // FP: Unranked Memref {{.*}} sizes = [1, 1]
 // FP-NEXT: [[7.5638]]
+// FP: Unranked Memref {{.*}} sizes = [3, 4]
+// FP-NEXT: [[1.5,   1.25,   4.25,   6.25],
+// FP-NEXT: [0.5,   1,   1.5,   2],
+// FP-NEXT: [-4,   4,   5,   3]]
+// FP: Unranked Memref {{.*}} sizes = [3, 4]
+// FP-NEXT: [[1.5,   -0.25,   3,   2],
+// FP-NEXT: [0.75,   -0.125,   1.5,   1],
+// FP-NEXT: [-3,   -1,   1.5,   -2]]

@@ -626,3 +626,31 @@ def test_twin_ones_like_and_special_ops_through_from_torch(tmp_path):
         want = model(x)
     for got, exp in zip(out, want):
         torch.testing.assert_close(got, exp, rtol=1e-5, atol=1e-5)
+
+
+# cumsum and cumprod: the kernel's accumulation (double for a float result,
+# wrapping int64 for an integer one), so the twin equals the runtime.
+SCANS = [
+    ("cumsum", lambda: [torch.randn(3, 7, dtype=torch.float32), 1]),
+    ("cumsum", lambda: [torch.randn(4, 3, 2, dtype=torch.float64), 0]),
+    ("cumprod", lambda: [torch.rand(2, 9, dtype=torch.float32) + 0.5, -1]),
+    ("cumprod", lambda: [torch.tensor([[1.0, NAN, 2.0], [INF, 0.0, -1.0]]), 1]),
+    ("cumsum", lambda: [torch.tensor([INF, -INF, 1.0, -0.0]), 0]),
+    ("cumsum", lambda: [torch.randint(-5, 5, (3, 4)), 0]),
+    ("cumprod", lambda: [torch.randint(-3, 4, (2, 30), dtype=torch.int64) * 1000, 1]),  # wraps
+    ("cumsum", lambda: [torch.randint(-5, 5, (6,), dtype=torch.int32), 0]),
+    ("cumsum", lambda: [torch.rand(3, 4) > 0.5, 1]),
+    ("cumsum", lambda: [torch.tensor(2.5), 0]),
+    ("cumsum", lambda: [torch.randn(3, 4), 1, "torch.float64"]),
+]
+
+
+@pytest.mark.parametrize("i", range(len(SCANS)), ids=[f"{op}{i}" for i, (op, _) in enumerate(SCANS)])
+def test_twin_scans_match_torch_and_runtime(i, tmp_path):
+    op, make = SCANS[i]
+    args = make()
+    dtype = getattr(torch, args[2][6:]) if len(args) > 2 else None
+    want = getattr(torch, op)(args[0], args[1], dtype=dtype)
+    text, inputs = op_graph(op, args, [want])
+    out = twin_vs_runtime(text, inputs, None, tmp_path, rtol=0, atol=0)
+    torch.testing.assert_close(out[0], want, rtol=1e-6, atol=1e-6, equal_nan=True)

@@ -85,6 +85,13 @@ public:
                       std::string &why) const override;
 };
 
+/// cumsum and cumprod along one dim.
+class ScanLowering : public PyOpLowering {
+public:
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override;
+};
+
 class SoftmaxLowering : public PyOpLowering {
 public:
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,

@@ -1,9 +1,9 @@
 //===- Reduction.cpp - Reductions and softmax -----------------------------===//
 //
-// sum, mean, amax, amin, prod, any and var over dims, argmax, argmin,
-// max.dim and min.dim along one, and softmax / log_softmax along one dim;
-// the softmax itself (buildSoftmax) is in Utils.cpp, as attention uses it
-// too.
+// sum, mean, amax, amin, prod, any and var over dims; argmax, argmin,
+// max.dim, min.dim, the scans cumsum and cumprod, and softmax / log_softmax
+// along one dim. The softmax itself (buildSoftmax) is in Utils.cpp, as
+// attention uses it too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -305,6 +305,88 @@ LogicalResult ReductionLowering::lower(const Call &call,
         });
   }
   rewriter.replaceOp(call.op, reshapeTo(rewriter, loc, r, call.resultType));
+  return success();
+}
+
+/// cumsum and cumprod (self, dim, dtype), as the kernel: a float result
+/// accumulates in double and rounds each prefix to the result's dtype, an
+/// integer one in int64, wrapping as PyTorch. Element i of the scan is the
+/// reduction of elements 0..i in order, which is exactly the running value
+/// the kernel stores (the same additions or products, in the same order):
+/// one linalg.generic over the result's dims and a reduction dim j, taking
+/// x[j] while j <= i and keeping the accumulator after. That is n^2 / 2 work
+/// per row of n, so a longer scan dim stays the kernel's.
+LogicalResult ScanLowering::lower(const Call &call, PatternRewriter &rewriter,
+                                  std::string &why) const {
+  constexpr int64_t kMaxScan = 4096;
+  bool product = call.op.getOpName() == "cumprod";
+  Location loc = call.op.getLoc();
+  RankedTensorType in = call.tensorType(0);
+  Type elt = call.resultElt();
+  if (elt.isUnsignedInteger() || !elt.isSignlessIntOrFloat() ||
+      in.getElementType().isUnsignedInteger())
+    return fail(why, "an unsupported element type");
+  int64_t rank = in.getRank();
+  auto dim = normDim(getInt(call.args.scalar(1)), std::max<int64_t>(rank, 1));
+  if (!dim)
+    return fail(why, "dim is not an int in range");
+  if (in.getShape() != call.resultType.getShape())
+    return fail(why, "the result's shape is not the input's");
+  bool isF = isa<FloatType>(elt);
+  Type acc = isF ? Type(rewriter.getF64Type()) : Type(rewriter.getI64Type());
+  auto finish = [&](Value v) {
+    return buildElementwise(rewriter, loc, call.resultType, {v},
+                            [&](OpBuilder &b, Location l, ValueRange a) {
+                              return castElement(b, l, a[0], elt);
+                            });
+  };
+  Value x = call.tensor(0);
+  if (rank == 0) {
+    // One element: its own prefix, converted as the kernel's store does.
+    rewriter.replaceOp(
+        call.op,
+        finish(buildElementwise(rewriter, loc, in.clone(acc), {x},
+                                [&](OpBuilder &b, Location l, ValueRange a) {
+                                  return castElement(b, l, a[0], acc);
+                                })));
+    return success();
+  }
+  int64_t n = in.getDimSize(*dim);
+  if (n > kMaxScan)
+    return fail(why, "a scan dim longer than " + Twine(kMaxScan) +
+                         " (the lowering's work is quadratic in it)");
+  MLIRContext *ctx = rewriter.getContext();
+  // Iteration space: the result's dims, then j.
+  SmallVector<AffineExpr> inExprs, outExprs;
+  for (int64_t d = 0; d < rank; ++d) {
+    inExprs.push_back(getAffineDimExpr(d == *dim ? rank : d, ctx));
+    outExprs.push_back(getAffineDimExpr(d, ctx));
+  }
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters.push_back(utils::IteratorType::reduction);
+  auto accType = in.clone(acc);
+  Value init =
+      linalg::FillOp::create(rewriter, loc,
+                             constantOf(rewriter, loc, acc, product ? 1 : 0),
+                             emptyLike(rewriter, loc, accType))
+          .getResult(0);
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{accType}, ValueRange{x}, ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::get(rank + 1, 0, inExprs, ctx),
+                          AffineMap::get(rank + 1, 0, outExprs, ctx)},
+      iters, [&](OpBuilder &b, Location l, ValueRange args) {
+        Value v = castElement(b, l, args[0], acc);
+        Value step = product ? mul(b, l, args[1], v) : add(b, l, args[1], v);
+        Value i = linalg::IndexOp::create(b, l, *dim);
+        Value j = linalg::IndexOp::create(b, l, rank);
+        Value taken =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::ule, j, i);
+        linalg::YieldOp::create(
+            b, l,
+            ValueRange{arith::SelectOp::create(b, l, taken, step, args[1])});
+      });
+  rewriter.replaceOp(call.op, elt == acc ? generic.getResult(0)
+                                         : finish(generic.getResult(0)));
   return success();
 }
 

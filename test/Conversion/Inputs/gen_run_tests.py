@@ -232,9 +232,10 @@ def main():
                 torch.polygamma(3, p), torch.hypot(x, y), torch.signbit(x).float(), torch.ones_like(x),
                 torch.argmax(x, 1).float(), torch.argmax(x).float(), torch.argmin(x, 0, keepdim=True).float(),
                 mx.values, mx.indices.float(), mi.values, mi.indices.float(),
-                torch.var(z, 1), torch.var(z, None, correction=0, keepdim=True)]
+                torch.var(z, 1), torch.var(z, None, correction=0, keepdim=True),
+                torch.cumsum(z, 1), torch.cumprod(z, 0)]
     write(build, os.path.join(here, "run-special.mlir"),
-          "Special functions, argmax/argmin, max.dim/min.dim and var, numerically.", [case(
+          "Special functions, argmax/argmin, max.dim/min.dim, var and the scans, numerically.", [case(
         "special", [("x", xs), ("y", ys), ("z", zs), ("p", ps)], [
             '%0 = pyop "lgamma"(%x) : (tensor<3x4xf32>) -> tensor<3x4xf32>',
             '%1 = pyop "digamma"(%x) : (tensor<3x4xf32>) -> tensor<3x4xf32>',
@@ -257,14 +258,17 @@ def main():
             '%12 = pyop "_to_copy"(%mi#1, "torch.float32") : (tensor<1x4xi64>) -> tensor<1x4xf32>',
             '%13 = pyop "var"(%z, 1) : (tensor<3x4xf32>) -> tensor<3xf32>',
             '%14 = pyop "var"(%z, None, 0, True) : (tensor<3x4xf32>) -> tensor<1x1xf32>',
-        ], ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "mx#0", "11", "mi#0", "12", "13", "14"],
+            '%15 = pyop "cumsum"(%z, 1) : (tensor<3x4xf32>) -> tensor<3x4xf32>',
+            '%16 = pyop "cumprod"(%z, 0) : (tensor<3x4xf32>) -> tensor<3x4xf32>',
+        ], ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "mx#0", "11", "mi#0", "12", "13", "14",
+            "15", "16"],
         special,
         ["lgamma and digamma at a negative non-integer, the poles -1 and +-0, the zeros 1 and 2,",
          "large, +-inf and NaN; polygamma(1) and (3) on both sides of 0, tiny, large, inf, NaN; erfinv at +-1, near them, outside and at NaN;",
          "hypot with inf and NaN operands; signbit of -0.0 and -inf; ones_like; argmax along a",
          "dim with NaN (the maximum) and over everything, argmin keepdim; max.dim and min.dim",
          "keepdim (values, then indices: the first extreme); var with the default correction",
-         "and with correction 0 over every dim, keepdim."])])
+         "and with correction 0 over every dim, keepdim; cumsum and cumprod."])])
 
 
 if __name__ == "__main__":

@@ -8,11 +8,18 @@
 // algorithms, and they compute in double as the kernels do (the caller
 // rounds to the result's dtype). The kernels take lgamma from libm; here it
 // is fdlibm's __ieee754_lgamma_r (Sun Microsystems, 1993, freely
-// redistributable; the algorithm of glibc's and musl's lgamma), whose
-// error for x > 0 is below 1 ulp of its result: a rational approximation
-// on [2, 3) reached by the recurrence from [2, 8), the polynomials around
-// the minimum near 1.46 and the zeros at 1 and 2 on (0, 2), Stirling's
-// series from 8 on; the reflection formula below 0.
+// redistributable; the algorithm of glibc's and musl's lgamma): a rational
+// approximation on [2, 3) reached by the recurrence from [2, 8), the
+// polynomials around the minimum near 1.46 and the zeros at 1 and 2 on
+// (0, 2), Stirling's series from 8 on; the reflection formula below 0.
+// Against glibc's lgamma over [-30, 1e4] it is within 5e-15 of
+// max(1, |lgamma(x)|) (an ulp or two; the reflection's subtraction near the
+// zeros below -2 is where it loses most), and rounded to f32 it equals
+// PyTorch's f32 lgamma but for an ulp.
+//
+// Where the kernel loops on data, so does this: the Hurwitz zeta's direct
+// sum runs until q + i passes 9, which for a large negative non-integer q
+// (polygamma(n >= 2, -1e9 + 0.5)) is that many steps, on both.
 //
 // Branches become selects over every path (each path is cheap and stays
 // finite or NaN where not selected) and fixed-count loops with a "done"

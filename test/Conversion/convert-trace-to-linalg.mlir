@@ -695,3 +695,165 @@ trace.graph @fill(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<4xi64>, tenso
   %3 = pyop "full_like"(%x, True, "torch.bool") : (tensor<2x3xf32>) -> tensor<2x3xi1>
   ret %0, %1, %2, %3 : tensor<2x3xf32>, tensor<4xi64>, tensor<f32>, tensor<2x3xi1>
 }
+
+// -----
+
+// ones_like fills a 1 of the result's dtype.
+// CHECK-LABEL: func.func @ones_like(
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK: linalg.fill ins(%[[ONE]] : i64)
+// CHECK: %[[H:.*]] = arith.constant 1.000000e+00 : f16
+// CHECK: linalg.fill ins(%[[H]] : f16)
+trace.graph @ones_like(%x: tensor<2x3xf32>) -> (tensor<2x3xi64>, tensor<2x3xf16>) {
+  %0 = pyop "ones_like"(%x, "torch.int64") : (tensor<2x3xf32>) -> tensor<2x3xi64>
+  %1 = pyop "ones_like"(%x, "torch.float16") : (tensor<2x3xf32>) -> tensor<2x3xf16>
+  ret %0, %1 : tensor<2x3xi64>, tensor<2x3xf16>
+}
+
+// -----
+
+// The special functions compute in f64, as the runtime's kernels, and round
+// to the result's type: lgamma is fdlibm's (its log near 0.9 and Stirling's
+// series from 8 on), digamma the kernel's recurrence as a 10-step scf.for
+// before its asymptotic series, erfinv Giles' start and 8 Halley steps,
+// polygamma(3, x) 3! times the Hurwitz zeta, its direct sum an scf.while.
+// CHECK-LABEL: func.func @special_functions(
+// CHECK: linalg.generic
+// CHECK: %[[X:.*]] = arith.extf %{{.*}} : f32 to f64
+// CHECK: math.absf %[[X]] : f64
+// CHECK: math.log
+// CHECK: math.sin
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: linalg.generic
+// CHECK: math.tan
+// CHECK: scf.for
+// CHECK: scf.yield
+// CHECK: math.log
+// CHECK: math.copysign
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: linalg.generic
+// CHECK: arith.sitofp %{{.*}} : i64 to f64
+// CHECK: scf.for
+// CHECK: math.erfc
+// CHECK: math.erf
+// CHECK: math.exp
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: linalg.generic
+// CHECK: scf.while
+// CHECK: math.powf
+// CHECK: arith.constant 6.000000e+00 : f64
+// CHECK: linalg.yield %{{.*}} : f64
+trace.graph @special_functions(%x: tensor<4xf32>, %i: tensor<4xi64>, %d: tensor<4xf64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf64>) {
+  %0 = pyop "lgamma"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = pyop "digamma"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = pyop "erfinv"(%i) : (tensor<4xi64>) -> tensor<4xf32>
+  %3 = pyop "polygamma"(3, %d) : (tensor<4xf64>) -> tensor<4xf64>
+  ret %0, %1, %2, %3 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf64>
+}
+
+// -----
+
+// polygamma(1, x) is trigamma (no zeta); a negative n stays the kernel's,
+// which reports it. hypot squares in f64 for an f32 and scales an f64 by its
+// larger operand; an infinite operand wins over NaN. signbit reads the bits
+// of a float (-0.0 and -NaN count) and compares an integer with 0.
+// CHECK-LABEL: func.func @polygamma_hypot_signbit(
+// CHECK: math.sin
+// CHECK: scf.for
+// CHECK-NOT: scf.while
+// CHECK: trace.pyop "polygamma"(-1, %{{.*}})
+// CHECK: arith.extf %{{.*}} : f32 to f64
+// CHECK: math.sqrt
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: arith.maximumf %{{.*}} : f64
+// CHECK: arith.divf
+// CHECK: math.sqrt
+// CHECK: %[[BITS:.*]] = arith.bitcast %{{.*}} : f32 to i32
+// CHECK: arith.cmpi slt, %[[BITS]], %{{.*}} : i32
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : i64
+trace.graph @polygamma_hypot_signbit(%x: tensor<4xf32>, %d: tensor<4xf64>, %i: tensor<4xi64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf64>, tensor<4xi1>, tensor<4xi1>) {
+  %0 = pyop "polygamma"(1, %x) : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-remark @+1 {{not lowered to linalg: polygamma(n, x) does not support negative n}}
+  %1 = pyop "polygamma"(-1, %x) : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = pyop "hypot"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %3 = pyop "hypot"(%d, %d) : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+  %4 = pyop "signbit"(%x) : (tensor<4xf32>) -> tensor<4xi1>
+  %5 = pyop "signbit"(%i) : (tensor<4xi64>) -> tensor<4xi1>
+  ret %0, %1, %2, %3, %4, %5 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf64>, tensor<4xi1>, tensor<4xi1>
+}
+
+// -----
+
+// argmax along a dim: one generic with a value and an index accumulator,
+// starting from (-inf, 0); a NaN beats a number, ties go to the smaller
+// position (linalg.index). dim=None reduces every dim, the position
+// row-major (i * 3 + j). An integer argmin starts from the dtype's largest.
+// max.dim keepdim gives (values, indices) expanded to [2, 1].
+// CHECK-LABEL: func.func @arg_reductions(
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: iterator_types = ["parallel", "reduction"]
+// CHECK: linalg.index 1 : index
+// CHECK: arith.cmpf uno
+// CHECK: arith.cmpf ogt
+// CHECK: arith.cmpf oeq
+// CHECK: linalg.yield %{{.*}}, %{{.*}} : f32, i64
+// CHECK: iterator_types = ["reduction", "reduction"]
+// CHECK: arith.constant 3 : i64
+// CHECK: arith.constant 9223372036854775807 : i64
+// CHECK: arith.cmpi slt
+// CHECK: tensor.expand_shape %{{.*}} output_shape [2, 1] : tensor<2xf32> into tensor<2x1xf32>
+// CHECK: tensor.expand_shape %{{.*}} output_shape [2, 1] : tensor<2xi64> into tensor<2x1xi64>
+trace.graph @arg_reductions(%x: tensor<2x3xf32>, %i: tensor<2x3xi64>) -> (tensor<2xi64>, tensor<i64>, tensor<3xi64>, tensor<2x1xf32>, tensor<2x1xi64>) {
+  %0 = pyop "argmax"(%x, 1) : (tensor<2x3xf32>) -> tensor<2xi64>
+  %1 = pyop "argmax"(%x) : (tensor<2x3xf32>) -> tensor<i64>
+  %2 = pyop "argmin"(%i, 0) : (tensor<2x3xi64>) -> tensor<3xi64>
+  %3:2 = pyop "max"(%x, 1, True) : (tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x1xi64>)
+  ret %0, %1, %2, %3#0, %3#1 : tensor<2xi64>, tensor<i64>, tensor<3xi64>, tensor<2x1xf32>, tensor<2x1xi64>
+}
+
+// -----
+
+// var in f64: the sum, the mean (/ 4), the squared deviations, divided by
+// n - correction (4 - 1); with correction 9 over all 8 elements the divisor
+// is 0 (inf or NaN, as PyTorch), keepdim expanding the 0-d result.
+// CHECK-LABEL: func.func @var(
+// CHECK: arith.extf %{{.*}} : f32 to f64
+// CHECK: arith.constant 4.000000e+00 : f64
+// CHECK: arith.mulf %{{.*}} : f64
+// CHECK: arith.constant 3.000000e+00 : f64
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: arith.constant 0.000000e+00 : f64
+// CHECK: tensor.expand_shape
+trace.graph @var(%x: tensor<2x4xf32>) -> (tensor<2xf32>, tensor<1x1xf32>) {
+  %0 = pyop "var"(%x, 1) : (tensor<2x4xf32>) -> tensor<2xf32>
+  %1 = pyop "var"(%x, None, 9, True) : (tensor<2x4xf32>) -> tensor<1x1xf32>
+  ret %0, %1 : tensor<2xf32>, tensor<1x1xf32>
+}
+
+// -----
+
+// cumsum along dim 1: a generic over the result's dims and j (a reduction),
+// adding x[j] in f64 while j <= i (linalg.index), rounded to f32 after;
+// cumprod of an int64 multiplies in i64 from 1; a bool cumsum widens to
+// int64. A scan dim longer than 4096 stays the kernel's.
+// CHECK-LABEL: func.func @scans(
+// CHECK: iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: arith.extf %{{.*}} : f32 to f64
+// CHECK: %[[I:.*]] = linalg.index 1 : index
+// CHECK: %[[J:.*]] = linalg.index 2 : index
+// CHECK: arith.cmpi ule, %[[J]], %[[I]] : index
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: arith.constant 1 : i64
+// CHECK: arith.muli
+// CHECK: arith.extui %{{.*}} : i1 to i64
+// CHECK: trace.pyop "cumsum"
+trace.graph @scans(%x: tensor<2x5xf32>, %i: tensor<4xi64>, %b: tensor<3x2xi1>, %l: tensor<5000xf32>) -> (tensor<2x5xf32>, tensor<4xi64>, tensor<3x2xi64>, tensor<5000xf32>) {
+  %0 = pyop "cumsum"(%x, 1) : (tensor<2x5xf32>) -> tensor<2x5xf32>
+  %1 = pyop "cumprod"(%i, 0) : (tensor<4xi64>) -> tensor<4xi64>
+  %2 = pyop "cumsum"(%b, 0) : (tensor<3x2xi1>) -> tensor<3x2xi64>
+  // expected-remark @+1 {{not lowered to linalg: a scan dim longer than 4096 (the lowering's work is quadratic in it)}}
+  %3 = pyop "cumsum"(%l, 0) : (tensor<5000xf32>) -> tensor<5000xf32>
+  ret %0, %1, %2, %3 : tensor<2x5xf32>, tensor<4xi64>, tensor<3x2xi64>, tensor<5000xf32>
+}

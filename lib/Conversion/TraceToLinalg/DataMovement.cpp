@@ -202,8 +202,12 @@ LogicalResult IdentityLowering::lower(const Call &call,
 /// nonzero as true).
 LogicalResult FillLowering::lower(const Call &call, PatternRewriter &rewriter,
                                   std::string &why) const {
-  Attribute value =
-      call.args.scalar(call.op.getOpName() == "scalar_tensor" ? 0 : 1);
+  StringRef name = call.op.getOpName();
+  // ones_like(self, dtype, ...): a fill of 1.
+  Attribute value = name == "ones_like"
+                        ? Attribute(IntegerAttr::get(
+                              IntegerType::get(rewriter.getContext(), 64), 1))
+                        : call.args.scalar(name == "scalar_tensor" ? 0 : 1);
   std::optional<double> number = getNumber(value);
   std::optional<int64_t> integer = getInt(value);
   if (auto b = dyn_cast_or_null<BoolAttr>(value))

@@ -53,6 +53,17 @@ static UnaryMathFn unaryMathOf(StringRef name) {
       .Default(nullptr);
 }
 
+/// The special functions of one argument (SpecialFunctions.cpp), which
+/// compute in double as the kernels do (Runtime/SpecialFunctions.h): the
+/// caller converts the argument to f64 and rounds the result.
+static UnaryMathFn specialOf(StringRef name) {
+  return llvm::StringSwitch<UnaryMathFn>(name)
+      .Case("lgamma", buildLgamma)
+      .Case("digamma", buildDigamma)
+      .Case("erfinv", buildErfinv)
+      .Default(nullptr);
+}
+
 /// trunc as ceil below zero and floor elsewhere (-0.0 and NaN kept): the
 /// GPU pipeline's NVVM conversion has no math.trunc.
 static Value truncOf(OpBuilder &b, Location l, Value x) {
@@ -79,7 +90,8 @@ static UnaryMathFn roundingOf(StringRef name) {
 /// type), bitwise_not, leaky_relu and elu; maximum, minimum, clamp (with
 /// number bounds), atan2, copysign, fmax, fmin, the bitwise and logical
 /// and/or/xor, the float fmod and remainder, hardsigmoid, hardswish and
-/// silu.
+/// silu; lgamma, digamma, polygamma and erfinv (SpecialFunctions.cpp),
+/// hypot and signbit.
 /// Every argument, tensor or Python number, is converted to the result's
 /// element type before the arithmetic: that is PyTorch's type promotion as
 /// the registry inferred it (int / int divides as float, for instance).
@@ -167,6 +179,18 @@ LogicalResult ElementwiseLowering::lower(const Call &call,
       return fail(why, "gelu approximate is not 'none' or 'tanh'");
     tanhGelu = s.getValue() == "tanh";
   }
+  // polygamma(n, self): n a Python int, at least 0 (the kernel refuses a
+  // negative one, so it keeps it and says so).
+  int64_t polygammaN = 0;
+  if (name == "polygamma") {
+    std::optional<int64_t> n =
+        call.args.isTensor(0) ? std::nullopt : getInt(call.args.scalar(0));
+    if (!n)
+      return fail(why, "polygamma's n is not an int");
+    if (*n < 0)
+      return fail(why, "polygamma(n, x) does not support negative n");
+    polygammaN = *n;
+  }
   // The registry infers a float result for div and the transcendental
   // ops, so of the ops below that build floating-point math only pow can
   // have an integer one.
@@ -220,6 +244,60 @@ LogicalResult ElementwiseLowering::lower(const Call &call,
       // Ordered: NaN is true, so its not is false.
       return arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, v,
                                    constantOf(b, l, t, 0));
+    }
+    // signbit reads the input in its own type: a float's sign bit (set for
+    // -0.0 and -NaN too), an integer below 0, never a bool's.
+    if (name == "signbit") {
+      Value v = slot[0] >= 0 ? in[slot[0]] : operand(0, b.getF64Type());
+      Type t = v.getType();
+      if (t.isInteger(1))
+        return constantOf(b, l, elt, 0);
+      if (auto ft = dyn_cast<FloatType>(t)) {
+        Type bits = b.getIntegerType(ft.getWidth());
+        v = arith::BitcastOp::create(b, l, bits, v);
+        t = bits;
+      }
+      return arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, v,
+                                   constantOf(b, l, t, 0));
+    }
+    // The special functions compute in double, as the kernels do
+    // (Runtime/SpecialFunctions.h), and round to the result's type.
+    if (UnaryMathFn build = specialOf(name))
+      return castElement(b, l, build(b, l, operand(0, b.getF64Type())), elt);
+    if (name == "polygamma")
+      return castElement(
+          b, l, buildPolygamma(b, l, polygammaN, operand(1, b.getF64Type())),
+          elt);
+    if (name == "hypot") {
+      // In double, as the kernel's hypot(double, double): sqrt(x^2 + y^2)
+      // is exact to the last bit of a narrower float; an f64 is scaled by
+      // its larger operand first so the squares do not overflow. An
+      // infinite operand gives inf, even with a NaN one.
+      Type f64 = b.getF64Type();
+      Value x = math::AbsFOp::create(b, l, operand(0, f64));
+      Value y = math::AbsFOp::create(b, l, operand(1, f64));
+      Value inf = constantOf(b, l, f64, INFINITY);
+      Value r;
+      if (elt.isF64()) {
+        Value hi = arith::MaximumFOp::create(b, l, x, y);
+        Value lo = arith::MinimumFOp::create(b, l, x, y);
+        Value q = arith::DivFOp::create(b, l, lo, hi);
+        Value scaled = mul(
+            b, l, hi,
+            math::SqrtOp::create(
+                b, l, add(b, l, constantOf(b, l, f64, 1), mul(b, l, q, q))));
+        Value zero = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, hi,
+                                           constantOf(b, l, f64, 0));
+        r = arith::SelectOp::create(b, l, zero, hi, scaled);
+      } else {
+        r = math::SqrtOp::create(b, l,
+                                 add(b, l, mul(b, l, x, x), mul(b, l, y, y)));
+      }
+      Value anyInf = arith::OrIOp::create(
+          b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x, inf),
+          arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, y, inf));
+      return castElement(b, l, arith::SelectOp::create(b, l, anyInf, inf, r),
+                         elt);
     }
     if (name == "where") {
       Value cond = operand(0, b.getI1Type());

@@ -79,6 +79,15 @@ public:
 // Reduction.cpp
 class ReductionLowering : public PyOpLowering {
 public:
+  /// max.dim and min.dim have two results (values, indices).
+  bool multipleResults() const override { return true; }
+  LogicalResult lower(const Call &call, PatternRewriter &rewriter,
+                      std::string &why) const override;
+};
+
+/// cumsum and cumprod along one dim.
+class ScanLowering : public PyOpLowering {
+public:
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,
                       std::string &why) const override;
 };
@@ -153,7 +162,8 @@ public:
                       std::string &why) const override;
 };
 
-/// full, full_like, scalar_tensor: a linalg.fill of the fill value.
+/// full, full_like, scalar_tensor, ones_like: a linalg.fill of the fill
+/// value (1 for ones_like).
 class FillLowering : public PyOpLowering {
 public:
   LogicalResult lower(const Call &call, PatternRewriter &rewriter,

@@ -43,6 +43,18 @@ Value mul(OpBuilder &b, Location loc, Value x, Value y);
 Value max(OpBuilder &b, Location loc, Value x, Value y);
 
 //===----------------------------------------------------------------------===//
+// Special functions (SpecialFunctions.cpp): f64 in, f64 out, the runtime
+// kernels' algorithms (Runtime/SpecialFunctions.h) and fdlibm's lgamma
+//===----------------------------------------------------------------------===//
+
+Value buildLgamma(OpBuilder &b, Location loc, Value x);
+Value buildDigamma(OpBuilder &b, Location loc, Value x);
+Value buildTrigamma(OpBuilder &b, Location loc, Value x);
+/// polygamma(n, x) for n >= 0.
+Value buildPolygamma(OpBuilder &b, Location loc, int64_t n, Value x);
+Value buildErfinv(OpBuilder &b, Location loc, Value y);
+
+//===----------------------------------------------------------------------===//
 // Tensor helpers
 //===----------------------------------------------------------------------===//
 

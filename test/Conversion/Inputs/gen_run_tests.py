@@ -7,7 +7,7 @@ to write a test whose values disagree beyond 1e-5; the FP lines then quote
 the runner's printing of those values. Run it again only when a case changes:
     python test/Conversion/Inputs/gen_run_tests.py BUILD_DIR
 """
-import math, os, re, subprocess, sys
+import math, os, re, struct, subprocess, sys
 import torch
 import torch.nn.functional as F
 
@@ -27,6 +27,9 @@ def dense(t):
     def lit(v):
         if t.dtype == torch.bool:
             return "true" if v else "false"
+        if t.dtype == torch.float32 and not math.isfinite(v):
+            # MLIR spells NaN and the infinities by their bits.
+            return "0x%08X" % struct.unpack("<I", struct.pack("<f", v))[0]
         return repr(float(v)) if t.dtype == torch.float32 else str(int(v))
     def rec(x):
         if x.dim() == 0:
@@ -75,7 +78,8 @@ def run(build, c):
         want = exp.flatten().tolist()
         assert len(got) == len(want), (c["name"], got, want)
         for g, w in zip(got, want):
-            assert math.isclose(g, w, rel_tol=1e-5, abs_tol=1e-5), (c["name"], g, w)
+            assert (math.isnan(g) and math.isnan(w)) or math.isclose(g, w, rel_tol=1e-5, abs_tol=1e-5), \
+                (c["name"], g, w)
         checks.append(f"// FP: Unranked Memref {{{{.*}}}} sizes = [{', '.join(map(str, exp.shape))}]")
         checks += [f"// FP-NEXT: {l.strip()}" for l in block.strip().splitlines()]
     return checks
@@ -214,6 +218,57 @@ def main():
         ["embedding gathers rows, permute, slice with start/end and with a step, a view",
          "regrouping across dims, transpose + contiguous, select + unsqueeze + expand,",
          "flatten + narrow."])])
+
+    inf, nan = float("inf"), float("nan")
+    xs = torch.tensor([[-2.5, -1.0, -0.0, 0.0], [0.5, 1.0, 2.0, 7.25], [30.0, inf, -inf, nan]])
+    ys = torch.tensor([[-1.0, -0.999, -0.5, -0.0], [0.25, 0.9999, 1.0, 1.5], [1e-3, nan, -2.0, 0.7]])
+    zs = torch.tensor([[1.5, -0.25, 3.0, 2.0], [0.5, 0.5, 0.5, 0.5], [-4.0, 8.0, 1.0, -2.0]])
+    # trigamma's poles are "a very large number" that depends on the
+    # precision of sin(pi x): polygamma gets its own values.
+    ps = torch.tensor([[-2.5, -0.5, 0.25, 1e-3], [0.5, 1.0, 2.0, 7.25], [30.0, inf, 1e4, nan]])
+    def special(x, y, z, p):
+        mx, mi = torch.max(x, 1), torch.min(x, 0, keepdim=True)
+        return [torch.lgamma(x), torch.digamma(x), torch.erfinv(y), torch.polygamma(1, p),
+                torch.polygamma(3, p), torch.hypot(x, y), torch.signbit(x).float(), torch.ones_like(x),
+                torch.argmax(x, 1).float(), torch.argmax(x).float(), torch.argmin(x, 0, keepdim=True).float(),
+                mx.values, mx.indices.float(), mi.values, mi.indices.float(),
+                torch.var(z, 1), torch.var(z, None, correction=0, keepdim=True),
+                torch.cumsum(z, 1), torch.cumprod(z, 0)]
+    write(build, os.path.join(here, "run-special.mlir"),
+          "Special functions, argmax/argmin, max.dim/min.dim, var and the scans, numerically.", [case(
+        "special", [("x", xs), ("y", ys), ("z", zs), ("p", ps)], [
+            '%0 = pyop "lgamma"(%x) : (tensor<3x4xf32>) -> tensor<3x4xf32>',
+            '%1 = pyop "digamma"(%x) : (tensor<3x4xf32>) -> tensor<3x4xf32>',
+            '%2 = pyop "erfinv"(%y) : (tensor<3x4xf32>) -> tensor<3x4xf32>',
+            '%3 = pyop "polygamma"(1, %p) : (tensor<3x4xf32>) -> tensor<3x4xf32>',
+            '%4 = pyop "polygamma"(3, %p) : (tensor<3x4xf32>) -> tensor<3x4xf32>',
+            '%5 = pyop "hypot"(%x, %y) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>',
+            '%sb = pyop "signbit"(%x) : (tensor<3x4xf32>) -> tensor<3x4xi1>',
+            '%6 = pyop "_to_copy"(%sb, "torch.float32") : (tensor<3x4xi1>) -> tensor<3x4xf32>',
+            '%7 = pyop "ones_like"(%x) : (tensor<3x4xf32>) -> tensor<3x4xf32>',
+            '%am = pyop "argmax"(%x, 1) : (tensor<3x4xf32>) -> tensor<3xi64>',
+            '%8 = pyop "_to_copy"(%am, "torch.float32") : (tensor<3xi64>) -> tensor<3xf32>',
+            '%aa = pyop "argmax"(%x) : (tensor<3x4xf32>) -> tensor<i64>',
+            '%9 = pyop "_to_copy"(%aa, "torch.float32") : (tensor<i64>) -> tensor<f32>',
+            '%an = pyop "argmin"(%x, 0, True) : (tensor<3x4xf32>) -> tensor<1x4xi64>',
+            '%10 = pyop "_to_copy"(%an, "torch.float32") : (tensor<1x4xi64>) -> tensor<1x4xf32>',
+            '%mx:2 = pyop "max"(%x, 1) : (tensor<3x4xf32>) -> (tensor<3xf32>, tensor<3xi64>)',
+            '%11 = pyop "_to_copy"(%mx#1, "torch.float32") : (tensor<3xi64>) -> tensor<3xf32>',
+            '%mi:2 = pyop "min"(%x, 0, True) : (tensor<3x4xf32>) -> (tensor<1x4xf32>, tensor<1x4xi64>)',
+            '%12 = pyop "_to_copy"(%mi#1, "torch.float32") : (tensor<1x4xi64>) -> tensor<1x4xf32>',
+            '%13 = pyop "var"(%z, 1) : (tensor<3x4xf32>) -> tensor<3xf32>',
+            '%14 = pyop "var"(%z, None, 0, True) : (tensor<3x4xf32>) -> tensor<1x1xf32>',
+            '%15 = pyop "cumsum"(%z, 1) : (tensor<3x4xf32>) -> tensor<3x4xf32>',
+            '%16 = pyop "cumprod"(%z, 0) : (tensor<3x4xf32>) -> tensor<3x4xf32>',
+        ], ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "mx#0", "11", "mi#0", "12", "13", "14",
+            "15", "16"],
+        special,
+        ["lgamma and digamma at a negative non-integer, the poles -1 and +-0, the zeros 1 and 2,",
+         "large, +-inf and NaN; polygamma(1) and (3) on both sides of 0, tiny, large, inf, NaN; erfinv at +-1, near them, outside and at NaN;",
+         "hypot with inf and NaN operands; signbit of -0.0 and -inf; ones_like; argmax along a",
+         "dim with NaN (the maximum) and over everything, argmin keepdim; max.dim and min.dim",
+         "keepdim (values, then indices: the first extreme); var with the default correction",
+         "and with correction 0 over every dim, keepdim; cumsum and cumprod."])])
 
 
 if __name__ == "__main__":

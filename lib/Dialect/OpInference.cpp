@@ -1913,8 +1913,8 @@ INFER(inferPdistForward) {
 /// bag_size [B], max_indices [B, D] (max) or [B]), B the number of offsets
 /// (less one with include_last_offset); the index results in the common
 /// type of indices and offsets.
-INFER(inferEmbeddingBag) {
-  CALL;
+static bool inferEmbeddingBagIn(Call &c, const PyArgs &a, MLIRContext *ctx,
+                                bool forwardOnly) {
   TensorType w = c.tensor(0, "weight"), idx = c.tensor(1, "indices"),
              off = c.tensor(2, "offsets"), psw;
   if (!w || !idx || !off || !c.optTensor(6, "per_sample_weights", psw))
@@ -1962,9 +1962,25 @@ INFER(inferEmbeddingBag) {
                  shapeStr(psw.getShape()));
   bool skip = eb.mode == 0 && eb.paddingIdx < 0 &&
               (elt.isF32() || elt.isF16() || elt.isBF16());
+  // The forward-only op's bag_size has one per offset (PyTorch's meta
+  // function's shape).
+  int64_t sizes = forwardOnly ? off.getDimSize(0) : bags;
   return c.push(Shape{bags, D}, elt) && c.push(Shape{skip ? 0 : n}, index) &&
-         c.push(Shape{bags}, index) &&
+         c.push(Shape{sizes}, index) &&
          c.push(eb.mode == 2 ? Shape{bags, D} : Shape{bags}, index);
+}
+
+INFER(inferEmbeddingBag) {
+  CALL;
+  return inferEmbeddingBagIn(c, a, ctx, false);
+}
+
+/// _embedding_bag_forward_only: _embedding_bag's results, but bag_size has
+/// one element per offset, as PyTorch's meta function says (the last is 0
+/// with include_last_offset).
+INFER(inferEmbeddingBagForwardOnly) {
+  CALL;
+  return inferEmbeddingBagIn(c, a, ctx, true);
 }
 
 /// grid_sampler_2d(input, grid, interpolation_mode, padding_mode,

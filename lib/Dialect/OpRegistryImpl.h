@@ -79,7 +79,7 @@ InferSig inferEmbedding, inferConv2d, inferMaxPool2d, inferAdaptiveAvgPool2d,
     inferMaxPool2dWithIndices;
 // Distances, bags of embeddings and grid sampling
 InferSig inferCdistForward, inferPdistForward, inferEmbeddingBag,
-    inferGridSampler2d;
+    inferEmbeddingBagForwardOnly, inferGridSampler2d;
 InferSig inferConvolution;
 
 // Pooling, padding, resampling and data movement

@@ -193,9 +193,14 @@ bool traceir::embeddingBagPlan(KernelContext &ctx, EmbeddingBagPlan &p) {
     return fail(ctx,
                 strCat(op) + " has 4 results, got " + strCat(ctx.numResults()));
   Shape outShape{numBags, D}, o2b{skip ? 0 : N}, bags{numBags};
+  // _embedding_bag_forward_only (this kernel too) has one bag_size per
+  // offset.
+  Shape sizes{ctx.result(2).rank() == 1 && ctx.result(2).shape[0] == numOffsets
+                  ? numOffsets
+                  : numBags};
   if (!checkResult(ctx, op, 0, w.dtype, outShape) ||
       !checkResult(ctx, op, 1, index, o2b) ||
-      !checkResult(ctx, op, 2, index, bags) ||
+      !checkResult(ctx, op, 2, index, sizes) ||
       !checkResult(ctx, op, 3, index, a.mode == 2 ? outShape : bags))
     return false;
   p.weightDtype = static_cast<int32_t>(w.dtype);
@@ -224,10 +229,11 @@ bool traceir::embeddingBagPlan(KernelContext &ctx, EmbeddingBagPlan &p) {
     p.out = ctx.result(0).bytes();
   if (!skip && N > 0)
     p.offset2bag = ctx.result(1).bytes();
-  if (numBags > 0) {
+  p.numSizes = sizes[0];
+  if (p.numSizes > 0)
     p.bagSize = ctx.result(2).bytes();
-    p.maxIndices = ctx.result(3).numel() > 0 ? ctx.result(3).bytes() : nullptr;
-  }
+  if (ctx.result(3).numel() > 0)
+    p.maxIndices = ctx.result(3).bytes();
   return true;
 }
 

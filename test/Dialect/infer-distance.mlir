@@ -25,6 +25,8 @@ trace.graph @valid(%a: tensor<2x4x3xf32>, %b: tensor<2x5x3xf32>, %c: tensor<3x1x
   %6:4 = pyop "_embedding_bag"(%wd, %i32, %o32, False, 0) : (tensor<10x4xf64>, tensor<9xi32>, tensor<4xi32>) -> (tensor<4x4xf64>, tensor<9xi32>, tensor<4xi32>, tensor<4xi32>)
   // per_sample_weights with a padding_idx; mixed index dtypes promote.
   %7:4 = pyop "_embedding_bag"(%w, %i32, %o, False, 0, False, %ps, False, 2) : (tensor<10x4xf32>, tensor<9xi32>, tensor<4xi64>, tensor<9xf32>) -> (tensor<4x4xf32>, tensor<9xi64>, tensor<4xi64>, tensor<4xi64>)
+  // The forward-only alias: one bag_size per offset (PyTorch's meta shape).
+  %10:4 = pyop "_embedding_bag_forward_only"(%w, %i, %o, False, 1, False, None, True, -1) : (tensor<10x4xf32>, tensor<9xi64>, tensor<4xi64>) -> (tensor<3x4xf32>, tensor<9xi64>, tensor<4xi64>, tensor<3xi64>)
   // [N, C, H, W] at [N, OH, OW, 2] -> [N, C, OH, OW].
   %8 = pyop "grid_sampler_2d"(%x, %g, 0, 0, False) : (tensor<2x3x5x6xf32>, tensor<2x4x7x2xf32>) -> tensor<2x3x4x7xf32>
   // A dynamic batch takes the grid's.

@@ -277,7 +277,8 @@ def test_import_public_api():
         torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
 
 
-OPINFO_NAMES = ("cdist", "nn.functional.pdist", "nn.functional.grid_sample")
+OPINFO_NAMES = ("cdist", "nn.functional.pdist", "nn.functional.embedding_bag",
+                "nn.functional.grid_sample")
 
 
 @pytest.mark.parametrize("name", OPINFO_NAMES)
@@ -313,3 +314,30 @@ def test_opinfo_samples_through_from_torch(name):
         want = want if isinstance(want, (list, tuple)) else [want]
         for g, w in zip(got, want):
             torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_embedding_bag_forward_only():
+    """What F.embedding_bag calls for a weight without grad: _embedding_bag's
+    kernel. (With include_last_offset PyTorch's meta function and its CPU
+    kernel disagree on bag_size's length; TraceIR takes the meta's, which
+    from_torch records, and only the output is compared there.)"""
+    import traceir
+    import traceir_testing
+
+    w, i, o = bag_args()
+    for mode in (0, 2):
+        want = aten._embedding_bag_forward_only(w, i, o, False, mode)
+        check_op("_embedding_bag_forward_only", [w, i, o, False, mode], list(want))
+
+    class M(torch.nn.Module):
+        def forward(self, w, i, o):
+            return (F.embedding_bag(i, w, o, mode="sum", include_last_offset=True),
+                    F.embedding_bag(i, w, o, mode="max", include_last_offset=True,
+                                    padding_idx=1))
+
+    args = (w, i, torch.tensor(OFF + [10]))
+    module = traceir.from_torch(M(), args)
+    assert '"_embedding_bag_forward_only"' in str(module)
+    got = traceir.compile(module, device=traceir_testing.DEVICE)(*args)
+    for g, want in zip(got, M()(*args)):
+        torch.testing.assert_close(g, want, rtol=1e-5, atol=1e-6)

@@ -160,7 +160,10 @@ struct EmbeddingBagPlan {
   bool lastEndsAtOffset = false;
   char *out = nullptr;        ///< [numBags, D], the weight's dtype
   char *offset2bag = nullptr; ///< [N], or null where ATen leaves it empty
-  char *bagSize = nullptr;    ///< [numBags]
+  char *bagSize = nullptr;    ///< [numSizes]
+  /// bag_size's length: numBags, or numOffsets (_embedding_bag_forward_only
+  /// with include_last_offset, whose extra element is 0).
+  int64_t numSizes = 0;
   char *maxIndices = nullptr; ///< [numBags, D] (max) or [numBags]
   int32_t indexDtype = I64;
 };
@@ -247,6 +250,11 @@ TRACEIR_HD inline void embeddingBagElement(const EmbeddingBagPlan &p,
 /// copy).
 TRACEIR_HD inline void embeddingBagSizeElement(const EmbeddingBagPlan &p,
                                                int64_t b) {
+  int es = ewSize(p.indexDtype);
+  if (b >= p.numBags) {
+    ewStoreInt(p.bagSize + b * es, p.indexDtype, 0);
+    return;
+  }
   int64_t start, end, sizeEnd, size = 0;
   bagRange(p, b, start, end, sizeEnd);
   if (p.mode != 0) {
@@ -255,7 +263,6 @@ TRACEIR_HD inline void embeddingBagSizeElement(const EmbeddingBagPlan &p,
       for (int64_t i = start; i < sizeEnd; ++i)
         size -= bagIndex(p, i) == p.paddingIdx ? 1 : 0;
   }
-  int es = ewSize(p.indexDtype);
   ewStoreInt(p.bagSize + b * es, p.indexDtype, size);
   if (p.mode != 2)
     ewStoreInt(p.maxIndices + b * es, p.indexDtype, size);

@@ -43,7 +43,7 @@ void cpu::_embedding_bag(KernelContext &ctx) {
     for (int64_t k = 0, n = p.numBags * p.D; k < n; ++k)
       embeddingBagElement(p, k);
   if (p.bagSize)
-    for (int64_t b = 0; b < p.numBags; ++b)
+    for (int64_t b = 0; b < p.numSizes; ++b)
       embeddingBagSizeElement(p, b);
   if (p.offset2bag)
     for (int64_t i = 0; i < p.N; ++i)

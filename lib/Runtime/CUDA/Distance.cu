@@ -84,7 +84,7 @@ const char *traceir::launchEmbeddingBagCUDA(const EmbeddingBagPlan &plan,
   if (plan.bagSize)
     if (const char *e =
             launchPerElement<EmbeddingBagPlan, embeddingBagSizeElement>(
-                plan, plan.numBags))
+                plan, plan.numSizes))
       return e;
   if (plan.offset2bag)
     return launchPerElement<EmbeddingBagPlan, embeddingBagOffset2bagElement>(

@@ -5,7 +5,8 @@ _cdist_forward, _pdist_forward, _embedding_bag and grid_sampler_2d
 (lib/Runtime/CPU/Distance.cpp, CUDA/Distance.cpp/.cu, both running the
 per-element functions of Runtime/Distance.h), each against torch.ops.aten
 and through traceir.from_torch against the public API (torch.cdist,
-F.pdist, F.embedding_bag, F.grid_sample).
+F.pdist, F.embedding_bag, F.grid_sample); their OpInfo samples run in
+test_opinfo.py.
 
 Tolerances: the distances accumulate in f64 and round once (ATen: in the
 dtype, or through a matrix product for p = 2 with many rows): f32 rtol 1e-5
@@ -275,45 +276,6 @@ def test_import_public_api():
         want = m(*args)
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
-
-
-OPINFO_NAMES = ("cdist", "nn.functional.pdist", "nn.functional.embedding_bag",
-                "nn.functional.grid_sample")
-
-
-@pytest.mark.parametrize("name", OPINFO_NAMES)
-def test_opinfo_samples_through_from_torch(name):
-    """The first two OpInfo samples (float32) of each op's public function
-    through from_torch against eager. (test_opinfo.py places samples on the
-    registry's schema by ATen name; these OpInfos are named after the public
-    functions, whose string arguments (mode='sum', 'use_mm_for_euclid_dist')
-    _cdist_forward's, _embedding_bag's and grid_sampler_2d's schemas take as
-    ints.)"""
-    op_db = pytest.importorskip("torch.testing._internal.common_methods_invocations").op_db
-    import traceir
-    import traceir_testing
-
-    info = next(o for o in op_db if o.name == name)
-    for sample in list(info.sample_inputs("cpu", torch.float32))[:2]:
-        tensors = [a for a in [sample.input, *sample.args, *sample.kwargs.values()]
-                   if isinstance(a, torch.Tensor)]
-
-        class M(torch.nn.Module):
-            def forward(self, *ts):
-                it = iter(ts)
-                pick = (lambda a: next(it) if isinstance(a, torch.Tensor) else a)
-                inp = pick(sample.input)
-                args = [pick(a) for a in sample.args]
-                kwargs = {k: pick(v) for k, v in sample.kwargs.items()}
-                return info.op(inp, *args, **kwargs)
-
-        want = M()(*tensors)
-        got = traceir.compile(traceir.from_torch(M(), tuple(tensors)),
-                              device=traceir_testing.DEVICE)(*tensors)
-        got = got if isinstance(got, (list, tuple)) else [got]
-        want = want if isinstance(want, (list, tuple)) else [want]
-        for g, w in zip(got, want):
-            torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
 
 
 def test_embedding_bag_forward_only():

@@ -2161,6 +2161,181 @@ INFER(inferEmbeddingDenseBackward) {
   return c.push({eb.numWeights, gs.back()}, elt);
 }
 
+//===--- Distances, bags of embeddings and grid sampling ------------------===//
+
+/// Fails unless `t` is f32 or f64, which ATen's cdist and pdist take.
+static bool distanceDtype(Call &c, const char *what, TensorType t) {
+  Type elt = t.getElementType();
+  if (!elt.isF32() && !elt.isF64())
+    return c.err(what, " must be f32 or f64 (as PyTorch's), got ", elt);
+  return true;
+}
+
+/// _cdist_forward(x1, x2, p, compute_mode): x1 [*, P, M] and x2 [*, R, M]
+/// of one dtype, their batch dims broadcast, to [*, P, R].
+INFER(inferCdistForward) {
+  CALL;
+  TensorType x1 = c.tensor(0, "x1"), x2 = c.tensor(1, "x2");
+  if (!x1 || !x2)
+    return false;
+  traceir::DistanceArgs d;
+  std::string why;
+  if (!traceir::decodeCdist(callArgs(a), d, why))
+    return c.err(why);
+  if (!distanceDtype(c, "x1", x1))
+    return false;
+  if (x2.getElementType() != x1.getElementType())
+    return c.err("x1 and x2 must have one dtype, got ", x1.getElementType(),
+                 " and ", x2.getElementType());
+  if (!x1.hasRank() || !x2.hasRank())
+    return c.pushUnranked(x1.getElementType());
+  ArrayRef<int64_t> s1 = x1.getShape(), s2 = x2.getShape();
+  if (s1.size() < 2 || s2.size() < 2)
+    return c.err("only supports at least 2D tensors, got ", shapeStr(s1),
+                 " and ", shapeStr(s2));
+  if (s1.back() != kDyn && s2.back() != kDyn && s1.back() != s2.back())
+    return c.err("X1 and X2 must have the same number of columns. X1: ",
+                 s1.back(), " X2: ", s2.back());
+  Shape r(s1.drop_back(2));
+  if (!broadcastInto(r, s2.drop_back(2), c.err))
+    return false;
+  r.push_back(s1[s1.size() - 2]);
+  r.push_back(s2[s2.size() - 2]);
+  return c.push(r, x1.getElementType());
+}
+
+/// _pdist_forward(self, p=2): self [N, M] to [N * (N - 1) / 2].
+INFER(inferPdistForward) {
+  CALL;
+  TensorType x = c.tensor(0, "self");
+  if (!x)
+    return false;
+  traceir::DistanceArgs d;
+  std::string why;
+  if (!traceir::decodePdist(callArgs(a), d, why))
+    return c.err(why);
+  if (!distanceDtype(c, "self", x))
+    return false;
+  if (!x.hasRank())
+    return c.pushUnranked(x.getElementType());
+  if (x.getRank() != 2)
+    return c.err("only supports 2D tensors, got: ", shapeStr(x.getShape()));
+  int64_t n = x.getDimSize(0), pairs = kDyn;
+  if (n != kDyn && !c.mulDims(n, n > 0 ? n - 1 : 0, pairs, "pairs"))
+    return false;
+  return c.push(Shape{pairs == kDyn ? kDyn : pairs / 2}, x.getElementType());
+}
+
+/// _embedding_bag(weight, indices, offsets, ...) -> (output [B, D],
+/// offset2bag [N] (or [0] where ATen's fast sum path leaves it empty),
+/// bag_size [B], max_indices [B, D] (max) or [B]), B the number of offsets
+/// (less one with include_last_offset); the index results in the common
+/// type of indices and offsets.
+static bool inferEmbeddingBagIn(Call &c, const PyArgs &a, MLIRContext *ctx,
+                                bool forwardOnly) {
+  TensorType w = c.tensor(0, "weight"), idx = c.tensor(1, "indices"),
+             off = c.tensor(2, "offsets"), psw;
+  if (!w || !idx || !off || !c.optTensor(6, "per_sample_weights", psw))
+    return false;
+  traceir::EmbeddingBagArgs eb;
+  std::string why;
+  if (!traceir::decodeEmbeddingBag(callArgs(a), eb, why))
+    return c.err(why);
+  Type elt = w.getElementType();
+  if (!isFloatLike(elt))
+    return c.err("weight must be floating, got ", elt);
+  auto isIndex = [](Type t) {
+    return t.isSignlessInteger(64) || t.isSignlessInteger(32);
+  };
+  Type it = idx.getElementType(), ot = off.getElementType();
+  if (!isIndex(it) || !isIndex(ot))
+    return c.err("indices and offsets must be i32 or i64, got ", it, " and ",
+                 ot);
+  Type index = it.isSignlessInteger(64) || ot.isSignlessInteger(64)
+                   ? c.i64()
+                   : IntegerType::get(ctx, 32);
+  if (psw && psw.getElementType() != elt)
+    return c.err("per_sample_weights must have the weight's dtype ", elt,
+                 ", got ", psw.getElementType());
+  if (!w.hasRank() || !idx.hasRank() || !off.hasRank()) {
+    c.pushUnranked(elt);
+    for (int i = 0; i < 3; ++i)
+      c.pushUnranked(index);
+    return true;
+  }
+  if (w.getRank() != 2)
+    return c.err("weight must be 2-D, got ", shapeStr(w.getShape()));
+  if (idx.getRank() != 1 || off.getRank() != 1)
+    return c.err("indices and offsets must be 1-D, got ",
+                 shapeStr(idx.getShape()), " and ", shapeStr(off.getShape()));
+  int64_t n = idx.getDimSize(0), bags = off.getDimSize(0), D = w.getDimSize(1);
+  if (eb.includeLastOffset && bags == 0)
+    return c.err("include_last_offset: number of offset should be at least 1");
+  if (eb.includeLastOffset && bags != kDyn)
+    --bags;
+  if (psw && psw.hasRank() &&
+      (psw.getRank() != 1 ||
+       failed(verifyCompatibleShape(psw.getShape(), {n}))))
+    return c.err("per_sample_weights must be 1-D of the indices' length, got ",
+                 shapeStr(psw.getShape()));
+  bool skip = eb.mode == 0 && eb.paddingIdx < 0 &&
+              (elt.isF32() || elt.isF16() || elt.isBF16());
+  // The forward-only op's bag_size has one per offset (PyTorch's meta
+  // function's shape).
+  int64_t sizes = forwardOnly ? off.getDimSize(0) : bags;
+  return c.push(Shape{bags, D}, elt) && c.push(Shape{skip ? 0 : n}, index) &&
+         c.push(Shape{sizes}, index) &&
+         c.push(eb.mode == 2 ? Shape{bags, D} : Shape{bags}, index);
+}
+
+INFER(inferEmbeddingBag) {
+  CALL;
+  return inferEmbeddingBagIn(c, a, ctx, false);
+}
+
+/// _embedding_bag_forward_only: _embedding_bag's results, but bag_size has
+/// one element per offset, as PyTorch's meta function says (the last is 0
+/// with include_last_offset).
+INFER(inferEmbeddingBagForwardOnly) {
+  CALL;
+  return inferEmbeddingBagIn(c, a, ctx, true);
+}
+
+/// grid_sampler_2d(input, grid, interpolation_mode, padding_mode,
+/// align_corners): input [N, C, H, W] sampled at grid [N, OH, OW, 2] to
+/// [N, C, OH, OW].
+INFER(inferGridSampler2d) {
+  CALL;
+  TensorType x = c.tensor(0, "input"), g = c.tensor(1, "grid");
+  if (!x || !g)
+    return false;
+  traceir::GridSamplerArgs gs;
+  std::string why;
+  if (!traceir::decodeGridSampler(callArgs(a), gs, why))
+    return c.err(why);
+  Type elt = x.getElementType();
+  if (!isFloatLike(elt) || g.getElementType() != elt)
+    return c.err("input and grid must have one floating dtype, got ", elt,
+                 " and ", g.getElementType());
+  if (!x.hasRank() || !g.hasRank())
+    return c.pushUnranked(elt);
+  ArrayRef<int64_t> xs = x.getShape(), gsh = g.getShape();
+  auto mismatch = [](int64_t u, int64_t v) {
+    return u != kDyn && v != kDyn && u != v;
+  };
+  if (xs.size() != 4 || gsh.size() != 4 || mismatch(gsh[3], 2) ||
+      mismatch(xs[0], gsh[0]))
+    return c.err("expected input [N, C, H, W] and grid [N, H_out, W_out, 2], "
+                 "got ",
+                 shapeStr(xs), " and ", shapeStr(gsh));
+  if (xs[2] == 0 || xs[3] == 0)
+    return c.err("expected input to have non-empty spatial dimensions, but "
+                 "input has sizes ",
+                 shapeStr(xs));
+  return c.push(Shape{xs[0] != kDyn ? xs[0] : gsh[0], xs[1], gsh[1], gsh[2]},
+                elt);
+}
+
 /// Whether checkedWindowOutput failed because the padded input or the
 /// dilated kernel overflows (rather than the kernel being too large), for
 /// the message. Stride, padding and dilation are known to be valid.

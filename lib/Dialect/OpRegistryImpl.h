@@ -82,6 +82,9 @@ InferSig inferMaskedScatter;
 InferSig inferEmbedding, inferConv2d, inferMaxPool2d, inferAdaptiveAvgPool2d,
     inferMaxPool2dWithIndices;
 InferSig inferAdaptiveAvgPool3d, inferMaxPool3dWithIndices;
+// Distances, bags of embeddings and grid sampling
+InferSig inferCdistForward, inferPdistForward, inferEmbeddingBag,
+    inferEmbeddingBagForwardOnly, inferGridSampler2d;
 InferSig inferConvolution;
 
 // Pooling, padding, resampling and data movement

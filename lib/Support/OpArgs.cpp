@@ -1115,3 +1115,89 @@ const char *traceir::randpermDtypeName(RandpermDtype dtype) {
                                       "bfloat16", "float32", "float64"};
   return names[static_cast<int>(dtype)];
 }
+
+//===--- Distances, bags of embeddings and grid sampling ------------------===//
+
+namespace {
+bool readDistanceP(const CallArgs &args, unsigned i, double &p,
+                   std::optional<double> dflt, std::string &err) {
+  if (!readNumber(args, i, "p", p, dflt, err))
+    return false;
+  if (!(p >= 0)) {
+    err = "supports non-negative p values only, got p = " + numberString(p);
+    return false;
+  }
+  return true;
+}
+} // namespace
+
+bool traceir::decodeCdist(const CallArgs &args, DistanceArgs &a,
+                          std::string &err) {
+  a = DistanceArgs();
+  if (!readDistanceP(args, 2, a.p, std::nullopt, err) ||
+      !readInt(args, 3, "compute_mode", a.computeMode, 0, err))
+    return false;
+  if (a.computeMode < 0 || a.computeMode > 2) {
+    err =
+        "possible modes: None, 1, 2, but was: " + std::to_string(a.computeMode);
+    return false;
+  }
+  return true;
+}
+
+bool traceir::decodePdist(const CallArgs &args, DistanceArgs &a,
+                          std::string &err) {
+  a = DistanceArgs();
+  return readDistanceP(args, 1, a.p, 2.0, err);
+}
+
+bool traceir::decodeEmbeddingBag(const CallArgs &args, EmbeddingBagArgs &a,
+                                 std::string &err) {
+  a = EmbeddingBagArgs();
+  bool flag = false;
+  if (!readBool(args, 3, "scale_grad_by_freq", flag, false, err) ||
+      !readInt(args, 4, "mode", a.mode, 0, err) ||
+      !readBool(args, 5, "sparse", flag, false, err) ||
+      !readBool(args, 7, "include_last_offset", a.includeLastOffset, false,
+                err) ||
+      !readInt(args, 8, "padding_idx", a.paddingIdx, -1, err))
+    return false;
+  if (a.mode < 0 || a.mode > 2) {
+    err = "mode must be 0 (sum), 1 (mean) or 2 (max), got " +
+          std::to_string(a.mode);
+    return false;
+  }
+  a.hasPerSampleWeights = args.isTensor(6);
+  if (!a.hasPerSampleWeights && !args.isNone(6)) {
+    err = "argument #6 (per_sample_weights) must be a tensor or None";
+    return false;
+  }
+  if (a.hasPerSampleWeights && a.mode != 0) {
+    err = "per_sample_weights only supported with mode='sum'";
+    return false;
+  }
+  return true;
+}
+
+bool traceir::decodeGridSampler(const CallArgs &args, GridSamplerArgs &a,
+                                std::string &err) {
+  a = GridSamplerArgs();
+  if (!readInt(args, 2, "interpolation_mode", a.interpolation, std::nullopt,
+               err) ||
+      !readInt(args, 3, "padding_mode", a.padding, std::nullopt, err) ||
+      !readBool(args, 4, "align_corners", a.alignCorners, std::nullopt, err))
+    return false;
+  if (a.interpolation < 0 || a.interpolation > 2) {
+    err = "interpolation_mode must be 0 (bilinear), 1 (nearest) or 2 "
+          "(bicubic), got " +
+          std::to_string(a.interpolation);
+    return false;
+  }
+  if (a.padding < 0 || a.padding > 2) {
+    err = "padding_mode must be 0 (zeros), 1 (border) or 2 (reflection), "
+          "got " +
+          std::to_string(a.padding);
+    return false;
+  }
+  return true;
+}

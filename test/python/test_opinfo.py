@@ -57,13 +57,15 @@ LISTED = re.findall(r"^TRACEIR_OP\((\w+),",
 OPS = {
     "_adaptive_avg_pool3d",
     "_scaled_dot_product_flash_attention_for_cpu",
+    "_cdist_forward", "_embedding_bag", "_pdist_forward",
     "abs", "acos", "acosh", "add", "amax", "amin", "any", "argmax", "argmin", "as_strided", "asin",
     "asinh", "atan", "atan2", "atanh", "avg_pool2d", "avg_pool3d",
     "bitwise_and", "bitwise_not", "bitwise_or",
     "bitwise_xor", "ceil", "clamp", "clone", "constant_pad_nd", "contiguous", "copysign", "cos",
     "cosh", "cumprod", "cumsum", "diagonal", "digamma", "div", "elu", "eq", "erf", "erfc",
     "erfinv", "exp", "exp2", "expand", "expm1", "fill", "flatten", "flip", "floor", "fmax", "fmin",
-    "fmod", "full_like", "ge", "gelu", "gt", "hardtanh", "hypot", "index_select", "isinf", "isnan",
+    "fmod", "full_like", "ge", "gelu", "grid_sampler_2d", "gt", "hardtanh", "hypot",
+    "index_select", "isinf", "isnan",
     "layer_norm", "le", "leaky_relu", "lgamma", "log", "log10", "log1p", "log2", "logical_and",
     "logical_not", "logical_or", "logical_xor", "lt",
     "masked_scatter",
@@ -76,7 +78,10 @@ OPS = {
 }
 # OpInfos whose aten_name is not the ATen op's (elu's is its Python name;
 # adaptive_avg_pool3d decomposes to _adaptive_avg_pool3d, the Core ATen op).
-ATEN_NAMES = {"nn.functional.elu": "elu",
+ATEN_NAMES = {"nn.functional.elu": "elu", "cdist": "_cdist_forward",
+              "nn.functional.pdist": "_pdist_forward",
+              "nn.functional.embedding_bag": "_embedding_bag",
+              "nn.functional.grid_sample": "grid_sampler_2d",
               "nn.functional.adaptive_avg_pool3d": "_adaptive_avg_pool3d",
               "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu":
               "_scaled_dot_product_flash_attention_for_cpu"}
@@ -104,14 +109,52 @@ def opinfos():
             and (name, o.variant_test_name) not in OTHER_OVERLOADS]
 
 
-def call_args(op, sample):
+def _cdist_args(x1, args, kwargs):
+    """torch.cdist(x1, x2, p=2., compute_mode=...) as _cdist_forward's."""
+    modes = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": 1,
+             "donot_use_mm_for_euclid_dist": 2}
+    args = args + [kwargs.pop("p", 2.0)] if len(args) < 2 else args
+    mode = args[2] if len(args) > 2 else kwargs.pop("compute_mode", None)
+    return [x1] + args[:2] + [modes.get(mode, mode)], kwargs
+
+
+def _embedding_bag_args(weight, args, kwargs):
+    """F.embedding_bag's mode names and padding_idx as _embedding_bag's."""
+    kwargs["mode"] = {"sum": 0, "mean": 1, "max": 2}[kwargs.get("mode", "mean")]
+    pad = kwargs.get("padding_idx")
+    kwargs["padding_idx"] = -1 if pad is None else pad % weight.shape[0]
+    return [weight] + args, kwargs
+
+
+def _grid_sample_args(x, args, kwargs):
+    """F.grid_sample's mode names as grid_sampler_2d's ints."""
+    kwargs["interpolation_mode"] = {"bilinear": 0, "nearest": 1, "bicubic": 2}[
+        kwargs.pop("mode", "bilinear")]
+    kwargs["padding_mode"] = {"zeros": 0, "border": 1, "reflection": 2}[
+        kwargs.get("padding_mode", "zeros")]
+    kwargs["align_corners"] = bool(kwargs.get("align_corners"))
+    return [x] + args, kwargs
+
+
+# OpInfos of a public function whose ATen op takes its arguments in another
+# form (names as ints), by OpInfo name: the sample's call as the ATen op's.
+# The ATen op (on contiguous tensors, as the public function calls it) then
+# is the reference, its first result checked against the OpInfo's.
+ADAPTED = {"cdist": _cdist_args, "nn.functional.embedding_bag": _embedding_bag_args,
+           "nn.functional.grid_sample": _grid_sample_args}
+
+
+def call_args(op, sample, raw=False, adapt=None):
     """The sample as the op's call (tensors and scalars in schema order), or
-    None where the schema cannot place it."""
+    None where the schema cannot place it; `raw`: as Python values;
+    `adapt`: an ADAPTED function."""
     params = _schema.parameters(op)
     if params is None or not isinstance(sample.input, torch.Tensor):
         return None
     args = [sample.input] + list(sample.args)
     kwargs = dict(sample.kwargs)
+    if adapt:
+        args, kwargs = adapt(sample.input, list(sample.args), kwargs)
     names = [p[0] for p in params]
     if any(k not in names[len(args):] for k in kwargs):
         return None
@@ -122,6 +165,8 @@ def call_args(op, sample):
             args.append(default)
         else:
             return None
+    if raw:
+        return args
     try:
         return [a if isinstance(a, torch.Tensor) else scalar(a, op) for a in args]
     except traceir.TraceIRError:
@@ -144,10 +189,18 @@ def test_opinfo_samples(op, info, dtype):
     for sample in info.sample_inputs("cpu", dtype):
         if ran == SAMPLES:
             break
-        args = call_args(op, sample)
+        adapt = ADAPTED.get(info.name)
+        args = call_args(op, sample, adapt=adapt)
         if args is None:
             continue
         want = info.op(sample.input, *sample.args, **sample.kwargs)
+        if adapt:
+            raw = call_args(op, sample, raw=True, adapt=adapt)
+            ref = getattr(torch.ops.aten, op)(
+                *[a.contiguous() if isinstance(a, torch.Tensor) else a for a in raw])
+            ref = list(ref) if isinstance(ref, tuple) else [ref]
+            torch.testing.assert_close(ref[0], want, rtol=1e-4, atol=1e-5)
+            want = tuple(ref) if len(ref) > 1 else ref[0]
         if isinstance(want, tuple) and all(isinstance(w, torch.Tensor) for w in want):
             want = list(want)  # the results of a multi-result op (sort, max.dim)
         elif not isinstance(want, torch.Tensor):

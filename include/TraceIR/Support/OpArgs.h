@@ -436,6 +436,41 @@ int64_t randpermMaxN(RandpermDtype dtype);
 /// The dtype's name in PyTorch's words ("uint8", "float16", ...).
 const char *randpermDtypeName(RandpermDtype dtype);
 
+//===--- Distances, bags of embeddings and grid sampling ------------------===//
+
+/// _cdist_forward(x1, x2, p, compute_mode) and _pdist_forward(self, p=2):
+/// a non-negative p (inf allowed), and cdist's compute_mode None (0), 1
+/// (use the matrix-product form for p = 2) or 2 (never), as ATen's.
+struct DistanceArgs {
+  double p = 2;
+  int64_t computeMode = 0;
+};
+bool decodeCdist(const CallArgs &args, DistanceArgs &a, std::string &err);
+bool decodePdist(const CallArgs &args, DistanceArgs &a, std::string &err);
+
+/// _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False,
+/// mode=0, sparse=False, per_sample_weights=None, include_last_offset=False,
+/// padding_idx=-1): mode 0 (sum), 1 (mean) or 2 (max); per_sample_weights
+/// only with sum; a negative padding_idx is none, as ATen's.
+struct EmbeddingBagArgs {
+  int64_t mode = 0;
+  bool includeLastOffset = false;
+  bool hasPerSampleWeights = false;
+  int64_t paddingIdx = -1;
+};
+bool decodeEmbeddingBag(const CallArgs &args, EmbeddingBagArgs &a,
+                        std::string &err);
+
+/// grid_sampler_2d(input, grid, interpolation_mode, padding_mode,
+/// align_corners): interpolation 0 (bilinear), 1 (nearest) or 2 (bicubic),
+/// padding 0 (zeros), 1 (border) or 2 (reflection).
+struct GridSamplerArgs {
+  int64_t interpolation = 0, padding = 0;
+  bool alignCorners = false;
+};
+bool decodeGridSampler(const CallArgs &args, GridSamplerArgs &a,
+                       std::string &err);
+
 } // namespace traceir
 
 #endif // TRACEIR_SUPPORT_OPARGS_H

@@ -11,10 +11,16 @@ entry passes when all of its samples import, compile, run and match eager
 (rtol 1e-4, atol 1e-5, NaN equal to NaN, integers and bools exactly, the
 dtype and shape the same); it fails when any does not.
 
-    TRACEIR_BUILD=$PWD/build ~/.cache/traceir/venv/bin/python bench/opinfo_rate.py [--ops a,b] [--failures]
+    TRACEIR_BUILD=$PWD/build ~/.cache/traceir/venv/bin/python bench/opinfo_rate.py [--ops a,b] [--failures] [--dtypes]
 
 Prints the pass rate, the reasons entries fail (the first failure of each),
 grouped, and with --failures every failing entry with its reason.
+
+--dtypes measures dtype coverage instead: every entry that passes in
+float32 runs again at each dtype of bool, uint8, int8, int16, int32, int64,
+float16, bfloat16 and float64 that its OpInfo supports on the CPU (up to 3
+samples each, the same rules; float16 and bfloat16 at assert_close's own
+tolerances for them), and a table counts the passes per dtype.
 """
 import argparse
 import collections
@@ -60,11 +66,12 @@ class OneOp(torch.nn.Module):
         return self.fn(*args, **kwargs)
 
 
-def samples(info):
-    """Up to SAMPLES (module, tensors) for `info` that torch.export captures."""
+def samples(info, dtype=torch.float32):
+    """Up to SAMPLES (module, tensors) for `info` in `dtype` that torch.export
+    captures."""
     out = []
     try:
-        it = info.sample_inputs("cpu", torch.float32)
+        it = info.sample_inputs("cpu", dtype)
         for s in it:
             if len(out) == SAMPLES:
                 break
@@ -93,6 +100,11 @@ def samples(info):
     return out
 
 
+# torch.testing.assert_close's own tolerances for the half types (OpInfo's
+# defaults); float32 and float64 keep the pass rate's rtol 1e-4, atol 1e-5.
+TOLERANCES = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5)}
+
+
 def check(m, tensors, want):
     """None when TraceIR matches eager, else the reason (one line)."""
     try:
@@ -116,7 +128,8 @@ def check(m, tensors, want):
             return f"match: {g.dtype}{list(g.shape)} where eager has {w.dtype}{list(w.shape)}"
         try:
             if w.dtype.is_floating_point or w.dtype.is_complex:
-                torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5, equal_nan=True)
+                rtol, atol = TOLERANCES.get(w.dtype, (1e-4, 1e-5))
+                torch.testing.assert_close(g, w, rtol=rtol, atol=atol, equal_nan=True)
             elif not torch.equal(g, w):
                 return "match: integer or bool values differ"
         except AssertionError:
@@ -138,16 +151,62 @@ def reason_key(reason):
     return r[:110]
 
 
+def first_failure(cases):
+    """The first case's reason for failing, or None when all pass."""
+    for m, tensors, want in cases:
+        reason = check(m, tensors, want)
+        if reason:
+            return reason
+    return None
+
+
+# The dtypes the issue names; complex ones are out of scope.
+DTYPES = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+          torch.float16, torch.bfloat16, torch.float64)
+
+
+def dtype_coverage(info, name, coverage):
+    """Records, for an entry that passes in float32, the reason each other
+    dtype its OpInfo supports on the CPU fails (None: passes; absent: no
+    sample torch.export captures)."""
+    supported = info.supported_dtypes("cpu")
+    for dtype in DTYPES:
+        if dtype in supported:
+            cases = samples(info, dtype)
+            if cases:
+                coverage.setdefault(dtype, []).append((name, first_failure(cases)))
+
+
+def print_dtype_coverage(coverage, failures, seconds):
+    print(f"dtype coverage of the entries that pass in float32 ({seconds:.0f} s)\n")
+    print("| dtype | entries run | pass | fail |\n| --- | ---: | ---: | ---: |")
+    for dtype in DTYPES:
+        runs = coverage.get(dtype, [])
+        bad = [n for n, r in runs if r]
+        print(f"| {str(dtype).removeprefix('torch.')} | {len(runs)} | {len(runs) - len(bad)} "
+              f"| {len(bad)} |")
+    if failures:
+        print()
+        for dtype in DTYPES:
+            for name, r in coverage.get(dtype, []):
+                if r:
+                    print(f"{name} {str(dtype).removeprefix('torch.')}: {r}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ops", help="comma-separated OpInfo names to run (default: all)")
     ap.add_argument("--failures", action="store_true", help="list every failing entry")
+    ap.add_argument("--dtypes", action="store_true",
+                    help="dtype coverage instead: each entry passing in float32, at every "
+                         "other dtype its OpInfo supports on the CPU")
     a = ap.parse_args()
     warnings.filterwarnings("ignore")
     torch.manual_seed(0)
     wanted = set(a.ops.split(",")) if a.ops else None
     start = time.time()
     passed, failed, skipped = [], [], 0
+    coverage = {}
     for info in op_db:
         name = info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
         if wanted and info.name not in wanted and name not in wanted:
@@ -158,12 +217,12 @@ def main():
         if not cases:
             skipped += 1
             continue
-        reason = None
-        for m, tensors, want in cases:
-            reason = check(m, tensors, want)
-            if reason:
-                break
+        reason = first_failure(cases)
         (failed if reason else passed).append((name, reason))
+        if a.dtypes and not reason:
+            dtype_coverage(info, name, coverage)
+    if a.dtypes:
+        return print_dtype_coverage(coverage, a.failures, time.time() - start)
     total = len(passed) + len(failed)
     print(f"OpInfo entries counted: {total} ({skipped} more support float32 but have no "
           f"sample of tensors and scalars that torch.export captures)")

@@ -2538,6 +2538,24 @@ INFER(inferMaxPool3dWithIndices) {
       c, a, traceir::decodeMaxPool3d, PoolElts::NotBool, /*indices=*/true);
 }
 
+/// The result shape of 2-D window pool `pool` over `x` (dynamic dims stay
+/// dynamic): the shape a pooling backward's grad_output must have.
+template <typename Pool>
+static bool pooledShape(Call &c, TensorType x, const Pool &pool, Shape &want) {
+  want.assign(x.getShape().begin(), x.getShape().end());
+  for (int i = 0; i < 2; ++i) {
+    int64_t &in = want[want.size() - 2 + i];
+    if (in == kDyn)
+      continue;
+    std::optional<int64_t> o = pool.outputSize(i, in);
+    if (!o)
+      return c.err("pooling window ", shapeStr(pool.kernel),
+                   " does not fit the padded input ", shapeStr(x.getShape()));
+    in = *o;
+  }
+  return true;
+}
+
 /// max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
 /// padding, dilation, ceil_mode, indices) -> grad_input of self's type;
 /// grad_output and indices have the forward's result shape.
@@ -2563,17 +2581,9 @@ INFER(inferMaxPool2dWithIndicesBackward) {
     return c.err("self must be [N, C, H, W] or [C, H, W], got ",
                  shapeStr(x.getShape()));
   // The forward's result shape.
-  Shape want(x.getShape().begin(), x.getShape().end());
-  for (int i = 0; i < 2; ++i) {
-    int64_t &in = want[want.size() - 2 + i];
-    if (in == kDyn)
-      continue;
-    std::optional<int64_t> o = pool.outputSize(i, in);
-    if (!o)
-      return c.err("pooling window ", shapeStr(pool.kernel),
-                   " does not fit the padded input ", shapeStr(x.getShape()));
-    in = *o;
-  }
+  Shape want;
+  if (!pooledShape(c, x, pool, want))
+    return false;
   for (TensorType t : {g, idx})
     if (t.hasRank() && failed(verifyCompatibleShape(t.getShape(), want)))
       return c.err("grad_output and indices must have the pooled shape ",
@@ -2617,17 +2627,10 @@ INFER(inferAvgPool2dBackward) {
   if (x.getRank() != 3 && x.getRank() != 4)
     return c.err("self must be [N, C, H, W] or [C, H, W], got ",
                  shapeStr(x.getShape()));
-  Shape want(x.getShape().begin(), x.getShape().end());
-  for (int i = 0; i < 2; ++i) {
-    int64_t &in = want[want.size() - 2 + i];
-    if (in == kDyn)
-      continue;
-    std::optional<int64_t> o = pool.outputSize(i, in);
-    if (!o)
-      return c.err("pooling window ", shapeStr(pool.kernel),
-                   " does not fit the padded input ", shapeStr(x.getShape()));
-    in = *o;
-  }
+  // The forward's result shape.
+  Shape want;
+  if (!pooledShape(c, x, pool, want))
+    return false;
   if (g.hasRank() && failed(verifyCompatibleShape(g.getShape(), want)))
     return c.err("grad_output must have the pooled shape ", shapeStr(want),
                  ", got ", shapeStr(g.getShape()));

@@ -39,6 +39,10 @@ NVIDIA_PIP="$("${PYTHON:-python3}" -c 'import nvidia, os; print(" ".join(os.path
 for d in $NVIDIA_PIP; do
   [[ -d $d/lib ]] && export CMAKE_LIBRARY_PATH="${CMAKE_LIBRARY_PATH:+$CMAKE_LIBRARY_PATH:}$d/lib" \
     LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d/lib"
+  # Not the pip CUDA runtime's headers where the toolkit has its own: CPATH
+  # ranks above the toolkit's include dir, and torch's cuda-runtime (13.2
+  # here) beside a 13.0 nvcc makes CCCL's headers (CUB) refuse to compile.
+  [[ -f $d/include/cuda_runtime_api.h && -f $CUDA_HOME/include/cuda_runtime_api.h ]] && continue
   [[ -d $d/include ]] && export CPATH="${CPATH:+$CPATH:}$d/include"
 done
 echo "== what this machine has"

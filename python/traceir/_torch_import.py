@@ -89,9 +89,11 @@ class _Layouts:
     in place: a graph with an in-place op keeps its views as they are."""
 
     def __init__(self, graph):
+        # Any op that writes an operand (add_, index_put_, copy_), not only
+        # those returning it.
         self.functional = not any(
             n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
-            and _alias(n.target) == "write" for n in graph.nodes)
+            and n.target._schema.is_mutable for n in graph.nodes)
         self.meta = {}
 
     def of(self, node):

@@ -605,6 +605,29 @@ INFER(inferAddmm) {
   return c.push(r, x.getElementType());
 }
 
+/// Fails unless query, key and value share one floating dtype.
+static bool attentionDtypes(Call &c, TensorType q, TensorType k, TensorType v) {
+  Type elt = q.getElementType();
+  if (k.getElementType() != elt || v.getElementType() != elt)
+    return c.err("query, key and value must have the same dtype, got ", elt,
+                 ", ", k.getElementType(), " and ", v.getElementType());
+  if (!isFloatLike(elt))
+    return c.err("query, key and value must be floating point, got ", elt);
+  return true;
+}
+
+/// Fails unless attention mask `m` broadcasts to the scores' shape.
+static bool maskBroadcasts(Call &c, TensorType m, const Shape &scores) {
+  Shape chk = scores;
+  if (!broadcastInto(chk, m.getShape(), c.err))
+    return false;
+  if (failed(verifyCompatibleShape(chk, scores)))
+    return c.err("attn_mask ", shapeStr(m.getShape()),
+                 " does not broadcast to the attention scores ",
+                 shapeStr(scores));
+  return true;
+}
+
 /// scaled_dot_product_attention(query, key, value, attn_mask=None,
 /// dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False): query
 /// [..., L, E], key [..., S, E], value [..., S, Ev] -> [..., L, Ev]; the
@@ -618,11 +641,8 @@ INFER(inferAttention) {
   if (!q || !k || !v || !c.optTensor(3, "attn_mask", m))
     return false;
   Type elt = q.getElementType();
-  if (k.getElementType() != elt || v.getElementType() != elt)
-    return c.err("query, key and value must have the same dtype, got ", elt,
-                 ", ", k.getElementType(), " and ", v.getElementType());
-  if (!isFloatLike(elt))
-    return c.err("query, key and value must be floating point, got ", elt);
+  if (!attentionDtypes(c, q, k, v))
+    return false;
   if (m && !m.getElementType().isInteger(1) && m.getElementType() != elt)
     return c.err("attn_mask must be bool or have the query's dtype ", elt,
                  ", got ", m.getElementType());
@@ -661,13 +681,8 @@ INFER(inferAttention) {
   if (m && m.hasRank()) {
     Shape scores = batch;
     scores.append({L, S});
-    Shape chk = scores;
-    if (!broadcastInto(chk, m.getShape(), c.err))
+    if (!maskBroadcasts(c, m, scores))
       return false;
-    if (failed(verifyCompatibleShape(chk, scores)))
-      return c.err("attn_mask ", shapeStr(m.getShape()),
-                   " does not broadcast to the attention scores ",
-                   shapeStr(scores));
   }
   Shape r = batch;
   r.append({L, vs.back()});
@@ -688,11 +703,8 @@ INFER(inferFlashAttentionForCpu) {
   if (!q || !k || !v || !c.optTensor(5, "attn_mask", m))
     return false;
   Type elt = q.getElementType();
-  if (k.getElementType() != elt || v.getElementType() != elt)
-    return c.err("query, key and value must have the same dtype, got ", elt,
-                 ", ", k.getElementType(), " and ", v.getElementType());
-  if (!isFloatLike(elt))
-    return c.err("query, key and value must be floating point, got ", elt);
+  if (!attentionDtypes(c, q, k, v))
+    return false;
   if (m && m.getElementType() != elt)
     return c.err("attn_mask must have the query's dtype ", elt, ", got ",
                  m.getElementType());
@@ -732,16 +744,9 @@ INFER(inferFlashAttentionForCpu) {
   if (differ(ks[2], vs[2]))
     return c.err("key ", shapeStr(ks), " and value ", shapeStr(vs),
                  " must have the same sequence length (dim 2)");
-  if (m && m.hasRank()) {
-    Shape scores{qs[0], qs[1], qs[2], ks[2]};
-    Shape chk = scores;
-    if (!broadcastInto(chk, m.getShape(), c.err))
-      return false;
-    if (failed(verifyCompatibleShape(chk, scores)))
-      return c.err("attn_mask ", shapeStr(m.getShape()),
-                   " does not broadcast to the attention scores ",
-                   shapeStr(scores));
-  }
+  if (m && m.hasRank() &&
+      !maskBroadcasts(c, m, Shape{qs[0], qs[1], qs[2], ks[2]}))
+    return false;
   return c.push({qs[0], qs[1], qs[2], vs[3]}, elt) &&
          c.push({qs[0], qs[1], qs[2]}, acc);
 }

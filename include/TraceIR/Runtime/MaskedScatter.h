@@ -13,6 +13,7 @@
 #ifndef TRACEIR_RUNTIME_MASKEDSCATTER_H
 #define TRACEIR_RUNTIME_MASKEDSCATTER_H
 
+#include "TraceIR/Runtime/CUDA/ReduceLaunch.h"
 #include "TraceIR/Runtime/Elementwise.h"
 
 #include <cstdint>
@@ -41,23 +42,9 @@ struct MaskedScatterLaunch {
   int64_t sourceNumel = 0;
 };
 
-TRACEIR_HD inline int64_t msOffset(int64_t k, int32_t rank,
-                                   const int64_t *shape,
-                                   const int64_t *strides) {
-  int64_t off = 0;
-  for (int d = rank - 1; d >= 0; --d) {
-    int64_t n = shape[d];
-    if (n == 0)
-      return off;
-    off += (k % n) * strides[d];
-    k /= n;
-  }
-  return off;
-}
-
 /// Whether the mask is True at result element `i` (row-major).
 TRACEIR_HD inline bool msMaskAt(const MaskedScatterLaunch &L, int64_t i) {
-  return L.mask[msOffset(i, L.rank, L.shape, L.maskStrides)] != 0;
+  return L.mask[rdOffsetOf(i, L.rank, L.shape, L.maskStrides)] != 0;
 }
 
 /// Writes result element `i`: self's, or source's element `k` where the
@@ -69,8 +56,8 @@ TRACEIR_HD inline void msElement(const MaskedScatterLaunch &L, int64_t i,
   const char *from =
       masked
           ? L.source +
-                msOffset(k, L.sourceRank, L.sourceShape, L.sourceStrides) * es
-          : L.self + msOffset(i, L.rank, L.shape, L.selfStrides) * es;
+                rdOffsetOf(k, L.sourceRank, L.sourceShape, L.sourceStrides) * es
+          : L.self + rdOffsetOf(i, L.rank, L.shape, L.selfStrides) * es;
   char *to = L.out + i * es;
   for (int b = 0; b < es; ++b)
     to[b] = from[b];

@@ -34,9 +34,11 @@ const void *gatherAs(KernelContext &ctx, const Tensor &t, DType dtype);
 inline const double *gatherF64(KernelContext &ctx, const Tensor &t) {
   return static_cast<const double *>(gatherAs(ctx, t, DType::F64));
 }
-/// C[M,N] = alpha * A[M,K] @ B[K,N] + beta * C (row-major, ldc) through
-/// BLAS, f32 or f64, for one matrix of each; A and B strided (row and column
-/// strides in elements), gathered into scratch when BLAS cannot take them.
+/// C[M,N] = alpha * A[M,K] @ B[K,N] + beta * C (row-major, ldc) for one
+/// matrix of each, in any dtype but bool (f32 and f64 through BLAS, f16 and
+/// bf16 through sgemm on float copies, integers exactly with wrapping); A
+/// and B strided (row and column strides in elements), gathered into
+/// scratch when BLAS cannot take them. beta == 0 does not read C.
 void gemm(KernelContext &ctx, DType dtype, const char *a, int64_t ars,
           int64_t acs, const char *b, int64_t brs, int64_t bcs, char *c,
           int64_t ldc, int64_t M, int64_t N, int64_t K, double alpha,

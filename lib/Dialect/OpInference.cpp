@@ -2351,12 +2351,30 @@ static bool windowOverflows(int64_t in, int64_t kernel, int64_t pad,
          !traceir::checkedAdd(in, *twoPad);
 }
 
-/// conv2d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1).
+/// convolutionTakesDtype for an element type.
+static bool convolutionDtype(Type elt, std::string &why) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << elt;
+  return traceir::convolutionTakesDtype(isFloatLike(elt),
+                                        elt.isSignlessInteger(64), name, why);
+}
+
+/// conv2d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1):
+/// input, weight and bias of one dtype, which convolutionTakesDtype takes.
 INFER(inferConv2d) {
   CALL;
   TensorType x = c.tensor(0, "input"), w = c.tensor(1, "weight"), b;
   if (!x || !w || !c.optTensor(2, "bias", b))
     return false;
+  Type elt = x.getElementType();
+  for (TensorType t : {w, b})
+    if (t && t.getElementType() != elt)
+      return c.err("input, weight and bias must have one dtype, got ", elt,
+                   " and ", t.getElementType());
+  std::string why;
+  if (!convolutionDtype(elt, why))
+    return c.err(why);
   if (!x.hasRank() || !w.hasRank())
     return c.pushUnranked(x.getElementType());
   bool batched = x.getRank() == 4;
@@ -2367,7 +2385,6 @@ INFER(inferConv2d) {
     return c.err("weight must be [O, C/groups, kH, kW], got ",
                  shapeStr(w.getShape()));
   traceir::Conv2dArgs conv;
-  std::string why;
   if (!traceir::decodeConv2d(callArgs(a), conv, why))
     return c.err(why);
   int64_t groups = conv.groups;
@@ -2737,8 +2754,8 @@ INFER(inferRepeat) {
 
 /// convolution(input, weight, bias, stride, padding, dilation, transposed,
 /// output_padding, groups): 1 to 3 spatial dims, from the weight's rank;
-/// the shape is ConvolutionArgs.h's, which the kernels check alike. The
-/// dtypes are one floating dtype, as PyTorch's CPU kernels take.
+/// the shape and the dtypes (one for all operands, convolutionTakesDtype's)
+/// are ConvolutionArgs.h's, which the kernels check alike.
 INFER(inferConvolution) {
   CALL;
   TensorType x = c.tensor(0, "input"), w = c.tensor(1, "weight"), b;
@@ -2749,11 +2766,11 @@ INFER(inferConvolution) {
     if (t && t.getElementType() != elt)
       return c.err("input, weight and bias must have one dtype, got ", elt,
                    " and ", t.getElementType());
-  if (!isFloatLike(elt))
-    return c.err("convolution supports floating-point dtypes, got ", elt);
+  std::string why;
+  if (!convolutionDtype(elt, why))
+    return c.err(why);
   if (!x.hasRank() || !w.hasRank())
     return c.pushUnranked(elt);
-  std::string why;
   int spatial = traceir::convolutionSpatialDims(w.getRank(), why);
   traceir::ConvolutionArgs conv;
   if (!spatial || !traceir::decodeConvolution(callArgs(a), spatial, conv, why))

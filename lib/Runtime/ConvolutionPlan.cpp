@@ -15,9 +15,6 @@ bool traceir::convolutionPlan(KernelContext &ctx, ConvolutionPlan &p) {
   const Tensor &x = ctx.tensor(0), &w = ctx.tensor(1);
   const Tensor *b = ctx.isTensor(2) ? &ctx.tensor(2) : nullptr;
   Tensor &out = ctx.result(0);
-  if (!isFloatingDType(x.dtype))
-    return fail(ctx, strCat("supports floating-point dtypes, got ") +
-                         dtypeName(x.dtype));
   for (const Tensor *t : {&w, b, static_cast<const Tensor *>(&out)})
     if (t && t->dtype != x.dtype)
       return fail(ctx, strCat("the input, weight, bias and result must have "
@@ -27,6 +24,9 @@ bool traceir::convolutionPlan(KernelContext &ctx, ConvolutionPlan &p) {
   int spatial = convolutionSpatialDims(w.rank(), why);
   ConvolutionArgs a;
   if (!spatial || !decodeConvolution(KernelCallArgs(ctx), spatial, a, why))
+    return fail(ctx, why);
+  if (!convolutionTakesDtype(isFloatingDType(x.dtype), x.dtype == DType::I64,
+                             dtypeName(x.dtype), why))
     return fail(ctx, why);
   if (b && b->rank() != 1)
     return fail(ctx, "bias must be 1-D, got " + shapeToString(b->shape));

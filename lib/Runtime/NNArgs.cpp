@@ -3,6 +3,7 @@
 #include "TraceIR/Runtime/NNArgs.h"
 #include "TraceIR/Runtime/Elementwise.h"
 #include "TraceIR/Support/CheckedMath.h"
+#include "TraceIR/Support/ConvolutionArgs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,10 +15,18 @@ using namespace traceir;
 bool traceir::conv2dArgs(KernelContext &ctx, ConvGeometry &g) {
   const Tensor &x = ctx.tensor(0), &w = ctx.tensor(1);
   const Tensor &out = ctx.result(0);
-  if ((x.dtype != DType::F32 && x.dtype != DType::F64) || w.dtype != x.dtype) {
-    ctx.fail(strCat("conv2d supports f32 and f64 input and "
-                    "weight of the same dtype, got ") +
-             dtypeName(x.dtype) + " and " + dtypeName(w.dtype));
+  std::string why;
+  if (w.dtype != x.dtype ||
+      (ctx.isTensor(2) && ctx.tensor(2).dtype != x.dtype)) {
+    ctx.fail(strCat("conv2d: input, weight and bias must have one dtype, "
+                    "got ") +
+             dtypeName(x.dtype) + " and " +
+             dtypeName(w.dtype == x.dtype ? ctx.tensor(2).dtype : w.dtype));
+    return false;
+  }
+  if (!convolutionTakesDtype(isFloatingDType(x.dtype), x.dtype == DType::I64,
+                             dtypeName(x.dtype), why)) {
+    ctx.fail("conv2d: " + why);
     return false;
   }
   if ((x.rank() != 3 && x.rank() != 4) || w.rank() != 4 ||

@@ -121,9 +121,9 @@ trace.graph @conv_dtypes(%x: tensor<1x4x6xf32>, %w: tensor<6x4x3xf64>) -> () {
 
 // -----
 
-trace.graph @conv_integer(%x: tensor<1x4x6xi64>, %w: tensor<6x4x3xi64>) -> () {
-  // expected-error @+1 {{"convolution": convolution supports floating-point dtypes, got i64}}
+trace.graph @conv_integer(%x: tensor<1x4x6xi32>, %w: tensor<6x4x3xi32>) -> () {
+  // expected-error @+1 {{"convolution": convolution supports floating-point dtypes and int64, got i32}}
   %0 = pyop "convolution"(%x, %w, None, [1], [0], [1], False, [0], 1)
-      : (tensor<1x4x6xi64>, tensor<6x4x3xi64>) -> tensor<1x6x4xi64>
+      : (tensor<1x4x6xi32>, tensor<6x4x3xi32>) -> tensor<1x6x4xi32>
   ret
 }

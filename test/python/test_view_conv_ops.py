@@ -257,6 +257,52 @@ def test_convolution_dtypes(case, dtype):
         check_op("convolution", args, aten.convolution(*args), rtol=2e-2, atol=2e-2)
 
 
+def int_conv_inputs(case, dtype):
+    """conv_inputs in `dtype`, with values large enough that the products
+    and sums wrap, as PyTorch's."""
+    info = torch.iinfo(dtype)
+    lo, hi = (max(info.min, -2**40), min(info.max, 2**40))
+    return [torch.randint(lo, hi, t.shape, dtype=dtype) if isinstance(t, torch.Tensor) else t
+            for t in conv_inputs(case)]
+
+
+# PyTorch's CPU convolution takes int64 in every configuration; its CUDA one
+# no integers, so these run on the CPU.
+@pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: f"{len(c[0])}d-t{int(c[5])}-g{c[7]}")
+def test_convolution_int64(case):
+    args = int_conv_inputs(case, torch.int64)
+    check_op("convolution", args, aten.convolution(*args), rtol=0, atol=0, device="cpu")
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: f"{len(c[0])}d-t{int(c[5])}-g{c[7]}")
+def test_convolution_half_against_eager(case, dtype):
+    """PyTorch's CPU result (f32 accumulation, rounded once) at
+    assert_close's own tolerances for the dtype."""
+    args = conv_inputs(case, dtype)
+    want = aten.convolution(*args)
+    tol = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5)}[dtype]
+    check_op("convolution", args, want, rtol=tol[0], atol=tol[1])
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int64])
+def test_conv2d_dtypes(dtype):
+    """conv2d (im2col + gemm) in the half types (f32, rounded once) and in
+    integers (exact, wrapping), against PyTorch's CPU conv2d."""
+    x, w, b = rnd(2, 4, 6, 7), rnd(6, 2, 3, 3), rnd(6)
+    if dtype.is_floating_point:
+        x, w, b = x.to(dtype), w.to(dtype), b.to(dtype)
+        tol = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5)}[dtype]
+    else:
+        info = torch.iinfo(dtype)
+        x, w, b = (torch.randint(max(info.min, -2**40), min(info.max, 2**40), t.shape, dtype=dtype)
+                   for t in (x, w, b))
+        tol = (0, 0)
+    for args in ([x, w, b, [2, 1], [1, 0], [1, 2], 2], [x[0], w, None, [1, 1], "same", [1, 1], 2]):
+        want = torch.nn.functional.conv2d(*args)
+        check_op("conv2d", args, want, rtol=tol[0], atol=tol[1], device="cpu")
+
+
 def test_convolution_strided_operands():
     """Transposed and Sliced inputs, weights and biases: any strided view."""
     for case in (CONV_CASES[0], CONV_CASES[4], CONV_CASES[7], CONV_CASES[10], CONV_CASES[13]):
@@ -320,8 +366,9 @@ def test_convolution_errors():
     check_error("convolution", [x, rnd(6, 2), None, *ok], rnd(1, 6, 4),
                 "weight must have 3, 4 or 5 dims")
     check_error("convolution", [x, w.double(), None, *ok], rnd(1, 6, 4), "one dtype")
-    check_error("convolution", [x.long(), w.long(), None, *ok], rnd(1, 6, 4).long(),
-                "floating-point")
+    for dt in (torch.int32, torch.bool):
+        check_error("convolution", [x.to(dt), w.to(dt), None, *ok], rnd(1, 6, 4).to(dt),
+                    "floating-point dtypes and int64, got")
     check_error("convolution", [x, w, None, *ok], rnd(1, 6, 5), "convolution.*declared")
     # Transposed sizes that overflow int64 are refused, never wrapped.
     check_error("convolution", [rnd(1, 4, 3), rnd(4, 3, 2), None, [2**62], [0], [1], True, [0], 1],

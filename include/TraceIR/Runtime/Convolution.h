@@ -8,12 +8,14 @@
 // function, a thread per output element, so the CPU tests cover the
 // arithmetic of both devices.
 //
-// Every element is a direct sum over its window in f64 (a transposed
-// convolution gathers: output position o takes input position i where
-// o = i * stride - padding + k * dilation), loading any floating dtype and
-// strided operands through ewLoadDouble, rounding once to the dtype at the
-// end. conv2d keeps its im2col + GEMM kernels; this is the simple, correct
-// tier the optimized one will be tested against.
+// Every element is a direct sum over its window (a transposed convolution
+// gathers: output position o takes input position i where o = i * stride -
+// padding + k * dilation) over strided operands: floating dtypes in f64,
+// rounded once to the dtype at the end (PyTorch's CPU kernels accumulate
+// half types in f32 and round once; f64 differs from that only in rare
+// last-bit ties), int64 in wrapping 64-bit arithmetic, as PyTorch's. conv2d
+// keeps its im2col + GEMM kernels; this is the simple, correct tier the
+// optimized one will be tested against.
 //
 // No LLVM here: nvcc compiles it. Offsets and strides count elements.
 //
@@ -67,9 +69,21 @@ TRACEIR_HD inline int64_t convolutionTap(const ConvolutionPlan &p, int d,
   return i < p.in[d] ? i : -1;
 }
 
-/// Output element `idx` (row-major over [N, O, *out]).
-TRACEIR_HD inline void convolutionElement(const ConvolutionPlan &p,
-                                          int64_t idx) {
+/// One term of the window sum in the accumulator type: f64 for floating
+/// dtypes; uint64_t for int64, whose products and sums wrap as PyTorch's
+/// (signed overflow would be undefined).
+template <typename Acc>
+TRACEIR_HD inline Acc convolutionLoad(const char *p, int32_t dtype) {
+  if constexpr (sizeof(Acc) == 8 && Acc(-1) > Acc(0))
+    return static_cast<Acc>(ewLoadInt(p, dtype));
+  else
+    return ewLoadDouble(p, dtype);
+}
+
+/// The window sum of output element `idx` (row-major over [N, O, *out]),
+/// bias included.
+template <typename Acc>
+TRACEIR_HD inline Acc convolutionSum(const ConvolutionPlan &p, int64_t idx) {
   int64_t o2 = idx % p.out3[2], t = idx / p.out3[2];
   int64_t o1 = t % p.out3[1];
   t /= p.out3[1];
@@ -79,7 +93,7 @@ TRACEIR_HD inline void convolutionElement(const ConvolutionPlan &p,
   int64_t Og = p.O / p.groups, Cg = p.C / p.groups, g = oc / Og;
   int es = ewSize(p.dtype);
   const int64_t *xs = p.xStrides, *ws = p.wStrides;
-  double acc = 0;
+  Acc acc = 0;
   for (int64_t c = 0; c < Cg; ++c) {
     int64_t ic = g * Cg + c;
     int64_t xBase = n * xs[0] + ic * xs[1];
@@ -99,15 +113,26 @@ TRACEIR_HD inline void convolutionElement(const ConvolutionPlan &p,
             continue;
           int64_t xo = xBase + i0 * xs[2] + i1 * xs[3] + i2 * xs[4];
           int64_t wo = wBase + k0 * ws[2] + k1 * ws[3] + k2 * ws[4];
-          acc += ewLoadDouble(p.x + xo * es, p.dtype) *
-                 ewLoadDouble(p.w + wo * es, p.dtype);
+          acc += convolutionLoad<Acc>(p.x + xo * es, p.dtype) *
+                 convolutionLoad<Acc>(p.w + wo * es, p.dtype);
         }
       }
     }
   }
   if (p.bias)
-    acc += ewLoadDouble(p.bias + oc * p.biasStride * es, p.dtype);
-  ewStoreDouble(p.out + idx * es, p.dtype, acc);
+    acc += convolutionLoad<Acc>(p.bias + oc * p.biasStride * es, p.dtype);
+  return acc;
+}
+
+/// Output element `idx` (row-major over [N, O, *out]).
+TRACEIR_HD inline void convolutionElement(const ConvolutionPlan &p,
+                                          int64_t idx) {
+  char *out = p.out + idx * ewSize(p.dtype);
+  if (ewIsFloating(p.dtype))
+    ewStoreDouble(out, p.dtype, convolutionSum<double>(p, idx));
+  else
+    ewStoreInt(out, p.dtype,
+               static_cast<int64_t>(convolutionSum<uint64_t>(p, idx)));
 }
 
 } // namespace traceir

@@ -64,6 +64,19 @@ bool convolutionShape(const ConvolutionArgs &a, std::span<const int64_t> x,
 /// `weightRank`, or 0 (with `err` set) when it is not 3, 4 or 5.
 int convolutionSpatialDims(int64_t weightRank, std::string &err);
 
+/// Whether convolution and conv2d take operands of a dtype called `name`
+/// that is `floating` or `int64`: every floating dtype and int64, which
+/// PyTorch's CPU kernels take in every configuration (the narrower
+/// integers only where no dilated or transposed kernel runs, which
+/// TraceIR does not follow). Sets `err` when not.
+inline bool convolutionTakesDtype(bool floating, bool int64,
+                                  const std::string &name, std::string &err) {
+  if (floating || int64)
+    return true;
+  err = "convolution supports floating-point dtypes and int64, got " + name;
+  return false;
+}
+
 } // namespace traceir
 
 #endif // TRACEIR_SUPPORT_CONVOLUTIONARGS_H

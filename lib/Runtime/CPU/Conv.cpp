@@ -1,9 +1,11 @@
 //===- Conv.cpp - conv2d, its backward, max_pool2d's backward on the CPU
 //---===//
 //
-// conv2d lowers each (batch, group) to im2col + one BLAS gemm (sgemm/dgemm,
-// as in Linalg.cpp). max_pool2d_with_indices_backward gathers its input as
-// f64 and accumulates in f64 (the forward pools are CPU/Resample.cpp's).
+// conv2d lowers each (batch, group) to im2col + one gemm: BLAS sgemm/dgemm
+// (as in Linalg.cpp) for f32 and f64; f16 and bf16 compute in f32 and round
+// once, as PyTorch's CPU kernels; int64 in wrapping 64-bit arithmetic (a
+// plain loop), as PyTorch's. max_pool2d_with_indices_backward gathers its input
+// as f64 and accumulates in f64 (the forward pools are CPU/Resample.cpp's).
 // Inputs may be any strided view; results are fresh and contiguous with the
 // static shape the registry inferred, so output sizes (ceil_mode,
 // padding='same') come from the result shape.
@@ -16,9 +18,11 @@
 #include "TraceIR/Support/CheckedMath.h"
 
 #include "TraceIR/Runtime/CPU/Gemm.h"
+#include "TraceIR/Runtime/Elementwise.h"
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 using namespace traceir;
 using namespace traceir::cpu;
@@ -35,7 +39,22 @@ void gemmRowMajor(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
       std::fill(C + i * ldc, C + i * ldc + N, T(0));
     return;
   }
-  cpu::gemm(false, false, M, N, K, T(1), A, lda, B, ldb, T(0), C, ldc);
+  if constexpr (std::is_integral_v<T>) {
+    // Unsigned, so that the products and sums wrap as PyTorch's.
+    static_assert(std::is_unsigned_v<T>);
+    for (int64_t i = 0; i < M; ++i) {
+      T *c = C + i * ldc;
+      std::fill(c, c + N, T(0));
+      for (int64_t k = 0; k < K; ++k) {
+        T a = A[i * lda + k];
+        const T *b = B + k * ldb;
+        for (int64_t j = 0; j < N; ++j)
+          c[j] += a * b[j];
+      }
+    }
+  } else {
+    cpu::gemm(false, false, M, N, K, T(1), A, lda, B, ldb, T(0), C, ldc);
+  }
 }
 
 /// col[(c, kh, kw), (oh, ow)] = the padded plane `xin` (Cg planes of H x W)
@@ -124,8 +143,13 @@ void conv2dImpl(KernelContext &ctx, const ConvGeometry &g, const T *x,
     return;
   size_t bs = dtypeSize(bias->dtype);
   for (int64_t oc = 0; oc < g.O; ++oc) {
-    T b = static_cast<T>(
-        loadDouble(bias->bytes() + oc * bias->strides[0] * bs, bias->dtype));
+    const char *bp = bias->bytes() + oc * bias->strides[0] * bs;
+    int32_t bt = static_cast<int32_t>(bias->dtype);
+    T b;
+    if constexpr (std::is_integral_v<T>)
+      b = static_cast<T>(ewLoadInt(bp, bt));
+    else
+      b = static_cast<T>(ewLoadDouble(bp, bt));
     for (int64_t n = 0; n < g.N; ++n) {
       T *o = out + (n * g.O + oc) * L;
       for (int64_t l = 0; l < L; ++l)
@@ -232,17 +256,38 @@ void cpu::conv2d(KernelContext &ctx) {
   ConvGeometry g;
   if (!conv2dArgs(ctx, g))
     return;
-  const void *xd = gatherAs(ctx, x, x.dtype);
-  const void *wd = xd ? gatherAs(ctx, w, w.dtype) : nullptr;
+  // The dtype the gemm runs in; f16 and bf16 are gathered into f32 and the
+  // result rounded back once.
+  DType dt = x.dtype == DType::F64      ? DType::F64
+             : isFloatingDType(x.dtype) ? DType::F32
+                                        : DType::I64;
+  const void *xd = gatherAs(ctx, x, dt);
+  const void *wd = xd ? gatherAs(ctx, w, dt) : nullptr;
   if (!xd || !wd)
     return;
-  if (x.dtype == DType::F32)
+  void *od = out.bytes();
+  if (dt != out.dtype &&
+      !(od = ctx.scratch(std::max<int64_t>(out.numel(), 1), dtypeSize(dt))))
+    return;
+  if (dt == DType::F32)
     conv2dImpl<float>(ctx, g, static_cast<const float *>(xd),
-                      static_cast<const float *>(wd), bias, out.data<float>());
-  else
+                      static_cast<const float *>(wd), bias,
+                      static_cast<float *>(od));
+  else if (dt == DType::F64)
     conv2dImpl<double>(ctx, g, static_cast<const double *>(xd),
                        static_cast<const double *>(wd), bias,
-                       out.data<double>());
+                       static_cast<double *>(od));
+  else
+    conv2dImpl<uint64_t>(ctx, g, static_cast<const uint64_t *>(xd),
+                         static_cast<const uint64_t *>(wd), bias,
+                         static_cast<uint64_t *>(od));
+  if (od == out.bytes() || ctx.failed())
+    return;
+  // Only f16 and bf16 compute in a scratch dtype (f32).
+  size_t es = dtypeSize(out.dtype);
+  int32_t ot = static_cast<int32_t>(out.dtype);
+  for (int64_t e = 0, n = out.numel(); e < n; ++e)
+    ewStoreDouble(out.bytes() + e * es, ot, static_cast<const float *>(od)[e]);
 }
 
 /// max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,

@@ -163,6 +163,11 @@ void cuda::conv2d(KernelContext &ctx) {
   ConvGeometry g;
   if (!conv2dArgs(ctx, g))
     return;
+  // cuBLAS runs the gemm in f32 or f64 (PyTorch's CUDA convolution has no
+  // integer kernels either; its half types are aten.convolution's here).
+  if (x.dtype != DType::F32 && x.dtype != DType::F64)
+    return ctx.fail(strCat("conv2d on CUDA supports f32 and f64, got ") +
+                    dtypeName(x.dtype));
   const char *xd = nn::gatherAs(ctx, x, x.dtype);
   const char *wd = xd ? nn::gatherAs(ctx, w, w.dtype) : nullptr;
   if (!xd || !wd)

@@ -16,6 +16,11 @@ void cuda::convolution(KernelContext &ctx) {
   ConvolutionPlan p;
   if (!convolutionPlan(ctx, p))
     return;
+  // PyTorch's CUDA convolution has floating-point kernels only.
+  if (!ewIsFloating(p.dtype))
+    return ctx.fail(strCat("convolution on CUDA supports floating-point "
+                           "dtypes, got ") +
+                    dtypeName(static_cast<DType>(p.dtype)));
   if (const char *err = launchConvolutionCUDA(p))
     ctx.fail(strCat("convolution kernel failed on CUDA: ") + err);
 }

@@ -2486,10 +2486,9 @@ INFER(inferConvolutionBackward) {
          c.push(cb.mask[2] ? Shape{ws[0]} : none, elt);
 }
 
-/// The dtypes a pool's inference takes: any (max_pool2d, whose kernels
-/// check), floating and i64 (the average pools, as PyTorch's CPU), or any
-/// but bool (max_pool3d_with_indices).
-enum class PoolElts { Any, FloatOrI64, NotBool };
+/// The dtypes a pool's inference takes: floating and i64 (the average
+/// pools, as PyTorch's CPU), or any but bool (the max pools).
+enum class PoolElts { FloatOrI64, NotBool };
 
 /// "[N, C, H, W] or [C, H, W]" (N = 2) or "[N, C, D, H, W] or [C, D, H, W]".
 static const char *poolShapes(size_t spatial) {
@@ -2541,7 +2540,7 @@ static bool inferWindowPool(Call &c, const PyArgs &a, Decoder decode,
 INFER(inferMaxPool2d) {
   CALL;
   return inferWindowPool<2, traceir::MaxPool2dArgs>(
-      c, a, traceir::decodeMaxPool2d, PoolElts::Any);
+      c, a, traceir::decodeMaxPool2d, PoolElts::NotBool);
 }
 
 /// max_pool2d_with_indices: max_pool2d's result and the i64 position of
@@ -2549,7 +2548,7 @@ INFER(inferMaxPool2d) {
 INFER(inferMaxPool2dWithIndices) {
   CALL;
   return inferWindowPool<2, traceir::MaxPool2dArgs>(
-      c, a, traceir::decodeMaxPool2d, PoolElts::Any, /*indices=*/true);
+      c, a, traceir::decodeMaxPool2d, PoolElts::NotBool, /*indices=*/true);
 }
 
 /// max_pool3d_with_indices: the 3-D max pool of any dtype but bool, and the

@@ -94,7 +94,7 @@ bool traceir::conv2dArgs(KernelContext &ctx, ConvGeometry &g) {
 }
 
 /// The dtypes a pool takes: floating ones, with i64 (the average pools),
-/// or with every integer one (max_pool3d_with_indices), as PyTorch's CPU.
+/// or with every integer one (the max pools), as PyTorch's CPU.
 enum class PoolDtypes { Floating, FloatingOrI64, NotBool };
 
 static bool poolInputDtype(KernelContext &ctx, const Tensor &x, const char *op,
@@ -176,11 +176,14 @@ bool traceir::maxPoolArgs(KernelContext &ctx, MaxPoolArgs<N> &a, bool indices) {
   const char *op = N == 3    ? "max_pool3d_with_indices"
                    : indices ? "max_pool2d_with_indices"
                              : "max_pool2d";
+  // Every dtype but bool, as PyTorch's CPU (its CUDA takes floating ones
+  // only; the one per-element kernel serves both devices, so CUDA takes
+  // integers too).
   bool ok;
   if constexpr (N == 3)
     ok = windowPoolArgs<N>(ctx, a, decodeMaxPool3d, op, PoolDtypes::NotBool);
   else
-    ok = windowPoolArgs<N>(ctx, a, decodeMaxPool2d, op, PoolDtypes::Floating);
+    ok = windowPoolArgs<N>(ctx, a, decodeMaxPool2d, op, PoolDtypes::NotBool);
   if (!ok || !indices)
     return ok;
   if (ctx.numResults() == 2 && ctx.result(1).dtype == DType::I64 &&

@@ -523,10 +523,36 @@ def test_max_pool2d_with_indices_errors():
                  "must have the pooled shape")
     expect_error("max_pool2d_with_indices_backward", args[:2] + [[0, 3]] + args[3:], [want],
                  "kernel_size, stride and dilation must be positive")
-    # Integer inputs (PyTorch's CPU takes them) are refused, as max_pool2d's.
+    # The backward of an integer pool is refused, as PyTorch's
+    # ("max_pool2d_backward" not implemented for 'Long').
     x = torch.arange(16).view(1, 1, 4, 4)
-    expect_error("max_pool2d_with_indices", [x, [2, 2]], [x[..., ::2, ::2]] * 2,
-                 "supports floating dtypes")
+    out, idx = A.max_pool2d_with_indices(x, [2, 2])
+    expect_error("max_pool2d_with_indices_backward",
+                 [out, x, [2, 2], [2, 2], [0, 0], [1, 1], False, idx], [x],
+                 "must have one floating dtype")
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32,
+                                   torch.int64])
+def test_max_pool2d_integer(dtype):
+    # PyTorch's CPU pools every integer dtype: the values and the position of
+    # the first maximum of each window, ties included (few distinct values),
+    # padding never winning over a negative input.
+    lo = 0 if dtype == torch.uint8 else -5
+    x = torch.randint(lo, 5, (2, 3, 7, 6), generator=gen(9)).to(dtype)
+    for args in ([x, [2, 2]], [x, [3, 2], [2, 1], [1, 1], [1, 1], True],
+                 [x, [2, 3], [1, 2], [1, 0], [2, 1], False]):
+        check_aten("max_pool2d_with_indices", args)
+        check_aten("max_pool2d", args)
+    x3 = torch.randint(lo, 5, (2, 4, 5, 6), generator=gen(10)).to(dtype)
+    check_aten("max_pool3d_with_indices", [x3, [2, 2, 2], [1, 2, 2], [1, 1, 0]])
+
+
+def test_max_pool2d_bool_refused():
+    # PyTorch has no bool max pool either ("max_pool2d" not implemented for 'Bool').
+    x = torch.rand(1, 1, 4, 4, generator=gen(3)) > 0.5
+    expect_error("max_pool2d_with_indices", [x, [2, 2]],
+                 [x[..., ::2, ::2], x[..., ::2, ::2].long()], "bool")
 
 
 #===--- native_dropout -----------------------------------------------------===#

@@ -238,7 +238,11 @@ def build_fx_graph(b, graph, placeholders, out_node_args):
         layouts.record(node)
         if op.startswith("_assert") and not node.users:
             continue  # a check on metadata export already verified; no value
-        if node.target.namespace != "aten":
+        if node.target is torch.ops.prims.convert_element_type.default:
+            # The dtype cast torch._refs decompositions leave (renorm's in
+            # half dtypes): (self, dtype), which aten._to_copy reads alike.
+            op = "_to_copy"
+        elif node.target.namespace != "aten":
             fail(f"{node.name}: {node.target} is not an ATen op")
         if op in _SYM_OPS:
             # A size, stride, numel or offset: a Python int where the shapes

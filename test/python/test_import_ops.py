@@ -198,6 +198,17 @@ def test_decompositions_beyond_the_core_table():
     torch.testing.assert_close(traceir.compile(m)(*args), model(*args))
 
 
+def test_prims_dtype_casts_import_as_to_copy():
+    # renorm's f16 decomposition (torch._refs) casts with
+    # prims.convert_element_type, not an aten op: it imports as _to_copy.
+    model = Fn(lambda x: torch.renorm(x, 2, 0, 1.0))
+    x = torch.randn(4, 5).half()
+    m = traceir.from_torch(model, (x,))
+    ops = {n.target for n in m.graphs[0].nodes if n.op == "pyop"}
+    assert "_to_copy" in ops, ops
+    torch.testing.assert_close(traceir.compile(m)(x), model(x))
+
+
 def data_dependent(op):
     """The import error for a graph whose shapes depend on `op`'s input
     values: it names the op, its node and its line in this file (not the

@@ -2351,13 +2351,22 @@ static bool windowOverflows(int64_t in, int64_t kernel, int64_t pad,
          !traceir::checkedAdd(in, *twoPad);
 }
 
-/// convolutionTakesDtype for an element type.
-static bool convolutionDtype(Type elt, std::string &why) {
-  std::string name;
+/// Fails unless input `x`, weight `w` and bias `b` (if any) of a
+/// convolution share one dtype that convolutionTakesDtype takes.
+static bool convolutionDtypes(Call &c, TensorType x, TensorType w,
+                              TensorType b) {
+  Type elt = x.getElementType();
+  for (TensorType t : {w, b})
+    if (t && t.getElementType() != elt)
+      return c.err("input, weight and bias must have one dtype, got ", elt,
+                   " and ", t.getElementType());
+  std::string name, why;
   llvm::raw_string_ostream os(name);
   os << elt;
-  return traceir::convolutionTakesDtype(isFloatLike(elt),
-                                        elt.isSignlessInteger(64), name, why);
+  if (!traceir::convolutionTakesDtype(isFloatLike(elt),
+                                      elt.isSignlessInteger(64), name, why))
+    return c.err(why);
+  return true;
 }
 
 /// conv2d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1):
@@ -2367,14 +2376,8 @@ INFER(inferConv2d) {
   TensorType x = c.tensor(0, "input"), w = c.tensor(1, "weight"), b;
   if (!x || !w || !c.optTensor(2, "bias", b))
     return false;
-  Type elt = x.getElementType();
-  for (TensorType t : {w, b})
-    if (t && t.getElementType() != elt)
-      return c.err("input, weight and bias must have one dtype, got ", elt,
-                   " and ", t.getElementType());
-  std::string why;
-  if (!convolutionDtype(elt, why))
-    return c.err(why);
+  if (!convolutionDtypes(c, x, w, b))
+    return false;
   if (!x.hasRank() || !w.hasRank())
     return c.pushUnranked(x.getElementType());
   bool batched = x.getRank() == 4;
@@ -2385,6 +2388,7 @@ INFER(inferConv2d) {
     return c.err("weight must be [O, C/groups, kH, kW], got ",
                  shapeStr(w.getShape()));
   traceir::Conv2dArgs conv;
+  std::string why;
   if (!traceir::decodeConv2d(callArgs(a), conv, why))
     return c.err(why);
   int64_t groups = conv.groups;
@@ -2760,16 +2764,12 @@ INFER(inferConvolution) {
   TensorType x = c.tensor(0, "input"), w = c.tensor(1, "weight"), b;
   if (!x || !w || !c.optTensor(2, "bias", b))
     return false;
+  if (!convolutionDtypes(c, x, w, b))
+    return false;
   Type elt = x.getElementType();
-  for (TensorType t : {w, b})
-    if (t && t.getElementType() != elt)
-      return c.err("input, weight and bias must have one dtype, got ", elt,
-                   " and ", t.getElementType());
-  std::string why;
-  if (!convolutionDtype(elt, why))
-    return c.err(why);
   if (!x.hasRank() || !w.hasRank())
     return c.pushUnranked(elt);
+  std::string why;
   int spatial = traceir::convolutionSpatialDims(w.getRank(), why);
   traceir::ConvolutionArgs conv;
   if (!spatial || !traceir::decodeConvolution(callArgs(a), spatial, conv, why))

@@ -30,28 +30,21 @@ using namespace traceir::cpu;
 namespace {
 /// C[M, N] = A[M, K] @ B[K, N], all row-major and contiguous in their rows.
 template <typename T>
-void gemmRowMajor(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
-                  const T *B, int64_t ldb, T *C, int64_t ldc) {
+void gemmRowMajor(KernelContext &ctx, int64_t M, int64_t N, int64_t K,
+                  const T *A, int64_t lda, const T *B, int64_t ldb, T *C,
+                  int64_t ldc) {
   if (M == 0 || N == 0)
     return;
-  if (K == 0) {
+  if constexpr (std::is_integral_v<T>) {
+    // int64 (held as uint64_t): Linalg's one integer gemm, which wraps as
+    // PyTorch's.
+    static_assert(sizeof(T) == sizeof(int64_t));
+    cpu::gemm(ctx, DType::I64, reinterpret_cast<const char *>(A), lda, 1,
+              reinterpret_cast<const char *>(B), ldb, 1,
+              reinterpret_cast<char *>(C), ldc, M, N, K, 1.0, 0.0);
+  } else if (K == 0) {
     for (int64_t i = 0; i < M; ++i)
       std::fill(C + i * ldc, C + i * ldc + N, T(0));
-    return;
-  }
-  if constexpr (std::is_integral_v<T>) {
-    // Unsigned, so that the products and sums wrap as PyTorch's.
-    static_assert(std::is_unsigned_v<T>);
-    for (int64_t i = 0; i < M; ++i) {
-      T *c = C + i * ldc;
-      std::fill(c, c + N, T(0));
-      for (int64_t k = 0; k < K; ++k) {
-        T a = A[i * lda + k];
-        const T *b = B + k * ldb;
-        for (int64_t j = 0; j < N; ++j)
-          c[j] += a * b[j];
-      }
-    }
   } else {
     cpu::gemm(false, false, M, N, K, T(1), A, lda, B, ldb, T(0), C, ldc);
   }
@@ -135,8 +128,8 @@ void conv2dImpl(KernelContext &ctx, const ConvGeometry &g, const T *x,
       if (!direct)
         im2col(g, xin, col);
       T *o = out + (n * g.O + grp * Og) * L;
-      gemmRowMajor<T>(Og, L, K, w + grp * Og * K, K, direct ? xin : col, L, o,
-                      L);
+      gemmRowMajor<T>(ctx, Og, L, K, w + grp * Og * K, K, direct ? xin : col, L,
+                      o, L);
     }
   }
   if (!bias)

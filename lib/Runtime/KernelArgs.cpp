@@ -168,6 +168,7 @@ bool traceir::sortArgs(KernelContext &ctx, bool topk, SortRows &L) {
   L.inDtype = static_cast<int32_t>(in.dtype);
   L.floating = isFloatingDType(in.dtype);
   L.descending = a.descending;
+  L.sorted = a.sorted;
   // values and indices: fresh and contiguous, each from its own start.
   L.out.offset = 0;
   L.values = values.bytes();

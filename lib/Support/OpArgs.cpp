@@ -661,11 +661,10 @@ bool traceir::decodeSort(const CallArgs &args, std::span<const int64_t> shape,
                          bool topk, SortArgs &a, std::string &err) {
   a = SortArgs();
   unsigned d = topk ? 2 : 1;
-  bool sorted;
   if (!readInt(args, d, "dim", a.dim, -1, err) ||
       !readBool(args, d + 1, topk ? "largest" : "descending", a.descending,
                 topk, err) ||
-      (topk && !readBool(args, 4, "sorted", sorted, true, err)))
+      (topk && !readBool(args, 4, "sorted", a.sorted, true, err)))
     return false;
   int64_t rank = static_cast<int64_t>(shape.size()),
           r = std::max<int64_t>(rank, 1);

@@ -281,12 +281,30 @@ def test_topk():
     check_op("topk", [Transposed(x), 3, 1], list(torch.topk(x, 3, 1)))
     y = distinct(3, 700)
     check_op("topk", [y, 10, 1], list(torch.topk(y, 10, 1)))
-    # sorted=False: PyTorch's order is unspecified; TraceIR's is sorted.
+    # sorted=False: PyTorch documents no order; the check is order-free.
     text, inputs = op_graph("topk", [x, 3, 1, True, False], list(torch.topk(x, 3, 1)))
     (values, indices), _ = run_graph(text, inputs)
     want = torch.topk(x, 3, 1)
     assert torch.equal(values.sort(1, True).values, want.values)
     assert torch.equal(torch.gather(x, 1, indices), values)
+
+
+@pytest.mark.devices("cpu")
+@pytest.mark.parametrize("dtype", [torch.int32, torch.uint8, torch.bfloat16, torch.float32])
+def test_topk_ties_as_eager(dtype):
+    # Rows full of equal values: the CPU's topk picks among ties as ATen's
+    # CPU topk does, so the indices match eager's, not only the values (on
+    # CUDA, as in ATen, which of the ties comes out is unspecified). k
+    # small against the row takes ATen's partial-sort path, larger k its
+    # nth_element path (sorted or not).
+    g = torch.Generator().manual_seed(3)
+    x = torch.randint(0, 4, (3, 200), generator=g).to(dtype)
+    for k, largest, sorted_ in ((2, True, True), (3, False, True), (50, True, True),
+                                (50, False, False), (200, True, False), (1, True, True)):
+        want = list(torch.topk(x, k, 1, largest, sorted_))
+        check_op("topk", [x, k, 1, largest, sorted_], want)
+    y = torch.tensor([[1.0, float("nan"), 1.0, float("nan"), 0.0, 1.0]])
+    check_nan("topk", [y, 4, 1, True, True], list(torch.topk(y, 4, 1, True, True)))
 
 
 def test_sort_topk_errors():

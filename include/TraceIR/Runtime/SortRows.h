@@ -1,11 +1,13 @@
 //===- SortRows.h - sort and topk's rows, on either device ------*- C++ -*-===//
 //
-// sort and topk order each row of the input (its elements along `dim`) by
-// one total order, sortBefore: by value (NaN above every number, as
-// PyTorch's), ties by position. Being total, every sorting algorithm gives
-// the same result: the CPU's std::sort and CUDA's per-row heapsort agree
-// to the bit, and equal values keep their order (a stable sort's result).
-// Plain data and __host__ __device__ functions: nvcc compiles it too.
+// sort orders each row of the input (its elements along `dim`) by one
+// total order, sortBefore: by value (NaN above every number, as PyTorch's),
+// ties by position. Being total, every sorting algorithm gives the same
+// result: the CPU's and CUDA's sorts agree to the bit, and equal values keep
+// their order (a stable sort's result). CUDA's topk uses it too; the CPU's
+// topk instead breaks ties as ATen's CPU topk does (CPU/Sorting.cpp), since
+// users compare its indices with eager's. Plain data and __host__
+// __device__ functions: nvcc compiles it too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +30,8 @@ struct SortRows {
   /// Floating elements compare as doubles (NaN last), the rest as int64.
   bool floating = false;
   bool descending = false;
+  /// topk's `sorted` (sort: true).
+  bool sorted = true;
   char *values = nullptr;
   int32_t valuesDtype = F32;
   char *indices = nullptr; ///< int64

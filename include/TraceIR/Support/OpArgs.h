@@ -286,6 +286,8 @@ bool checkReducedNonEmpty(std::span<const int64_t> shape,
 struct SortArgs {
   int64_t dim = 0, k = 0;
   bool descending = false;
+  /// topk's `sorted`: whether its k results must come in order.
+  bool sorted = true;
 };
 bool decodeSort(const CallArgs &args, std::span<const int64_t> shape, bool topk,
                 SortArgs &a, std::string &err);

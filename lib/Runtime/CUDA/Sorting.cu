@@ -1,8 +1,10 @@
 //===- Sorting.cu - sort and topk on CUDA ---------------------------------===//
 //
 // A thread per row heapsorts the row's positions in its scratch by
-// SortRows.h's total order, which the CPU's std::partial_sort uses too: a
-// total order has one sorted result, so both devices agree to the bit. (A
+// SortRows.h's total order, which the CPU's sort uses too: a total order has
+// one sorted result, so both devices' sorts agree to the bit. topk keeps
+// that order here (equal values by position); the CPU's follows ATen's CPU
+// ties instead, and ATen's CUDA topk promises no order of ties either. (A
 // block-wide sort of long rows is the optimized tier's.)
 //
 //===----------------------------------------------------------------------===//

@@ -2232,7 +2232,7 @@ INFER(inferPdistForward) {
 }
 
 /// _embedding_bag(weight, indices, offsets, ...) -> (output [B, D],
-/// offset2bag [N] (or [0] where ATen's fast sum path leaves it empty),
+/// offset2bag [N] (or [0] where the fast sum path leaves it empty),
 /// bag_size [B], max_indices [B, D] (max) or [B]), B the number of offsets
 /// (less one with include_last_offset); the index results in the common
 /// type of indices and offsets.
@@ -2283,8 +2283,7 @@ static bool inferEmbeddingBagIn(Call &c, const PyArgs &a, MLIRContext *ctx,
        failed(verifyCompatibleShape(psw.getShape(), {n}))))
     return c.err("per_sample_weights must be 1-D of the indices' length, got ",
                  shapeStr(psw.getShape()));
-  bool skip = eb.mode == 0 && eb.paddingIdx < 0 &&
-              (elt.isF32() || elt.isF16() || elt.isBF16());
+  bool skip = eb.skipsOffset2bag(elt.isF32() || elt.isF16());
   // The forward-only op's bag_size has one per offset (PyTorch's meta
   // function's shape).
   int64_t sizes = forwardOnly ? off.getDimSize(0) : bags;

@@ -139,13 +139,6 @@ bool traceir::pdistPlan(KernelContext &ctx, DistancePlan &p) {
   return true;
 }
 
-bool traceir::embeddingBagSkipsOffset2bag(DType weight, int64_t mode,
-                                          int64_t paddingIdx) {
-  return mode == 0 && paddingIdx < 0 &&
-         (weight == DType::F32 || weight == DType::F16 ||
-          weight == DType::BF16);
-}
-
 bool traceir::embeddingBagPlan(KernelContext &ctx, EmbeddingBagPlan &p) {
   const char *op = "_embedding_bag";
   const Tensor &w = ctx.tensor(0), &idx = ctx.tensor(1), &off = ctx.tensor(2);
@@ -188,7 +181,7 @@ bool traceir::embeddingBagPlan(KernelContext &ctx, EmbeddingBagPlan &p) {
   int64_t numBags = numOffsets - (a.includeLastOffset ? 1 : 0), D = w.shape[1];
   DType index = idx.dtype == DType::I64 || off.dtype == DType::I64 ? DType::I64
                                                                    : DType::I32;
-  bool skip = embeddingBagSkipsOffset2bag(w.dtype, a.mode, a.paddingIdx);
+  bool skip = a.skipsOffset2bag(w.dtype == DType::F32 || w.dtype == DType::F16);
   if (ctx.numResults() != 4)
     return fail(ctx,
                 strCat(op) + " has 4 results, got " + strCat(ctx.numResults()));

@@ -28,13 +28,6 @@ bool cdistPlan(KernelContext &ctx, DistancePlan &p);
 /// [N * (N - 1) / 2].
 bool pdistPlan(KernelContext &ctx, DistancePlan &p);
 
-/// Whether _embedding_bag leaves offset2bag empty ([0]), as ATen's CPU
-/// kernel does on its fast sum path: mode sum, an f32, f16 or bf16 weight
-/// and no padding_idx. (ATen also asks for a unit column stride, which a
-/// graph's types do not carry: TraceIR decides by dtype alone.)
-bool embeddingBagSkipsOffset2bag(DType weight, int64_t mode,
-                                 int64_t paddingIdx);
-
 /// _embedding_bag(weight, indices, offsets, ...), decoded by
 /// decodeEmbeddingBag: a floating 2-D weight, 1-D i32 or i64 indices and
 /// offsets, per_sample_weights (sum only) 1-D of the weight's dtype and the

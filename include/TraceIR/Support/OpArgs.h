@@ -459,6 +459,16 @@ struct EmbeddingBagArgs {
   bool includeLastOffset = false;
   bool hasPerSampleWeights = false;
   int64_t paddingIdx = -1;
+
+  /// Whether offset2bag is empty ([0]) rather than one bag position per
+  /// index, as PyTorch's meta function decides, whose shapes torch.export
+  /// declares: its fast sum path (mode sum, no padding_idx, an f32 or f16
+  /// weight). ATen's CPU kernel takes that path for bf16 too, but a graph
+  /// must agree with its declared types. (Both also ask for unit column
+  /// strides, which a graph's types do not carry: TraceIR decides by dtype.)
+  bool skipsOffset2bag(bool weightF32OrF16) const {
+    return mode == 0 && paddingIdx < 0 && weightF32OrF16;
+  }
 };
 bool decodeEmbeddingBag(const CallArgs &args, EmbeddingBagArgs &a,
                         std::string &err);

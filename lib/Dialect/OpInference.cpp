@@ -2710,14 +2710,13 @@ template <traceir::PadMode M, int N> INFER(inferPad) {
 
 /// upsample_nearest2d.vec(input, output_size, scale_factors) and
 /// upsample_bilinear2d.vec(input, output_size, align_corners,
-/// scale_factors), decoded by decodeUpsample2d: floating inputs (and u8
-/// for nearest, as PyTorch's CPU kernels).
+/// scale_factors), decoded by decodeUpsample2d: floating or u8 inputs, as
+/// PyTorch's CPU kernels (u8 bilinear in fixed point, Resample.h).
 template <bool Bilinear> INFER(inferUpsample2d) {
   CALL;
   return onRanked(c, "input", [&](Shape &s, Type elt) {
-    if (!isFloatLike(elt) && (Bilinear || !elt.isUnsignedInteger(8)))
-      return c.err("takes floating-point", Bilinear ? "" : " or u8",
-                   " tensors, got ", elt);
+    if (!isFloatLike(elt) && !elt.isUnsignedInteger(8))
+      return c.err("takes floating-point or u8 tensors, got ", elt);
     traceir::UpsampleArgs up;
     std::string why;
     if (!traceir::decodeUpsample2d(callArgs(a), Bilinear, knownSizes(s), up,

@@ -397,6 +397,8 @@ static bool elementwise(Call &c, unsigned n, EltRule rule,
     return c.err("takes no bool tensor (PyTorch has no bool kernel for it)");
   if (rule == EltRule::Integral && category(elt) > 1)
     return c.err("takes integer or bool tensors, got ", elt);
+  if (rule == EltRule::IntegerOnly && (category(elt) > 1 || elt.isInteger(1)))
+    return c.err("takes integer tensors, got ", elt);
   if (rule == EltRule::FloatOnly && !isFloatLike(elt))
     return c.err("takes floating-point tensors, got ", elt);
   return ranked ? c.push(shape, elt) : c.pushUnranked(elt);
@@ -3257,6 +3259,7 @@ template InferSig inferElementwise<2, EltRule::Bool>;
 template InferSig inferElementwise<2, EltRule::Float>;
 template InferSig inferElementwise<2, EltRule::NotBool>;
 template InferSig inferElementwise<2, EltRule::Integral>;
+template InferSig inferElementwise<2, EltRule::IntegerOnly>;
 template InferSig inferElementwise<2, EltRule::FloatOnly>;
 template InferSig inferMatmulOfRank<2>;
 template InferSig inferMatmulOfRank<3>;

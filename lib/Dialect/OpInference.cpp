@@ -397,6 +397,8 @@ static bool elementwise(Call &c, unsigned n, EltRule rule,
     return c.err("takes no bool tensor (PyTorch has no bool kernel for it)");
   if (rule == EltRule::Integral && category(elt) > 1)
     return c.err("takes integer or bool tensors, got ", elt);
+  if (rule == EltRule::IntegerOnly && (category(elt) > 1 || elt.isInteger(1)))
+    return c.err("takes integer tensors, got ", elt);
   if (rule == EltRule::FloatOnly && !isFloatLike(elt))
     return c.err("takes floating-point tensors, got ", elt);
   return ranked ? c.push(shape, elt) : c.pushUnranked(elt);
@@ -2709,14 +2711,13 @@ template <traceir::PadMode M, int N> INFER(inferPad) {
 
 /// upsample_nearest2d.vec(input, output_size, scale_factors) and
 /// upsample_bilinear2d.vec(input, output_size, align_corners,
-/// scale_factors), decoded by decodeUpsample2d: floating inputs (and u8
-/// for nearest, as PyTorch's CPU kernels).
+/// scale_factors), decoded by decodeUpsample2d: floating or u8 inputs, as
+/// PyTorch's CPU kernels (u8 bilinear in fixed point, Resample.h).
 template <bool Bilinear> INFER(inferUpsample2d) {
   CALL;
   return onRanked(c, "input", [&](Shape &s, Type elt) {
-    if (!isFloatLike(elt) && (Bilinear || !elt.isUnsignedInteger(8)))
-      return c.err("takes floating-point", Bilinear ? "" : " or u8",
-                   " tensors, got ", elt);
+    if (!isFloatLike(elt) && !elt.isUnsignedInteger(8))
+      return c.err("takes floating-point or u8 tensors, got ", elt);
     traceir::UpsampleArgs up;
     std::string why;
     if (!traceir::decodeUpsample2d(callArgs(a), Bilinear, knownSizes(s), up,
@@ -3257,6 +3258,7 @@ template InferSig inferElementwise<2, EltRule::Bool>;
 template InferSig inferElementwise<2, EltRule::Float>;
 template InferSig inferElementwise<2, EltRule::NotBool>;
 template InferSig inferElementwise<2, EltRule::Integral>;
+template InferSig inferElementwise<2, EltRule::IntegerOnly>;
 template InferSig inferElementwise<2, EltRule::FloatOnly>;
 template InferSig inferMatmulOfRank<2>;
 template InferSig inferMatmulOfRank<3>;

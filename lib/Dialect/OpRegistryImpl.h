@@ -31,7 +31,17 @@ using FlagSig = std::remove_pointer_t<FlagFn>;
 /// keep the promoted one but refuse what PyTorch has no kernel for: bool
 /// (ceil, floor, round, trunc), floats (bitwise_not), integers and bools
 /// (leaky_relu, elu).
-enum class EltRule { Promote, Float, Bool, NotBool, Integral, FloatOnly };
+/// IntegerOnly: integers but not bool (the shifts: ATen dispatches them
+/// over AT_DISPATCH_INTEGRAL_TYPES, which has no bool).
+enum class EltRule {
+  Promote,
+  Float,
+  Bool,
+  NotBool,
+  Integral,
+  IntegerOnly,
+  FloatOnly
+};
 
 /// What a reduction does to the dtype: amax and amin keep it (and, having
 /// no identity, refuse an empty group), mean needs a float, sum and prod

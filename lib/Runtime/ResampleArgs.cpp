@@ -4,6 +4,7 @@
 #include "TraceIR/Runtime/KernelArgs.h"
 #include "TraceIR/Runtime/NNArgs.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace traceir;
@@ -123,9 +124,8 @@ bool maxPoolPlanOf(KernelContext &ctx, bool indices, MaxPoolPlan &p) {
 bool upsampleArgs(KernelContext &ctx, bool bilinear, UpsampleArgs &a) {
   const Tensor &x = ctx.tensor(0);
   const char *op = bilinear ? "upsample_bilinear2d" : "upsample_nearest2d";
-  if (!isFloatingDType(x.dtype) && (bilinear || x.dtype != DType::U8))
-    return fail(ctx, strCat(op) + " supports floating" +
-                         (bilinear ? "" : " and u8") + " dtypes, got " +
+  if (!isFloatingDType(x.dtype) && x.dtype != DType::U8)
+    return fail(ctx, strCat(op) + " supports floating and u8 dtypes, got " +
                          dtypeName(x.dtype));
   if (!decodeArgs(ctx, decodeUpsample2d, bilinear,
                   std::span<const int64_t>(x.shape), a))
@@ -264,6 +264,31 @@ bool traceir::upsampleNearestPlan(KernelContext &ctx, GatherPlan &p) {
   return true;
 }
 
+namespace {
+/// _compute_index_ranges_int16_weights' weights_precision: the most bits
+/// (up to 22) that keep the axis's largest weight (as the weights loop
+/// meets it, partial sums included) below 2^15 once rounded.
+int32_t separablePrecision(const SeparableAxis &a) {
+  double wtMax = 0;
+  for (int64_t j = 0; j < a.out; ++j) {
+    int64_t xmin, size;
+    double w[2];
+    separableLinearWeights(a, j, xmin, size, w);
+    // The linear filter's weights are nonnegative, so the partial sums
+    // PyTorch's loop compares never exceed the final weights.
+    for (double v : w)
+      wtMax = std::max(wtMax, v);
+  }
+  int32_t precision = 0;
+  for (; precision < 22; ++precision) {
+    int next = static_cast<int>(0.5 + wtMax * (1 << (precision + 1)));
+    if (next >= (1 << 15))
+      break;
+  }
+  return precision;
+}
+} // namespace
+
 bool traceir::upsampleBilinearPlan(KernelContext &ctx, BilinearPlan &p) {
   UpsampleArgs a;
   if (!upsampleArgs(ctx, true, a))
@@ -273,6 +298,7 @@ bool traceir::upsampleBilinearPlan(KernelContext &ctx, BilinearPlan &p) {
   p.x = planes3d(x, ctx.result(0));
   p.alignCorners = a.alignCorners;
   p.f64 = x.dtype == DType::F64;
+  p.u8 = x.dtype == DType::U8;
   // PyTorch's area_pixel_compute_scale in its opmath type.
   auto ratio = [&](auto in, auto out, double scale) -> double {
     using T = decltype(in);
@@ -285,6 +311,14 @@ bool traceir::upsampleBilinearPlan(KernelContext &ctx, BilinearPlan &p) {
     double r = p.f64 ? ratio(double(in), double(out), a.scales[d])
                      : ratio(float(in), float(out), a.scales[d]);
     (d ? p.ratioW : p.ratioH) = r;
+    if (p.u8) {
+      SeparableAxis &ax = d ? p.axisW : p.axisH;
+      ax.in = in;
+      ax.out = out;
+      ax.scale = ratio(double(in), double(out), a.scales[d]);
+      ax.alignCorners = a.alignCorners;
+      ax.precision = separablePrecision(ax);
+    }
   }
   return true;
 }

@@ -706,7 +706,7 @@ trace.graph @upsample_both(%x: tensor<1x1x2x2xf32>) -> () {
 // -----
 
 trace.graph @upsample_bilinear_int(%x: tensor<1x1x2x2xi64>) -> () {
-  // expected-error @+1 {{"upsample_bilinear2d": takes floating-point tensors, got i64}}
+  // expected-error @+1 {{"upsample_bilinear2d": takes floating-point or u8 tensors, got i64}}
   %0 = pyop "upsample_bilinear2d"(%x, [4, 4], False, None) : (tensor<1x1x2x2xi64>) -> tensor<1x1x4x4xi64>
   ret
 }

@@ -1,7 +1,8 @@
 """Elementwise ops against PyTorch, on the CPU and on CUDA (conftest.py's
 `device` fixture; the cuda cases skip with one line where trace-run finds
 no CUDA device): the binary Core ATen ops maximum, minimum, atan2,
-bitwise_and/or/xor, logical_and/or/xor, fmod, remainder (their Tensor and
+bitwise_and/or/xor, bitwise_left/right_shift, logical_and/or/xor, fmod,
+remainder (their Tensor and
 Scalar overloads: the other operand a tensor or a Python number), clamp
 (number bounds, clamp.default, and tensor bounds, clamp.Tensor), copy and
 fill; and the activations models call in place, which torch.export keeps
@@ -103,6 +104,70 @@ def test_scalar_overloads(op):
         check_op(op, [f, 1.5], fn(f, 1.5))
         check_op(op, [f, -0.75], fn(f, -0.75))
         check_op(op, [i, 2.5], fn(i, 2.5))  # an int tensor and a float: f32
+
+
+SHIFTS = ["bitwise_left_shift", "bitwise_right_shift"]
+
+
+@pytest.mark.parametrize("op", SHIFTS)
+def test_shifts(op):
+    """ATen's lshift/rshift kernels: in the result's width; a shift by a
+    negative amount or by the width or more gives 0 (left) or the sign
+    (right), the values' top bits shifted out as unsigned."""
+    fn = getattr(torch, op)
+    for dtype in INTS:
+        bits = torch.iinfo(dtype).bits
+        lo, hi = torch.iinfo(dtype).min, torch.iinfo(dtype).max
+        a = torch.tensor([lo, hi, -1 if lo < 0 else 200, 5, 0, 1, 77, lo // 3 + 1],
+                         dtype=torch.int64).to(dtype)
+        amounts = [0, 1, 3, bits - 1, bits, bits + 5, 63, -1, -bits]
+        b = torch.tensor(amounts if lo < 0 else [v for v in amounts if v >= 0], dtype=dtype)
+        x, y = a.reshape(-1, 1), b.reshape(1, -1)
+        check_op(op, [x, y], fn(x, y))
+        t = sample(dtype, (4, 3))
+        check_op(op, [Transposed(t), b[:3]], fn(t, b[:3]))
+    # Mixed dtypes promote; the Tensor_Scalar and Scalar_Tensor overloads.
+    i8, i64 = sample(torch.int8, (5,)), torch.tensor([0, 2, 7, 9, 70])
+    check_op(op, [i8, i64], fn(i8, i64))
+    u = torch.tensor([1, 128, 255, 3], dtype=torch.uint8)
+    for amount in (2, 7, 8, 9, -1):
+        check_op(op, [u, amount], fn(u, amount))
+        check_op(op, [i8, amount], fn(i8, amount))
+    check_op(op, [3, i8.abs()], fn(3, i8.abs()))
+    check_op(op, [-100, torch.tensor([0, 1, 6, 7, 8, 100])],
+             fn(-100, torch.tensor([0, 1, 6, 7, 8, 100])))
+
+
+@pytest.mark.parametrize("op", SHIFTS)
+def test_shift_layouts_and_refusals(op):
+    fn = getattr(torch, op)
+    x, y = sample(torch.int32, (4, 5)), torch.randint(-3, 40, (4, 5), dtype=torch.int32)
+    check_op(op, [Transposed(x), y], fn(x, y))
+    check_op(op, [Sliced(x), Transposed(y)], fn(x, y))
+    e = sample(torch.int16, (0, 5))
+    check_op(op, [e, y[0].to(torch.int16)], fn(e, y[0].to(torch.int16)))
+    b = sample(torch.bool, (3,))
+    with pytest.raises(Exception, match="takes integer tensors"):
+        check_op(op, [b, b], b)
+    f = sample(torch.float32, (3,))
+    with pytest.raises(Exception, match="takes integer tensors"):
+        check_op(op, [f, f], f)
+
+
+def test_shift_operators_import():
+    """`<<` and `>>` (aten.__lshift__ / __rshift__, as decompositions write
+    them) run as the shifts."""
+    import traceir
+
+    class M(torch.nn.Module):
+        def forward(self, x, y):
+            return (x << y) + (x >> 2) + (x << 3) + (x >> y)
+
+    m = M()
+    x = sample(torch.int32, (3, 4))
+    y = torch.randint(-2, 35, (3, 4), dtype=torch.int32)
+    exe = traceir.compile(traceir.from_torch(m, (x, y)), device=traceir_testing.DEVICE)
+    torch.testing.assert_close(exe(x, y), m(x, y), rtol=0, atol=0)
 
 
 def test_nan_and_signs():

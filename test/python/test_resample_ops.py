@@ -235,6 +235,59 @@ def test_upsample_bilinear2d_dtypes(dtype):
     check_op("upsample_bilinear2d", [Sliced(x), *case], want, **tol)
 
 
+def u8(*shape):
+    return torch.randint(0, 256, shape, dtype=torch.uint8)
+
+
+# u8 bilinear: eager CPU's fixed-point separable kernel, bit for bit. Up and
+# down, each dim alone (one pass skipped), an output size of 1 and the sizes
+# kept (a copy), with align_corners both ways. (Eager's AVX2 kernel asserts
+# on a 1x1 output.)
+U8_BILINEAR_CASES = [([10, 12], False, None), ([10, 12], True, None), ([3, 2], False, None),
+                     ([3, 2], True, None), ([5, 13], False, None), ([11, 6], True, None),
+                     ([1, 9], True, None), ([4, 1], False, None), ([5, 6], False, None),
+                     (None, False, [1.7, 0.6]), (None, True, [1.7, 0.6]),
+                     (None, False, [0.5, 3.0]), (None, False, [2.0, 2.0]),
+                     (None, False, [0.3, 0.45])]
+
+
+@pytest.mark.parametrize("case", U8_BILINEAR_CASES, ids=lambda c: str(c).replace(" ", ""))
+def test_upsample_bilinear2d_u8(case):
+    # 3 channels take eager's AVX2 kernel, 5 its generic one: both agree,
+    # except that the generic one gives every row of a width-1 output the
+    # weights of row 0 (its vertical loop reads them once per inner loop,
+    # which TensorIterator runs along the height there); TraceIR computes
+    # what the AVX2 kernel (and the float one, rounded) does.
+    for channels in (3, 5) if case[0] is None or case[0][1] != 1 else (3,):
+        x = u8(2, channels, 5, 6)
+        check_op("upsample_bilinear2d", [x, *case], aten.upsample_bilinear2d.vec(x, *case))
+
+
+def test_upsample_bilinear2d_u8_strided_and_large():
+    x = u8(1, 2, 37, 29)
+    case = (None, False, [0.37, 2.9])
+    check_op("upsample_bilinear2d", [Transposed(x), *case], aten.upsample_bilinear2d.vec(x, *case))
+    check_op("upsample_bilinear2d", [Sliced(x), [64, 9], True, None],
+             aten.upsample_bilinear2d.vec(x, [64, 9], True, None))
+    # Extreme values: the rounding and the clamp to 0..255.
+    y = torch.tensor([[[[0, 255, 0], [255, 0, 255]]]], dtype=torch.uint8)
+    check_op("upsample_bilinear2d", [y, [7, 8], False, None],
+             aten.upsample_bilinear2d.vec(y, [7, 8], False, None))
+
+
+def test_interpolate_bilinear_u8_import():
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return F.interpolate(x, scale_factor=1.6, mode="bilinear", align_corners=False)
+
+    import traceir
+    import traceir_testing
+
+    m, x = M(), u8(1, 3, 6, 7)
+    exe = traceir.compile(traceir.from_torch(m, (x,)), device=traceir_testing.DEVICE)
+    torch.testing.assert_close(exe(x), m(x), rtol=0, atol=0)
+
+
 def test_upsample_errors():
     x = rnd(1, 2, 4, 4)
     check_error("upsample_nearest2d", [x, [8, 8], [2.0, 2.0]], rnd(1, 2, 8, 8), "exactly one of")
@@ -244,8 +297,8 @@ def test_upsample_errors():
     check_error("upsample_nearest2d", [x, [0, 8], None], rnd(1, 2, 0, 8), "greater than 0")
     check_error("upsample_bilinear2d", [x, None, False, [0.1, 1.0]], rnd(1, 2, 0, 4),
                 "greater than 0")
-    check_error("upsample_bilinear2d", [ints(1, 1, 2, 2, dtype=torch.uint8), [4, 4], False, None],
-                ints(1, 1, 4, 4, dtype=torch.uint8), "floating-point")
+    check_error("upsample_bilinear2d", [ints(1, 1, 2, 2, dtype=torch.int16), [4, 4], False, None],
+                ints(1, 1, 4, 4, dtype=torch.int16), "floating-point or u8")
     check_error("upsample_nearest2d", [ints(1, 1, 2, 2), [4, 4], None], ints(1, 1, 4, 4),
                 "floating-point or u8")
 

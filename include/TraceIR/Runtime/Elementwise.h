@@ -96,11 +96,16 @@ enum class EwOp : int32_t {
   BitwiseAnd,
   BitwiseOr,
   BitwiseXor,
+  /// ATen's lshift_kernel/rshift_kernel in the result's dtype: a shift by a
+  /// negative amount or by the width or more gives 0 (left) or the sign
+  /// (right: 0 or -1); left shifts the bits as unsigned.
+  LeftShift,
+  RightShift,
   LogicalAnd,
   LogicalOr,
   LogicalXor,
-  Fmod,      ///< C's fmod: the sign of the dividend
-  Remainder, ///< Python's %: the sign of the divisor
+  Fmod,        ///< C's fmod: the sign of the dividend
+  Remainder,   ///< Python's %: the sign of the divisor
   Hardsigmoid, ///< min(max(x + 3, 0), 6) / 6 (NaN stays NaN)
   Hardswish,   ///< x * hardsigmoid(x)
   Silu,        ///< x / (1 + exp(-x))
@@ -539,9 +544,34 @@ TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
   case EwOp::BitwiseAnd: // inference refuses floats
   case EwOp::BitwiseOr:
   case EwOp::BitwiseXor:
+  case EwOp::LeftShift:
+  case EwOp::RightShift:
     break;
   }
   return 0.0;
+}
+
+/// `a` shifted by `b` as ATen shifts in `dtype` (an integer one): both are
+/// first that dtype's values (a scalar operand converts to it, wrapping, as
+/// ATen's does), then shifted in its width.
+TRACEIR_HD inline int64_t ewShift(bool left, int32_t dtype, int64_t a,
+                                  int64_t b) {
+  alignas(8) char buf[8];
+  ewStoreInt(buf, dtype, a);
+  a = ewLoadInt(buf, dtype);
+  ewStoreInt(buf, dtype, b);
+  b = ewLoadInt(buf, dtype);
+  bool isSigned = dtype != U8;
+  int64_t width = 8 * ewSize(dtype);
+  if (left) // the store truncates the shifted bits to the width
+    return b < 0 || b >= width
+               ? 0
+               : static_cast<int64_t>(static_cast<uint64_t>(a) << b);
+  // A u8's value is nonnegative: >> of it brings in zeros, as unsigned.
+  int64_t maxShift = width - (isSigned ? 1 : 0);
+  if (b < 0 || b >= maxShift)
+    return isSigned && a < 0 ? -1 : 0;
+  return a >> b;
 }
 
 /// Integer semantics; `divByZero` is set on an integer division by zero.
@@ -635,6 +665,9 @@ TRACEIR_HD inline int64_t ewApplyInt(const EwLaunch &L, const int64_t *v,
     return v[0] | v[1];
   case EwOp::BitwiseXor:
     return v[0] ^ v[1];
+  case EwOp::LeftShift:
+  case EwOp::RightShift:
+    return ewShift(L.op == EwOp::LeftShift, L.outDtype, v[0], v[1]);
   case EwOp::LogicalAnd:
     return v[0] != 0 && v[1] != 0;
   case EwOp::LogicalOr:

@@ -213,6 +213,12 @@ template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
   static void bitwise_xor(KernelContext &c) {
     run(c, EwOp::BitwiseXor, 2, c.result(0));
   }
+  static void bitwise_left_shift(KernelContext &c) {
+    run(c, EwOp::LeftShift, 2, c.result(0));
+  }
+  static void bitwise_right_shift(KernelContext &c) {
+    run(c, EwOp::RightShift, 2, c.result(0));
+  }
   static void logical_and(KernelContext &c) {
     run(c, EwOp::LogicalAnd, 2, c.result(0));
   }
@@ -228,12 +234,8 @@ template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
   }
   static void exp2(KernelContext &c) { run(c, EwOp::Exp2, 1, c.result(0)); }
   static void erfc(KernelContext &c) { run(c, EwOp::Erfc, 1, c.result(0)); }
-  static void erfinv(KernelContext &c) {
-    run(c, EwOp::Erfinv, 1, c.result(0));
-  }
-  static void lgamma(KernelContext &c) {
-    run(c, EwOp::Lgamma, 1, c.result(0));
-  }
+  static void erfinv(KernelContext &c) { run(c, EwOp::Erfinv, 1, c.result(0)); }
+  static void lgamma(KernelContext &c) { run(c, EwOp::Lgamma, 1, c.result(0)); }
   static void digamma(KernelContext &c) {
     run(c, EwOp::Digamma, 1, c.result(0));
   }

@@ -371,14 +371,126 @@ TRACEIR_HD inline void col2imElement(const Col2imPlan &p, int64_t k) {
   ewStoreDouble(p.out + k * esz, p.dtype, sum);
 }
 
+/// One resized dim of upsample_bilinear2d on u8, as eager CPU computes it
+/// (UpSampleKernel.cpp's separable kernels, AVX2 or generic: they agree):
+/// each output index j reads at most two input indices from `xmin` with
+/// weights rounded to int16 fixed point of `precision` bits.
+struct SeparableAxis {
+  int64_t in = 0, out = 0;
+  double scale = 0; ///< area_pixel_compute_scale<double>
+  int32_t precision = 0;
+  bool alignCorners = false;
+};
+
 /// upsample_bilinear2d: `ratioH` and `ratioW` are PyTorch's
-/// area_pixel_compute_scale, in float unless `f64` (then in double).
+/// area_pixel_compute_scale, in float unless `f64` (then in double). A u8
+/// input runs eager's separable fixed-point algorithm instead, over `axisH`
+/// and `axisW`.
 struct BilinearPlan {
   Planes3d x;
   bool alignCorners = false;
   bool f64 = false;
+  bool u8 = false;
   double ratioH = 0, ratioW = 0;
+  SeparableAxis axisH, axisW;
 };
+
+// nvcc contracts a * b + c into an fma by default, which rounds once where
+// the host rounds twice; the u8 weights must be the host's to the last bit
+// (they are rounded to int16 afterwards), so their arithmetic pins each
+// rounding.
+TRACEIR_HD inline double mulRn(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+TRACEIR_HD inline double addRn(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+/// HelperInterpBase::_compute_indices_min_size_weights for the linear
+/// filter (antialias=False) in double: output `j`'s first input index, how
+/// many inputs it reads (1 or 2) and their weights, the out-of-range taps'
+/// weights folded into the edge ones as PyTorch folds them.
+TRACEIR_HD inline void separableLinearWeights(const SeparableAxis &a, int64_t j,
+                                              int64_t &xmin, int64_t &size,
+                                              double w[2]) {
+  double real = a.alignCorners
+                    ? mulRn(a.scale, static_cast<double>(j))
+                    : addRn(mulRn(a.scale, static_cast<double>(j) + 0.5), -0.5);
+  if (!a.alignCorners && real < 0)
+    real = 0;
+  // guard_index_and_lambda floors with floorf, in float.
+  int64_t index = static_cast<int64_t>(floorf(static_cast<float>(real)));
+  if (index > a.in - 1)
+    index = a.in - 1;
+  double lambda = real - static_cast<double>(index);
+  lambda = lambda < 0 ? 0 : lambda > 1 ? 1 : lambda;
+  // support 1: the taps are index and index + 1.
+  int64_t unboundMin = index, unboundMax = index + 2;
+  xmin = unboundMin > 0 ? unboundMin : 0;
+  size = (unboundMax < a.in ? unboundMax : a.in) - xmin;
+  size = size < 0 ? 0 : size > 2 ? 2 : size;
+  int64_t wi = 0;
+  for (int t = 0; t < 2; ++t) {
+    w[t] = 0;
+    double x = static_cast<double>(t) - lambda; // the filter's argument
+    x = x < 0 ? -x : x;
+    double f = x < 1.0 ? 1.0 - x : 0.0;
+    if (unboundMin + t <= 0)
+      wi = 0;
+    else if (unboundMin + t >= a.in - 1)
+      wi = size - 1;
+    w[wi] += f;
+    ++wi;
+  }
+}
+
+/// _compute_index_ranges_int16_weights: weight `w` in int16 fixed point.
+TRACEIR_HD inline int32_t separableInt16(double w, int32_t precision) {
+  double v = w * static_cast<double>(1 << precision);
+  return static_cast<int16_t>(v < 0 ? static_cast<int>(-0.5 + v)
+                                    : static_cast<int>(0.5 + v));
+}
+
+/// One pass (basic_loop_aa_horizontal/vertical<uint8_t>) at output index
+/// `j` of axis `a`: `tap(i)` is input index i's u8 value.
+template <typename Tap>
+TRACEIR_HD inline int32_t separablePass(const SeparableAxis &a, int64_t j,
+                                        Tap tap) {
+  int64_t xmin, size;
+  double w[2];
+  separableLinearWeights(a, j, xmin, size, w);
+  int32_t acc = 1 << (a.precision - 1); // rounds to nearest
+  for (int64_t t = 0; t < size; ++t)
+    acc += tap(xmin + t) * separableInt16(w[t], a.precision);
+  acc >>= a.precision;
+  return acc < 0 ? 0 : acc > 255 ? 255 : acc;
+}
+
+/// A u8 output element: the width pass (rounded to u8, as eager's
+/// temporary is) then the height pass, each skipped where that dim keeps
+/// its size.
+TRACEIR_HD inline void bilinearElementU8(const BilinearPlan &p, int64_t k) {
+  const Planes3d &x = p.x;
+  int64_t n, c, od, oh, ow;
+  x.locate(k, n, c, od, oh, ow);
+  auto row = [&](int64_t h) -> int32_t {
+    if (x.OW == x.W)
+      return static_cast<int32_t>(x.loadInt(n, c, 0, h, ow));
+    return separablePass(p.axisW, ow, [&](int64_t w) {
+      return static_cast<int32_t>(x.loadInt(n, c, 0, h, w));
+    });
+  };
+  int32_t v = x.OH == x.H ? row(oh) : separablePass(p.axisH, oh, row);
+  x.storeInt(k, v);
+}
 
 /// PyTorch's compute_source_index_and_lambda in its opmath type T: output
 /// index `j` interpolates input indices i0 and i1 with weights l0 and l1.
@@ -426,7 +538,9 @@ TRACEIR_HD inline void bilinearElementIn(const BilinearPlan &p, int64_t k) {
 }
 
 TRACEIR_HD inline void bilinearElement(const BilinearPlan &p, int64_t k) {
-  if (p.f64)
+  if (p.u8)
+    bilinearElementU8(p, k);
+  else if (p.f64)
     bilinearElementIn<double>(p, k);
   else
     bilinearElementIn<float>(p, k);

@@ -54,7 +54,7 @@ bool repeatPlan(KernelContext &ctx, GatherPlan &p);
 bool upsampleNearestPlan(KernelContext &ctx, GatherPlan &p);
 
 /// upsample_bilinear2d.vec, decoded by decodeUpsample2d: a 4-D floating
-/// input.
+/// or u8 input.
 bool upsampleBilinearPlan(KernelContext &ctx, BilinearPlan &p);
 
 } // namespace traceir

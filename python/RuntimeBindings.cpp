@@ -196,8 +196,14 @@ void traceir::bindings::bindRuntime(nb::module_ &m) {
                                 PyExc_RuntimeError, nullptr));
   m.attr("TraceIRError") = traceirError;
   m.def("set_num_threads", &api::setNumThreads, nb::arg("n"),
-        "Threads of the CPU kernels' matrix products (the BLAS's).");
+        "Threads of the CPU kernels and their BLAS.");
   m.def("num_threads", &api::numThreads);
+  m.def("threading_backend", &api::threadingBackend);
+  m.def(
+      "set_kernel_tier",
+      [](const std::string &tier) { return unwrap(api::setKernelTier(tier)); },
+      nb::arg("tier"));
+  m.def("kernel_tier", &api::kernelTier);
   m.def("gemm_backend", &api::gemmBackend);
   m.def(
       "kernel_ops",

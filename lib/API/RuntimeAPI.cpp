@@ -7,6 +7,8 @@
 
 #include "APIImpl.h"
 #include "TraceIR/Runtime/CPU/Gemm.h"
+#include "TraceIR/Runtime/CPU/Parallel.h"
+#include "TraceIR/Runtime/KernelTier.h"
 #include "TraceIR/Runtime/ExecutableFile.h"
 #include "TraceIR/Support/CheckedMath.h"
 
@@ -97,8 +99,25 @@ std::string Executable::describe() const {
   return text ? *text : toString(text.takeError());
 }
 
-void setNumThreads(int n) { cpu::setGemmThreads(n); }
-int numThreads() { return cpu::gemmThreads(); }
+void setNumThreads(int n) { cpu::setNumThreads(n); }
+int numThreads() { return cpu::numThreads(); }
+std::string threadingBackend() { return cpu::threadingBackend(); }
+
+Result<std::string> setKernelTier(const std::string &tier) {
+  Result<std::string> r;
+  if (tier != "optimized" && tier != "portable") {
+    r.error = "kernel tier must be 'optimized' or 'portable', got '" + tier +
+              "'";
+    return r;
+  }
+  setOptimizedTier(tier == "optimized");
+  r.value = tier;
+  return r;
+}
+
+std::string kernelTier() {
+  return optimizedTierEnabled() ? "optimized" : "portable";
+}
 std::string gemmBackend() { return cpu::gemmBackend(); }
 
 Result<std::vector<std::string>> kernelOps(const std::string &device) {

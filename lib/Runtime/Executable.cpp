@@ -470,6 +470,7 @@ Error Executable::execute(const InputViews &inputTensors,
     }
     int64_t beginNs = prof ? profileClockNs() : 0;
     ctx.instr = &instr;
+    ctx.tier = KernelTier::Portable;
     // Always, not only with checkFrees: a flag per operand costs nothing
     // next to a kernel, and a saved executable that frees a storage while
     // a view of it lives on (no verified graph does) gets this error
@@ -523,7 +524,8 @@ Error Executable::execute(const InputViews &inputTensors,
     ctx.scratchBlocks.clear();
     if (prof) {
       int64_t endNs = profileClockNs();
-      prof->ops.push_back({instr.op, beginNs, endNs, launchNs, deviceBegin});
+      prof->ops.push_back(
+          {instr.op, beginNs, endNs, launchNs, deviceBegin, ctx.tier});
       // A view-or-copy kernel that had to copy allocated inside the call.
       if (state.live != liveAtLaunch)
         prof->counters.push_back({endNs, state.live, alloc->allocatedBytes()});

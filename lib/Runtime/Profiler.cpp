@@ -242,9 +242,11 @@ void Profiler::emit(TraceSink &sink,
                               {"device", devName},
                               {"operands", info.operands[op.op]},
                               {"scalars", info.scalars[op.op]},
-                              {"location", info.locations[op.op]}};
+                              {"location", info.locations[op.op]},
+                              {"tier", kernelTierName(op.tier)}};
       sink.event(std::move(e));
       ProfileSummary::Row &row = rows[name];
+      row.optimizedCalls += op.tier == KernelTier::Optimized;
       account(row.calls, row.cpuTotalNs, row.cpuMinNs, row.cpuMaxNs,
               op.endNs - op.beginNs);
 
@@ -349,15 +351,17 @@ std::string ProfileSummary::toText() const {
                              [](const Row &r) { return r.kernelCalls; });
   auto pct = [&](int64_t ns) { return runNs ? 100.0 * ns / runNs : 0.0; };
   std::string s =
-      formatString("%-28s %7s %12s %10s %10s %10s %8s", "op", "calls",
-                   "CPU total us", "mean us", "min us", "max us", "% of run");
+      formatString("%-28s %7s %9s %12s %10s %10s %10s %8s", "op", "calls",
+                   "optimized", "CPU total us", "mean us", "min us", "max us",
+                   "% of run");
   if (kernels)
     s += formatString(" | %15s %10s %10s %10s %8s", "kernel total us",
                       "mean us", "min us", "max us", "% of run");
   s += "\n";
   for (const Row &r : rows) {
-    s += formatString("%-28s %7lld %12.3f %10.3f %10.3f %10.3f %8.2f",
+    s += formatString("%-28s %7lld %9lld %12.3f %10.3f %10.3f %10.3f %8.2f",
                       r.name.c_str(), static_cast<long long>(r.calls),
+                      static_cast<long long>(r.optimizedCalls),
                       r.cpuTotalNs / 1e3,
                       r.calls ? r.cpuTotalNs / 1e3 / r.calls : 0.0,
                       r.cpuMinNs / 1e3, r.cpuMaxNs / 1e3, pct(r.cpuTotalNs));

@@ -30,7 +30,7 @@ from ._traceir import TraceIRError
 from .ir import Graph, Node, Value, TensorType
 
 __all__ = ["Module", "Graph", "Node", "Value", "TensorType", "CompiledGraph", "Profile", "TraceIRError", "compile", "from_torch",
-           "import_anf", "load_executable", "profile", "set_num_threads", "num_threads",
+           "import_anf", "load_executable", "profile", "set_num_threads", "num_threads", "set_kernel_tier", "kernel_tier",
            "supported_ops", "check"]
 
 HAS_COMPILER = _traceir.HAS_COMPILER
@@ -47,7 +47,9 @@ def _compiler(what):
 
 
 def set_num_threads(n):
-    """Threads of the CPU kernels' matrix products (the BLAS's)."""
+    """Threads of the CPU kernels and their BLAS, for every executable of
+    the process (as torch.set_num_threads). The count starts from
+    TRACEIR_NUM_THREADS, else OMP_NUM_THREADS, else the available cores."""
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise TypeError(f"set_num_threads takes an int >= 1, got {n!r}")
     _traceir.set_num_threads(n)
@@ -55,6 +57,21 @@ def set_num_threads(n):
 
 def num_threads():
     return _traceir.num_threads()
+
+
+def set_kernel_tier(tier):
+    """Which CPU kernels run: "optimized" (the default: the optimized tier's
+    kernel where it covers the op, dtype and layout, else the portable one)
+    or "portable" (the reference kernels only, which compute in double or
+    int64). TRACEIR_KERNEL_TIER sets the starting value. The profile's
+    "tier" says which ran each op."""
+    if not isinstance(tier, str):
+        raise TypeError(f"set_kernel_tier takes 'optimized' or 'portable', got {tier!r}")
+    _traceir.set_kernel_tier(tier)
+
+
+def kernel_tier():
+    return _traceir.kernel_tier()
 
 
 def _atomic_write(path, write):

@@ -106,11 +106,13 @@ def test_summary_table():
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     head = next(i for i, l in enumerate(lines) if l.startswith("op "))
-    assert lines[head].split()[:3] == ["op", "calls", "CPU"]
+    assert lines[head].split()[:4] == ["op", "calls", "optimized", "CPU"]
     rows = {l.split()[0]: l.split() for l in lines[head + 1:] if l and not l[0].isdigit()}
     # Profiled: the first run and the 4 benchmark runs.
     assert rows["add"][1] == str(2 * 5) and rows["mul"][1] == "5" and rows["softmax"][1] == "5"
-    total, mean, mn, mx, pct = map(float, rows["softmax"][2:7])
+    # add and mul (f32, contiguous) take the optimized tier; softmax has none.
+    assert rows["add"][2] == rows["add"][1] and rows["softmax"][2] == "0"
+    total, mean, mn, mx, pct = map(float, rows["softmax"][3:8])
     assert mn <= mean <= mx and abs(total - 5 * mean) < 0.01 and 0 < pct < 100
     assert re.search(r"^5 runs, [\d.]+ us in all$", proc.stdout, re.M)
 

@@ -73,10 +73,19 @@ Result<std::string> emitExecutable(IRModule &module, const std::string &graph,
                                    bool generatedKernels,
                                    const std::string &chip);
 
-/// Threads of the CPU matrix products (the BLAS's; the portable GEMM runs
-/// on one).
+/// Threads of the CPU kernels and the BLAS (cpu/Parallel.h: from
+/// TRACEIR_NUM_THREADS, else OMP_NUM_THREADS, else the available cores;
+/// the portable GEMM runs on one).
 void setNumThreads(int n);
 int numThreads();
+/// "OpenMP", or "none" where the build has no OpenMP (one thread).
+std::string threadingBackend();
+/// The kernel tier (Runtime/KernelTier.h): "optimized" (the default: each
+/// optimized kernel where it covers the call, else the portable one) or
+/// "portable" (the portable kernels only). Another name is an error.
+/// Returns the tier now in force.
+Result<std::string> setKernelTier(const std::string &tier);
+std::string kernelTier();
 /// "OpenBLAS" or "portable".
 std::string gemmBackend();
 /// The ops with a kernel on `device` ("cpu" or "cuda") in this runtime,

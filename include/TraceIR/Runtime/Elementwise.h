@@ -16,11 +16,20 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+// The C library names with float overloads (std::exp(float), ...) for
+// ewCompute<float>: libstdc++'s <math.h> brings them into the global
+// namespace.
+#include <math.h>
 
 #ifdef __CUDACC__
 #define TRACEIR_HD __host__ __device__
 #else
 #define TRACEIR_HD
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define TRACEIR_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define TRACEIR_ALWAYS_INLINE
 #endif
 
 #include "TraceIR/Runtime/SpecialFunctions.h"
@@ -346,12 +355,19 @@ TRACEIR_HD inline void ewStoreInt(char *p, int32_t dtype, int64_t v) {
 
 //===--- The ops ----------------------------------------------------------===//
 
-TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
-  switch (L.op) {
+/// The floating semantics of every op in compute type C: double for the
+/// portable kernels (which then round once to the result's dtype), float
+/// for the optimized tier's f32, f16 and bf16 (PyTorch's opmath type).
+/// `op` is a parameter, not L.op, so that a loop instantiated for one op
+/// folds the switch away (the function is always inlined).
+template <typename C>
+TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
+                                                     const C *v) {
+  switch (op) {
   case EwOp::Add:
-    return v[0] + L.alpha * v[1];
+    return v[0] + C(L.alpha) * v[1];
   case EwOp::Sub:
-    return v[0] - L.alpha * v[1];
+    return v[0] - C(L.alpha) * v[1];
   case EwOp::Mul:
     return v[0] * v[1];
   case EwOp::Div:
@@ -381,7 +397,7 @@ TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
   case EwOp::Abs:
     return fabs(v[0]);
   case EwOp::Relu:
-    return v[0] > 0 || v[0] != v[0] ? v[0] : 0.0;
+    return v[0] > 0 || v[0] != v[0] ? v[0] : C(0);
   case EwOp::Exp:
     return exp(v[0]);
   case EwOp::Log:
@@ -389,28 +405,28 @@ TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
   case EwOp::Sqrt:
     return sqrt(v[0]);
   case EwOp::Rsqrt:
-    return 1.0 / sqrt(v[0]);
+    return C(1) / sqrt(v[0]);
   case EwOp::Tanh:
     return tanh(v[0]);
   case EwOp::Sigmoid:
-    return 1.0 / (1.0 + exp(-v[0]));
+    return C(1) / (C(1) + exp(-v[0]));
   case EwOp::Gelu:
-    return 0.5 * v[0] * (1.0 + erf(v[0] * 0.70710678118654752440));
+    return C(0.5) * v[0] * (C(1) + erf(v[0] * C(0.70710678118654752440)));
   case EwOp::GeluTanh: {
-    const double k = 0.79788456080286535588; // sqrt(2 / pi)
-    return 0.5 * v[0] *
-           (1.0 + tanh(k * (v[0] + 0.044715 * v[0] * v[0] * v[0])));
+    const C k = C(0.79788456080286535588); // sqrt(2 / pi)
+    return C(0.5) * v[0] *
+           (C(1) + tanh(k * (v[0] + C(0.044715) * v[0] * v[0] * v[0])));
   }
   case EwOp::Copy:
     return v[L.operandIndex];
   case EwOp::Zero:
-    return 0.0;
+    return C(0);
   case EwOp::ThresholdBackward:
-    return v[1] <= v[2] ? 0.0 : v[0]; // a NaN input passes the gradient
+    return v[1] <= v[2] ? C(0) : v[0]; // a NaN input passes the gradient
   case EwOp::One:
-    return 1.0;
+    return C(1);
   case EwOp::Hardtanh:
-    return v[0] < L.alpha ? L.alpha : v[0] > L.beta ? L.beta : v[0];
+    return v[0] < C(L.alpha) ? C(L.alpha) : v[0] > C(L.beta) ? C(L.beta) : v[0];
   case EwOp::Sin:
     return sin(v[0]);
   case EwOp::Cos:
@@ -444,7 +460,7 @@ TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
   case EwOp::Log10:
     return log10(v[0]);
   case EwOp::Reciprocal:
-    return 1.0 / v[0];
+    return C(1) / v[0];
   case EwOp::Sign:
     // As PyTorch: NaN and -0.0 give +0.0.
     return (v[0] > 0) - (v[0] < 0);
@@ -466,9 +482,9 @@ TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
     // Inference refuses floats; this is ~x for the integer a double holds.
     return -v[0] - 1;
   case EwOp::LeakyRelu:
-    return v[0] > 0 ? v[0] : v[0] * L.alpha; // NaN stays NaN
+    return v[0] > 0 ? v[0] : v[0] * C(L.alpha); // NaN stays NaN
   case EwOp::Elu:
-    return v[0] > 0 ? v[0] * L.beta : expm1(v[0] * L.gamma) * L.alpha;
+    return v[0] > 0 ? v[0] * C(L.beta) : expm1(v[0] * C(L.gamma)) * C(L.alpha);
   case EwOp::Maximum:
     return v[0] != v[0] || v[1] != v[1] ? v[0] + v[1]
            : v[0] > v[1]                ? v[0]
@@ -494,19 +510,19 @@ TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
     return fmod(v[0], v[1]);
   case EwOp::Remainder: {
     // As ATen's CPU kernel: fmod, moved into the divisor's sign.
-    double m = fmod(v[0], v[1]);
+    C m = fmod(v[0], v[1]);
     return m != 0 && ((v[1] < 0) != (m < 0)) ? m + v[1] : m;
   }
   case EwOp::Hardsigmoid:
   case EwOp::Hardswish: {
     // ATen's comparisons, in its order: NaN falls through both.
-    double r = v[0] + 3;
-    r = r < 0 ? 0.0 : r;
-    r = 6 < r ? 6.0 : r;
-    return L.op == EwOp::Hardswish ? v[0] * r / 6 : r / 6;
+    C r = v[0] + C(3);
+    r = r < 0 ? C(0) : r;
+    r = 6 < r ? C(6) : r;
+    return op == EwOp::Hardswish ? v[0] * r / C(6) : r / C(6);
   }
   case EwOp::Silu:
-    return v[0] / (1.0 + exp(-v[0]));
+    return v[0] / (C(1) + exp(-v[0]));
   case EwOp::Exp2:
     return exp2(v[0]);
   case EwOp::Erfc:
@@ -528,7 +544,7 @@ TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
   case EwOp::Hypot:
     return hypot(v[0], v[1]);
   case EwOp::Signbit:
-    return copysign(1.0, v[0]) < 0 ? 1.0 : 0.0; // -0.0 and -NaN too
+    return copysign(C(1), v[0]) < 0 ? C(1) : C(0); // -0.0 and -NaN too
   case EwOp::RoundDecimals: {
     // In double, a float times or over a float rounded once to float is
     // float arithmetic (the exact product fits; a quotient rounded twice
@@ -539,7 +555,7 @@ TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
       t = static_cast<float>(t);
     t = rint(t);
     double r = L.beta != 0 ? t * L.alpha : t / L.alpha;
-    return inFloat ? static_cast<double>(static_cast<float>(r)) : r;
+    return C(inFloat ? static_cast<double>(static_cast<float>(r)) : r);
   }
   case EwOp::BitwiseAnd: // inference refuses floats
   case EwOp::BitwiseOr:
@@ -548,7 +564,11 @@ TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
   case EwOp::RightShift:
     break;
   }
-  return 0.0;
+  return C(0);
+}
+
+TRACEIR_HD inline double ewApply(const EwLaunch &L, const double *v) {
+  return ewCompute<double>(L.op, L, v);
 }
 
 /// `a` shifted by `b` as ATen shifts in `dtype` (an integer one): both are

@@ -21,9 +21,10 @@ namespace traceir {
 bool prepareElementwise(KernelContext &ctx, EwOp op, unsigned n,
                         const Tensor &out, EwLaunch &L);
 
-/// Runs launches with `Exec`, a backend's `bool(const EwLaunch &, bool
-/// &divByZero)`.
-template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
+/// Runs launches with `Exec`, a backend's `bool(KernelContext &, const
+/// EwLaunch &, bool &divByZero)` (the context to record the kernel tier).
+template <bool (*Exec)(KernelContext &, const EwLaunch &, bool &)>
+struct Elementwise {
   static void run(KernelContext &ctx, EwOp op, unsigned n, Tensor &out,
                   double alpha = 1, double beta = 0, double gamma = 1) {
     EwLaunch L;
@@ -36,7 +37,7 @@ template <bool (*Exec)(const EwLaunch &, bool &)> struct Elementwise {
   }
   static void launch(KernelContext &ctx, const EwLaunch &L) {
     bool divByZero = false;
-    if (!Exec(L, divByZero))
+    if (!Exec(ctx, L, divByZero))
       return ctx.fail("the elementwise kernel failed to run on " +
                       strCat(ctx.result(0).storage->device.str()));
     if (divByZero)

@@ -13,6 +13,7 @@
 #include "TraceIR/Runtime/Allocator.h"
 #include "TraceIR/Runtime/GeneratedKernels.h"
 #include "TraceIR/Runtime/HostTensor.h"
+#include "TraceIR/Runtime/KernelTier.h"
 #include "TraceIR/Support/Scalar.h"
 
 #include "TraceIR/Support/Error.h"
@@ -296,6 +297,10 @@ public:
   /// Fails the call; the run stops with an error naming the op.
   void fail(const std::string &message);
   bool failed() const { return !error.empty(); }
+  /// Records that the call took `t`'s path (KernelTier.h); every call
+  /// starts as portable.
+  void ranTier(KernelTier t) { tier = t; }
+  KernelTier ranTier() const { return tier; }
 
 private:
   friend class Executable;
@@ -311,6 +316,7 @@ private:
   uint64_t seed = 0;
   std::vector<std::pair<void *, size_t>> scratchBlocks;
   std::string error;
+  KernelTier tier = KernelTier::Portable;
 };
 
 /// The kernel of every op run by generated kernels: makes its operands

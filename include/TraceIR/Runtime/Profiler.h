@@ -16,6 +16,7 @@
 #ifndef TRACEIR_RUNTIME_PROFILER_H
 #define TRACEIR_RUNTIME_PROFILER_H
 
+#include "TraceIR/Runtime/KernelTier.h"
 #include "TraceIR/Runtime/Tensor.h"
 #include "TraceIR/Runtime/TraceSink.h"
 
@@ -77,6 +78,7 @@ struct ProfileSummary {
   struct Row {
     std::string name;
     int64_t calls = 0;
+    int64_t optimizedCalls = 0; ///< of `calls`, those the optimized tier ran
     int64_t cpuTotalNs = 0, cpuMinNs = 0, cpuMaxNs = 0;
     /// Device kernel times (ops that ran on a device with a timer).
     int64_t kernelCalls = 0;
@@ -125,6 +127,7 @@ public:
     uint32_t op;
     int64_t beginNs, endNs, launchNs;
     int32_t deviceBegin = -1;
+    KernelTier tier = KernelTier::Portable; ///< which kernel tier ran it
   };
   struct FreeRecord {
     uint32_t op; ///< the trace.free (its value name is valueNames[0])

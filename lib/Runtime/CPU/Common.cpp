@@ -1,6 +1,7 @@
 //===- Common.cpp - Helpers shared by the CPU kernels ---------------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Runtime/CPU/Optimized.h"
 #include "TraceIR/Runtime/Elementwise.h"
 #include "TraceIR/Support/ViewAlgebra.h"
 
@@ -44,6 +45,10 @@ void cpu::copyTensor(const Tensor &src, Tensor &dst) {
     std::memcpy(dst.bytes(), src.bytes(), n * es);
     return;
   }
+  // Strided copies of one dtype (contiguous(), gathers into scratch): the
+  // optimized tier's coalesced, threaded copy.
+  if (optimized::copy(src, dst))
+    return;
   int64_t rank = dst.rank();
   Shape index(rank, 0);
   const char *sb = src.bytes();

@@ -5,7 +5,10 @@
 using namespace traceir;
 
 namespace {
-using CUDAElementwise = Elementwise<launchElementwiseCUDA>;
+static bool runOnCUDA(KernelContext &, const EwLaunch &L, bool &divByZero) {
+  return launchElementwiseCUDA(L, divByZero);
+}
+using CUDAElementwise = Elementwise<runOnCUDA>;
 } // namespace
 
 // Ops.def's ELEMENTWISE CUDA kernels.

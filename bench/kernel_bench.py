@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Benchmark: the CPU kernel tiers per op, against PyTorch eager.
+
+For each elementwise case (ops and shapes of the zoo's models: resnet's
+activations and residual adds, a transformer's GELU, scaled adds and
+layout copies), the op's own time in TraceIR's profile (its kernel plus
+its result's allocation) at the optimized tier and at the portable tier,
+and eager's time for the same call (also allocating its result), each the
+best of N runs after warm-up. Each thread count runs in its own process
+with OMP_WAIT_POLICY=PASSIVE (torch.set_num_threads and
+traceir.set_num_threads to the same count), so one pool's spinning threads
+do not slow the other's.
+
+Usage: TRACEIR_BUILD=$PWD/build ~/.cache/traceir/venv/bin/python bench/kernel_bench.py [--runs 20] [--threads 1,2]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def cases(torch):
+    F = torch.nn.functional
+    r = lambda *s: torch.randn(*s)  # noqa: E731
+    act = r(8, 64, 56, 56)         # resnet18's first stage at batch 8
+    tok = r(8, 64, 1024)           # an MLP's hidden activations, B8 S64
+    emb = r(8, 64, 256)            # an encoder's residual stream
+    return [
+        ("relu", "8x64x56x56", torch.relu, (act,)),
+        ("add (residual)", "8x64x56x56", torch.add, (act, r(8, 64, 56, 56))),
+        ("mul (channel bcast)", "8x64x56x56 * 64x1x1", torch.mul, (act, r(64, 1, 1))),
+        ("hardtanh (relu6)", "8x64x56x56", F.relu6, (act,)),
+        ("gelu", "8x64x1024", F.gelu, (tok,)),
+        ("gelu tanh", "8x64x1024", lambda x: F.gelu(x, approximate="tanh"), (tok,)),
+        ("silu", "8x64x1024", F.silu, (tok,)),
+        ("sigmoid", "8x64x1024", torch.sigmoid, (tok,)),
+        ("tanh", "8x64x1024", torch.tanh, (tok,)),
+        ("add alpha", "8x64x256", lambda a, b: torch.add(a, b, alpha=0.5), (emb, r(8, 64, 256))),
+        ("mul number", "8x64x256", lambda a: a * 0.125, (emb,)),
+        ("add (bias bcast)", "8x64x256 + 256", torch.add, (emb, r(256))),
+        ("contiguous (transpose)", "8x64x256 -> 8x256x64",
+         lambda a: a.transpose(1, 2).contiguous(), (emb,)),
+        ("exp", "8x64x1024", torch.exp, (tok,)),
+    ]
+
+
+def worker(threads, runs):
+    sys.path.insert(0, os.path.join(os.environ.get("TRACEIR_BUILD", os.path.join(ROOT, "build")),
+                                    "python"))
+    import torch
+    import traceir
+    torch.manual_seed(0)
+    torch.set_num_threads(threads)
+    traceir.set_num_threads(threads)
+
+    class Fn(torch.nn.Module):
+        def __init__(self, fn):
+            super().__init__()
+            self.fn = fn
+
+        def forward(self, *a):
+            return self.fn(*a)
+
+    rows = []
+    for name, shape, fn, args in cases(torch):
+        compiled = traceir.compile(traceir.from_torch(Fn(fn), args), "cpu")
+        best = {}
+        for tier in ("optimized", "portable"):
+            traceir.set_kernel_tier(tier)
+            for _ in range(2):
+                compiled(*args)
+            with traceir.profile() as prof:
+                for _ in range(runs):
+                    compiled(*args)
+            # The op doing the work: the graph's longest (views take ~0).
+            per_run = {}
+            for e in prof.trace()["traceEvents"]:
+                if e.get("cat") == "cpu_op":
+                    per_run.setdefault(e["name"], []).append(e["dur"])
+            best[tier] = max(min(d) for d in per_run.values())
+        traceir.set_kernel_tier("optimized")
+        eager = 1e30
+        with torch.no_grad():
+            for _ in range(2):
+                fn(*args)
+            for _ in range(runs):
+                t = time.perf_counter()
+                fn(*args)
+                eager = min(eager, (time.perf_counter() - t) * 1e6)
+        rows.append((name, shape, best["optimized"], best["portable"], eager))
+    print(json.dumps(rows))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--worker", type=int, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.worker:
+        return worker(a.worker, a.runs)
+    env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
+    for t in (int(x) for x in a.threads.split(",")):
+        out = subprocess.run([sys.executable, __file__, "--worker", str(t), "--runs", str(a.runs)],
+                             env=env, check=True, capture_output=True, text=True).stdout
+        rows = json.loads(out.strip().splitlines()[-1])
+        print(f"\n{t} thread{'s' if t > 1 else ''} (best of {a.runs} runs, us; ratio = "
+              "optimized / eager)\n")
+        print("| op | shape | TraceIR optimized | TraceIR portable | PyTorch eager | ratio |")
+        print("| --- | --- | ---: | ---: | ---: | ---: |")
+        for name, shape, opt, port, eager in rows:
+            print(f"| {name} | {shape} | {opt:.0f} | {port:.0f} | {eager:.0f} | {opt / eager:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+//===- Parallel.h - The CPU kernels' threads --------------------*- C++ -*-===//
+//
+// One thread count for everything TraceIR runs on the CPU: the optimized
+// kernels' parallelFor and the BLAS. It starts from TRACEIR_NUM_THREADS,
+// else OMP_NUM_THREADS, else the cores this process may run on (PyTorch's
+// rule, with TraceIR's own variable first), and setNumThreads
+// (traceir.set_num_threads) changes it. parallelFor runs on OpenMP's pool
+// where the build found OpenMP (PyTorch's CPU threading on Linux too); a
+// build without it runs every loop on the calling thread.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_CPU_PARALLEL_H
+#define TRACEIR_RUNTIME_CPU_PARALLEL_H
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+namespace traceir::cpu {
+
+int numThreads();
+/// Sets the count (n >= 1) for parallelFor and the BLAS.
+void setNumThreads(int n);
+/// "OpenMP" or "none" (this build runs every loop on one thread).
+const char *threadingBackend();
+
+/// A non-owning reference to a callable (llvm::function_ref without LLVM):
+/// parallelFor's body costs no allocation.
+class RangeFn {
+public:
+  template <typename F,
+            typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>,
+                                                         RangeFn>>>
+  RangeFn(F &&f) // NOLINT: implicit, as function_ref
+      : obj(const_cast<void *>(static_cast<const void *>(&f))),
+        call([](void *o, int64_t b, int64_t e) {
+          (*static_cast<std::remove_reference_t<F> *>(o))(b, e);
+        }) {}
+  void operator()(int64_t b, int64_t e) const { call(obj, b, e); }
+
+private:
+  void *obj;
+  void (*call)(void *, int64_t, int64_t);
+};
+
+/// Calls fn(begin, end) over chunks that cover [0, n) once, in parallel
+/// when n is more than `grain` (the fewest elements worth a thread: tiny
+/// tensors stay on the calling thread). Chunks are contiguous and at most
+/// one per thread, split by the thread count alone, so a body whose chunks
+/// are independent gives the same result at every count. fn must not
+/// throw.
+void parallelFor(int64_t n, int64_t grain, RangeFn fn);
+
+/// Grain for memory-bound loops: below it a thread costs more than it
+/// saves (PyTorch's at::internal::GRAIN_SIZE).
+constexpr int64_t kGrainSize = 32768;
+
+} // namespace traceir::cpu
+
+#endif // TRACEIR_RUNTIME_CPU_PARALLEL_H

@@ -1,0 +1,35 @@
+//===- KernelTier.h - Portable and optimized kernels ------------*- C++ -*-===//
+//
+// Two tiers of kernels, as ExecuTorch's portable and optimized libraries:
+// the portable kernels run every op at every dtype and layout (simple,
+// computing in double or int64, the reference the tests compare against);
+// an optimized kernel covers some op, dtype and layout (typed, vectorized,
+// threaded) and hands everything else to the portable one. A kernel that
+// took the optimized path says so (KernelContext::ranTier), and the
+// profile shows it per op. TRACEIR_KERNEL_TIER=portable (or
+// traceir.set_kernel_tier("portable")) turns the optimized tier off, so
+// that tests and benchmarks can compare the two.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_KERNELTIER_H
+#define TRACEIR_RUNTIME_KERNELTIER_H
+
+#include <cstdint>
+
+namespace traceir {
+
+enum class KernelTier : uint8_t { Portable, Optimized };
+
+inline const char *kernelTierName(KernelTier t) {
+  return t == KernelTier::Optimized ? "optimized" : "portable";
+}
+
+/// Whether kernels may take their optimized path: true unless
+/// TRACEIR_KERNEL_TIER is "portable" or setOptimizedTier(false) said so.
+bool optimizedTierEnabled();
+void setOptimizedTier(bool enabled);
+
+} // namespace traceir
+
+#endif // TRACEIR_RUNTIME_KERNELTIER_H

@@ -1,0 +1,337 @@
+//===- Elementwise.cpp - Optimized elementwise loops on the CPU -----------===//
+//
+// What PyTorch's TensorIterator and cpu_kernel_vec do, for the elementwise
+// ops models spend their time in: the launch's dims are coalesced, the work
+// (rows of the innermost dim) is split over threads, and each row runs a
+// loop instantiated for its op, dtype and operand kinds, each operand
+// either unit-stride or hoisted (a broadcast value or a Python number), so
+// the common cases are straight loops over arrays the compiler vectorizes.
+// Other inner strides get the same typed loop with strides. The op's
+// semantics are Elementwise.h's ewCompute, the portable kernels' own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Runtime/CPU/Optimized.h"
+#include "TraceIR/Runtime/CPU/Parallel.h"
+#include "TraceIR/Runtime/KernelTier.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace traceir;
+
+namespace {
+
+/// A dtype's storage type and compute type, with the conversions.
+template <int32_t DT> struct Elt;
+template <> struct Elt<F32> {
+  using T = float;
+  using C = float;
+  static C load(T x) { return x; }
+  static T store(C c) { return c; }
+};
+template <> struct Elt<F64> {
+  using T = double;
+  using C = double;
+  static C load(T x) { return x; }
+  static T store(C c) { return c; }
+};
+template <> struct Elt<F16> {
+  using T = uint16_t;
+  using C = float;
+  static C load(T x) { return ewHalfToFloat(x); }
+  static T store(C c) { return ewFloatToHalf(c); }
+};
+template <> struct Elt<BF16> {
+  using T = uint16_t;
+  using C = float;
+  static C load(T x) { return ewBf16ToFloat(x); }
+  static T store(C c) { return ewFloatToBf16(c); }
+};
+
+/// One row: n outputs at `out` (stride os) from N operands at in[j]
+/// (stride is[j]; null: the hoisted value c[j]).
+template <typename C> struct Row {
+  char *out;
+  int64_t os;
+  const char *in[kEwMaxOperands];
+  int64_t is[kEwMaxOperands];
+  C c[kEwMaxOperands];
+  int64_t n;
+};
+
+/// The loop for unit-stride output, operand j unit-stride where bit j of
+/// Vec is set and hoisted where not: no branch or stride in its body.
+template <EwOp Op, int32_t DT, int N, unsigned Vec>
+void denseRow(const EwLaunch &L, const Row<typename Elt<DT>::C> &r) {
+  using E = Elt<DT>;
+  using T = typename E::T;
+  using C = typename E::C;
+  T *__restrict out = reinterpret_cast<T *>(r.out);
+  const T *in[kEwMaxOperands] = {};
+  for (int j = 0; j < N; ++j)
+    in[j] = reinterpret_cast<const T *>(r.in[j]);
+  for (int64_t i = 0; i < r.n; ++i) {
+    C v[kEwMaxOperands] = {};
+    for (int j = 0; j < N; ++j)
+      v[j] = (Vec >> j) & 1 ? E::load(in[j][i]) : r.c[j];
+    out[i] = E::store(ewCompute<C>(Op, L, v));
+  }
+}
+
+/// Any strides: the same typed computation, strides read per element.
+template <EwOp Op, int32_t DT, int N>
+void stridedRow(const EwLaunch &L, const Row<typename Elt<DT>::C> &r) {
+  using E = Elt<DT>;
+  using T = typename E::T;
+  using C = typename E::C;
+  T *out = reinterpret_cast<T *>(r.out);
+  for (int64_t i = 0; i < r.n; ++i) {
+    C v[kEwMaxOperands] = {};
+    for (int j = 0; j < N; ++j)
+      v[j] = r.in[j] ? E::load(reinterpret_cast<const T *>(r.in[j])[i * r.is[j]])
+                     : r.c[j];
+    out[i * r.os] = E::store(ewCompute<C>(Op, L, v));
+  }
+}
+
+template <typename C>
+using RowFn = void (*)(const EwLaunch &, const Row<C> &);
+
+/// The row loop for an op, dtype and operand count: dense (by operand
+/// kinds) or strided.
+template <EwOp Op, int32_t DT, int N> struct Loops {
+  using C = typename Elt<DT>::C;
+  static RowFn<C> dense(unsigned vec) {
+    static const RowFn<C> table[] = {
+        denseRow<Op, DT, N, 0>, denseRow<Op, DT, N, 1>, denseRow<Op, DT, N, 2>,
+        denseRow<Op, DT, N, 3>, denseRow<Op, DT, N, 4>, denseRow<Op, DT, N, 5>,
+        denseRow<Op, DT, N, 6>, denseRow<Op, DT, N, 7>};
+    return table[vec & ((1u << N) - 1)];
+  }
+  static RowFn<C> strided() { return stridedRow<Op, DT, N>; }
+};
+
+/// The launch with dims of size 1 dropped and neighbours merged where
+/// every tensor walks them as one: strides in elements, innermost last.
+struct Plan {
+  int rank = 0;
+  int64_t shape[kEwMaxRank] = {};
+  int64_t os[kEwMaxRank] = {};
+  int64_t is[kEwMaxOperands][kEwMaxRank] = {};
+};
+
+Plan coalesce(const EwLaunch &L) {
+  Plan p;
+  for (int d = 0; d < L.rank; ++d) {
+    if (L.shape[d] == 1)
+      continue;
+    bool merge = p.rank > 0 && p.os[p.rank - 1] == L.outStrides[d] * L.shape[d];
+    for (int j = 0; j < L.numOperands && merge; ++j)
+      merge = !L.in[j].data ||
+              p.is[j][p.rank - 1] == L.in[j].strides[d] * L.shape[d];
+    if (merge) {
+      int q = p.rank - 1;
+      p.shape[q] *= L.shape[d];
+      p.os[q] = L.outStrides[d];
+      for (int j = 0; j < L.numOperands; ++j)
+        p.is[j][q] = L.in[j].strides[d];
+      continue;
+    }
+    int q = p.rank++;
+    p.shape[q] = L.shape[d];
+    p.os[q] = L.outStrides[d];
+    for (int j = 0; j < L.numOperands; ++j)
+      p.is[j][q] = L.in[j].data ? L.in[j].strides[d] : 0;
+  }
+  if (p.rank == 0) { // one element
+    p.rank = 1;
+    p.shape[0] = 1;
+  }
+  return p;
+}
+
+/// Calls row(outOffset, inOffsets, n) for the runs of the innermost dim
+/// that cover the plan's elements, split over threads: offsets in elements
+/// to each run's first element (for N operands), n its length.
+template <typename RowF>
+void forEachRun(const Plan &p, int N, int64_t numel, const RowF &row) {
+  const int in = p.rank - 1; // the innermost dim
+  const int64_t inner = p.shape[in];
+  if (numel == 0 || inner == 0)
+    return;
+  cpu::parallelFor(numel, cpu::kGrainSize, [&](int64_t b, int64_t e) {
+    int64_t col = b % inner;
+    // The first run's outer index, walked by increments after it.
+    int64_t idx[kEwMaxRank] = {};
+    for (int64_t r = b / inner, d = in - 1; d >= 0; --d) {
+      idx[d] = r % p.shape[d];
+      r /= p.shape[d];
+    }
+    while (b < e) {
+      int64_t oo = col * p.os[in], io[kEwMaxOperands] = {};
+      for (int j = 0; j < N; ++j)
+        io[j] = col * p.is[j][in];
+      for (int d = 0; d < in; ++d) {
+        oo += idx[d] * p.os[d];
+        for (int j = 0; j < N; ++j)
+          io[j] += idx[d] * p.is[j][d];
+      }
+      int64_t n = std::min(inner - col, e - b);
+      row(oo, io, n);
+      b += n;
+      col = 0;
+      for (int d = in - 1; d >= 0; --d) {
+        if (++idx[d] < p.shape[d])
+          break;
+        idx[d] = 0;
+      }
+    }
+  });
+}
+
+/// Runs the coalesced launch with the row loops of one op, dtype and
+/// operand count.
+template <EwOp Op, int32_t DT, int N> void run(const EwLaunch &L) {
+  using E = Elt<DT>;
+  using T = typename E::T;
+  using C = typename E::C;
+  const Plan p = coalesce(L);
+  const int in = p.rank - 1;
+  // Operands hoisted in every run: numbers, and tensors broadcast along
+  // the innermost dim (their value changes only between runs).
+  bool dense = p.os[in] == 1;
+  unsigned vec = 0;
+  for (int j = 0; j < N; ++j) {
+    if (!L.in[j].data || p.is[j][in] == 0)
+      continue;
+    if (p.is[j][in] == 1)
+      vec |= 1u << j;
+    else
+      dense = false;
+  }
+  RowFn<C> fn =
+      dense ? Loops<Op, DT, N>::dense(vec) : Loops<Op, DT, N>::strided();
+  const int64_t es = sizeof(T);
+  forEachRun(p, N, L.numel, [&](int64_t oo, const int64_t *io, int64_t n) {
+    Row<C> r;
+    r.n = n;
+    r.out = L.out + oo * es;
+    r.os = p.os[in];
+    for (int j = 0; j < N; ++j) {
+      const EwOperand &o = L.in[j];
+      r.is[j] = p.is[j][in];
+      r.in[j] = nullptr;
+      if (!o.data) {
+        r.c[j] = C(o.number);
+        continue;
+      }
+      const char *at = o.data + io[j] * es;
+      if (r.is[j] == 0 && dense)
+        r.c[j] = E::load(*reinterpret_cast<const T *>(at));
+      else
+        r.in[j] = at;
+    }
+    fn(L, r);
+  });
+}
+
+/// A copy between tensors of one dtype (any: the bits move), by element
+/// size: memcpy for unit strides, else a strided loop.
+template <typename T> void copyRuns(const EwLaunch &L) {
+  const Plan p = coalesce(L);
+  const int in = p.rank - 1;
+  const int64_t os = p.os[in], is = p.is[0][in];
+  T *out = reinterpret_cast<T *>(L.out);
+  const T *src = reinterpret_cast<const T *>(L.in[0].data);
+  forEachRun(p, 1, L.numel, [&](int64_t oo, const int64_t *io, int64_t n) {
+    T *o = out + oo;
+    const T *s = src + io[0];
+    if (os == 1 && is == 1) {
+      std::memcpy(o, s, n * sizeof(T));
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i)
+      o[i * os] = s[i * is];
+  });
+}
+
+/// The ops the tier instantiates: those models spend their elementwise
+/// time in (activations, arithmetic, normalization's pieces, copies).
+/// Others run on the portable tier.
+#define TRACEIR_OPTIMIZED_EW_OPS(X)                                            \
+  X(Add, 2) X(Sub, 2) X(Mul, 2) X(Div, 2) X(Neg, 1) X(Abs, 1) X(Relu, 1)      \
+  X(Exp, 1) X(Log, 1) X(Sqrt, 1) X(Rsqrt, 1) X(Tanh, 1) X(Sigmoid, 1)        \
+  X(Gelu, 1) X(GeluTanh, 1) X(Copy, 1) X(Copy, 2) X(Hardtanh, 1) X(Silu, 1)  \
+  X(Hardswish, 1) X(Hardsigmoid, 1) X(LeakyRelu, 1) X(Maximum, 2)            \
+  X(Minimum, 2) X(Clamp, 3) X(Pow, 2) X(Reciprocal, 1) X(Erf, 1) X(Sin, 1)   \
+  X(Cos, 1) X(ThresholdBackward, 3)
+
+template <int32_t DT> bool runDtype(const EwLaunch &L) {
+#define TRACEIR_OPT_CASE(OP, N)                                                \
+  if (L.op == EwOp::OP && L.numOperands == N) {                               \
+    run<EwOp::OP, DT, N>(L);                                                   \
+    return true;                                                               \
+  }
+  TRACEIR_OPTIMIZED_EW_OPS(TRACEIR_OPT_CASE)
+#undef TRACEIR_OPT_CASE
+  return false;
+}
+
+} // namespace
+
+bool cpu::optimized::elementwise(const EwLaunch &L) {
+  if (!optimizedTierEnabled() || !L.floating)
+    return false;
+  for (int j = 0; j < L.numOperands; ++j)
+    if (L.in[j].data && L.in[j].dtype != L.outDtype)
+      return false;
+  switch (L.outDtype) {
+  case F32:
+    return runDtype<F32>(L);
+  case F64:
+    return runDtype<F64>(L);
+  case F16:
+    return runDtype<F16>(L);
+  case BF16:
+    return runDtype<BF16>(L);
+  default:
+    return false;
+  }
+}
+
+bool cpu::optimized::copy(const Tensor &src, Tensor &dst) {
+  if (!optimizedTierEnabled() || src.dtype != dst.dtype ||
+      src.shape != dst.shape || dst.rank() > kEwMaxRank)
+    return false;
+  EwLaunch L;
+  L.op = EwOp::Copy;
+  L.rank = static_cast<int32_t>(dst.rank());
+  L.numel = dst.numel();
+  L.out = dst.bytes();
+  L.outDtype = static_cast<int32_t>(dst.dtype);
+  L.numOperands = 1;
+  L.in[0].data = src.bytes();
+  L.in[0].dtype = L.outDtype;
+  for (int d = 0; d < L.rank; ++d) {
+    L.shape[d] = dst.shape[d];
+    L.outStrides[d] = dst.strides[d];
+    L.in[0].strides[d] = src.strides[d];
+  }
+  switch (dtypeSize(dst.dtype)) {
+  case 1:
+    copyRuns<uint8_t>(L);
+    return true;
+  case 2:
+    copyRuns<uint16_t>(L);
+    return true;
+  case 4:
+    copyRuns<uint32_t>(L);
+    return true;
+  case 8:
+    copyRuns<uint64_t>(L);
+    return true;
+  default:
+    return false;
+  }
+}

@@ -1,0 +1,165 @@
+"""The optimized CPU kernel tier (Runtime/KernelTier.h) against the portable
+one and against eager: every elementwise op it instantiates, at each
+floating dtype, on contiguous, transposed, broadcast, scalar-operand and
+zero-size inputs; the profile's record of which tier ran; results that do
+not depend on the thread count; the tier and thread settings' errors."""
+import pytest
+import torch
+
+import traceir
+
+F = torch.nn.functional
+TOL = {torch.float32: dict(rtol=1e-5, atol=1e-6), torch.float64: dict(rtol=1e-12, atol=1e-12),
+       torch.float16: dict(rtol=1e-3, atol=1e-5), torch.bfloat16: dict(rtol=1.6e-2, atol=1e-5)}
+DTYPES = list(TOL)
+
+
+class Fn(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+UNARY = {
+    "neg": torch.neg, "abs": torch.abs, "relu": torch.relu, "exp": torch.exp,
+    "log": lambda x: torch.log(x.abs() + 0.5), "sqrt": lambda x: torch.sqrt(x.abs()),
+    "rsqrt": lambda x: torch.rsqrt(x.abs() + 0.1), "tanh": torch.tanh, "sigmoid": torch.sigmoid,
+    "gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "hardtanh": F.hardtanh, "silu": F.silu, "hardswish": F.hardswish,
+    "hardsigmoid": F.hardsigmoid, "leaky_relu": lambda x: F.leaky_relu(x, 0.2),
+    "reciprocal": lambda x: torch.reciprocal(x.abs() + 0.5), "erf": torch.erf,
+    "sin": torch.sin, "cos": torch.cos, "clamp": lambda x: torch.clamp(x, -0.5, 0.7),
+    "clone": lambda x: x.clone(),
+    "mul_number": lambda x: x * 2.5, "pow_number": lambda x: torch.pow(x, 2),
+}
+BINARY = {
+    "add": lambda a, b: torch.add(a, b, alpha=0.5), "sub": torch.sub, "mul": torch.mul,
+    "div": lambda a, b: a / (b.abs() + 0.5), "maximum": torch.maximum,
+    "minimum": torch.minimum,
+}
+
+
+def values(shape, dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=g, dtype=torch.float64) * 2
+    return x.to(dtype)
+
+
+def run_both(fn, args):
+    """TraceIR's results at the optimized and at the portable tier, and the
+    ops' tiers (the profile's) in each."""
+    compiled = traceir.compile(traceir.from_torch(Fn(fn), args), "cpu")
+    out = {}
+    try:
+        for tier in ("optimized", "portable"):
+            traceir.set_kernel_tier(tier)
+            with traceir.profile() as prof:
+                got = compiled(*args)
+            tiers = [e["args"]["tier"] for e in prof.trace()["traceEvents"]
+                     if e.get("cat") == "cpu_op"]
+            out[tier] = (got, tiers)
+    finally:
+        traceir.set_kernel_tier("optimized")
+    return out
+
+
+def check(fn, args, dtype, optimized=True):
+    want = fn(*args)
+    out = run_both(fn, args)
+    (fast, fast_tiers), (slow, slow_tiers) = out["optimized"], out["portable"]
+    assert fast.dtype == want.dtype and fast.shape == want.shape
+    torch.testing.assert_close(fast, want, equal_nan=True, **TOL[dtype])
+    torch.testing.assert_close(fast, slow, equal_nan=True, **TOL[dtype])
+    assert set(slow_tiers) == {"portable"}
+    # The op's own kernel took the optimized path (other ops of the graph,
+    # views or non-elementwise ones, stay portable).
+    assert ("optimized" in fast_tiers) == optimized, fast_tiers
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary(name, dtype):
+    fn = UNARY[name]
+    check(fn, (values((37, 129), dtype),), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_layouts(name, dtype):
+    fn = BINARY[name]
+    a, b = values((48, 67), dtype, 1), values((48, 67), dtype, 2)
+    check(fn, (a, b), dtype)                                  # contiguous
+    check(fn, (a.t(), b.t()), dtype)                          # transposed: coalesced
+    check(fn, (a, values((67,), dtype, 3)), dtype)            # a row broadcast
+    check(fn, (a, values((48, 1), dtype, 4)), dtype)          # a column broadcast
+    check(fn, (values((48, 1, 5), dtype), values((1, 67, 5), dtype, 5)), dtype)
+    check(fn, (a[:, :66:3], b[:, 1::3]), dtype)               # strided rows
+
+
+def test_strided_and_offset_views():
+    x = values((6, 40, 40), torch.float32)
+    check(lambda t: torch.relu(t[1:, 3:, ::2].permute(2, 0, 1)), (x,), torch.float32)
+    check(lambda t: t.permute(2, 0, 1) + 1.0, (x,), torch.float32)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [torch.int64, torch.int32, torch.int8, torch.bool])
+def test_strided_copies(dtype):
+    # contiguous() of transposed and permuted views: the optimized tier's
+    # strided copy (the bits, any dtype), against the portable element loop.
+    x = values((5, 33, 70), torch.float64).mul(7).to(dtype)
+    for fn in (lambda t: t.transpose(1, 2).contiguous(),
+               lambda t: t.permute(2, 0, 1).contiguous(),
+               lambda t: t[:, 1::2, :60].contiguous()):
+        out = run_both(fn, (x,))
+        want = fn(x)
+        assert torch.equal(out["optimized"][0], want)
+        assert torch.equal(out["portable"][0], want)
+
+
+def test_zero_size_and_scalar():
+    for shape in ((0,), (3, 0, 4), ()):
+        x = values(shape, torch.float32)
+        check(lambda t: torch.sigmoid(t) * 3, (x,), torch.float32)
+
+
+def test_large_runs_threaded_and_deterministic():
+    # Above the grain: the loop splits over threads; results equal at one
+    # and two (chunks are independent elementwise work).
+    x, y = values((300, 517), torch.float32), values((517,), torch.float32, 1)
+    fn = lambda a, b: F.gelu(a) * b + a  # noqa: E731
+    compiled = traceir.compile(traceir.from_torch(Fn(fn), (x, y)), "cpu")
+    before = traceir.num_threads()
+    try:
+        traceir.set_num_threads(1)
+        one = compiled(x, y)
+        traceir.set_num_threads(2)
+        assert traceir.num_threads() == 2
+        two = compiled(x, y)
+    finally:
+        traceir.set_num_threads(before)
+    assert torch.equal(one, two)
+    torch.testing.assert_close(one, fn(x, y), **TOL[torch.float32])
+
+
+def test_uncovered_launches_stay_portable():
+    # Integers, mixed dtypes and ops the tier does not instantiate run on
+    # the portable kernels, with the same results as before.
+    i = torch.arange(12).reshape(3, 4)
+    check(lambda a: a * 3 + 1, (i,), torch.float64, optimized=False)
+    h, f = values((3, 4), torch.float16), values((3, 4), torch.float32)
+    check(lambda a, b: a + b, (h, f), torch.float32, optimized=False)
+    check(torch.atan, (f,), torch.float32, optimized=False)
+
+
+def test_tier_and_thread_errors():
+    with pytest.raises(traceir.TraceIRError, match="kernel tier must be 'optimized' or "
+                                                   "'portable', got 'fast'"):
+        traceir.set_kernel_tier("fast")
+    with pytest.raises(TypeError, match="set_kernel_tier"):
+        traceir.set_kernel_tier(1)
+    assert traceir.kernel_tier() == "optimized"
+    with pytest.raises(TypeError, match="set_num_threads takes an int >= 1"):
+        traceir.set_num_threads(0)

@@ -31,6 +31,8 @@ def cases(torch):
     emb = r(8, 64, 256)            # an encoder's residual stream
     return [
         ("relu", "8x64x56x56", torch.relu, (act,)),
+        # In place: the kernel alone, without its result's allocation.
+        ("relu_ (in place)", "8x64x56x56", torch.relu_, (act.clone(),)),
         ("add (residual)", "8x64x56x56", torch.add, (act, r(8, 64, 56, 56))),
         ("mul (channel bcast)", "8x64x56x56 * 64x1x1", torch.mul, (act, r(64, 1, 1))),
         ("hardtanh (relu6)", "8x64x56x56", F.relu6, (act,)),
@@ -41,6 +43,7 @@ def cases(torch):
         ("tanh", "8x64x1024", torch.tanh, (tok,)),
         ("add alpha", "8x64x256", lambda a, b: torch.add(a, b, alpha=0.5), (emb, r(8, 64, 256))),
         ("mul number", "8x64x256", lambda a: a * 0.125, (emb,)),
+        ("mul_ number (in place)", "8x64x256", lambda a: a.mul_(1.0), (emb.clone(),)),
         ("add (bias bcast)", "8x64x256 + 256", torch.add, (emb, r(256))),
         ("contiguous (transpose)", "8x64x256 -> 8x256x64",
          lambda a: a.transpose(1, 2).contiguous(), (emb,)),

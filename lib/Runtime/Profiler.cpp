@@ -1,5 +1,6 @@
 //===- Profiler.cpp - From recorded runs to one Chrome trace --------------===//
 
+#include "TraceIR/Runtime/CPU/Optimized.h"
 #include "TraceIR/Runtime/Profiler.h"
 #include "TraceIR/Runtime/Allocator.h"
 #include "TraceIR/Runtime/Executable.h"
@@ -244,6 +245,9 @@ void Profiler::emit(TraceSink &sink,
                               {"scalars", info.scalars[op.op]},
                               {"location", info.locations[op.op]},
                               {"tier", kernelTierName(op.tier)}};
+      // Which build of the optimized loops ran (the process's choice).
+      if (op.tier == KernelTier::Optimized)
+        e.args["cpu_capability"] = cpu::optimized::capability();
       sink.event(std::move(e));
       ProfileSummary::Row &row = rows[name];
       row.optimizedCalls += op.tier == KernelTier::Optimized;

@@ -3,6 +3,10 @@ one and against eager: every elementwise op it instantiates, at each
 floating dtype, on contiguous, transposed, broadcast, scalar-operand and
 zero-size inputs; the profile's record of which tier ran; results that do
 not depend on the thread count; the tier and thread settings' errors."""
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -163,3 +167,27 @@ def test_tier_and_thread_errors():
     assert traceir.kernel_tier() == "optimized"
     with pytest.raises(TypeError, match="set_num_threads takes an int >= 1"):
         traceir.set_num_threads(0)
+
+
+def test_profile_names_the_cpu_variant():
+    x = values((64, 64), torch.float32)
+    compiled = traceir.compile(traceir.from_torch(Fn(torch.relu), (x,)), "cpu")
+    with traceir.profile() as prof:
+        compiled(x)
+    (op,) = [e for e in prof.trace()["traceEvents"] if e.get("cat") == "cpu_op"]
+    assert op["args"]["tier"] == "optimized"
+    assert op["args"]["cpu_capability"] in ("default", "avx2")
+
+
+@pytest.mark.skipif(os.environ.get("TRACEIR_CPU_CAPABILITY") == "default",
+                    reason="already the default variant")
+def test_default_variant_too():
+    # The tests above ran at the variant this CPU gets (avx2 where it has
+    # AVX2 and FMA); this runs them again at the baseline build, as CI
+    # runs every variant the machine supports.
+    env = dict(os.environ, TRACEIR_CPU_CAPABILITY="default")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "-p", "no:xdist", __file__, "-k", "not default_variant_too"],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout

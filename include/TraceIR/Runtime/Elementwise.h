@@ -425,8 +425,12 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
     return v[1] <= v[2] ? C(0) : v[0]; // a NaN input passes the gradient
   case EwOp::One:
     return C(1);
-  case EwOp::Hardtanh:
-    return v[0] < C(L.alpha) ? C(L.alpha) : v[0] > C(L.beta) ? C(L.beta) : v[0];
+  case EwOp::Hardtanh: {
+    // The bounds read before the comparisons: a loop can then select
+    // instead of branching (and vectorize).
+    C lo = C(L.alpha), hi = C(L.beta);
+    return v[0] < lo ? lo : v[0] > hi ? hi : v[0];
+  }
   case EwOp::Sin:
     return sin(v[0]);
   case EwOp::Cos:
@@ -482,7 +486,10 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
     // Inference refuses floats; this is ~x for the integer a double holds.
     return -v[0] - 1;
   case EwOp::LeakyRelu:
-    return v[0] > 0 ? v[0] : v[0] * C(L.alpha); // NaN stays NaN
+  {
+    C slope = C(L.alpha), neg = v[0] * slope;
+    return v[0] > 0 ? v[0] : neg; // NaN stays NaN
+  }
   case EwOp::Elu:
     return v[0] > 0 ? v[0] * C(L.beta) : expm1(v[0] * C(L.gamma)) * C(L.alpha);
   case EwOp::Maximum:

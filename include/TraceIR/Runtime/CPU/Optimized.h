@@ -29,6 +29,21 @@ bool elementwise(const EwLaunch &L);
 /// unit-stride, threaded. False (nothing written) otherwise.
 bool copy(const Tensor &src, Tensor &dst);
 
+/// The CPU variant the optimized loops run as: "avx2" (built with AVX2 and
+/// FMA, chosen where the CPU has both) or "default" (the target's baseline
+/// ISA); TRACEIR_CPU_CAPABILITY=default|avx2 forces one.
+const char *capability();
+
+/// The variants, each built from CPU/Optimized/Elementwise.cpp.
+namespace base {
+bool elementwise(const EwLaunch &L);
+bool copy(const Tensor &src, Tensor &dst);
+} // namespace base
+namespace avx2 {
+bool elementwise(const EwLaunch &L);
+bool copy(const Tensor &src, Tensor &dst);
+} // namespace avx2
+
 } // namespace traceir::cpu::optimized
 
 #endif // TRACEIR_RUNTIME_CPU_OPTIMIZED_H

@@ -1,5 +1,8 @@
 //===- Elementwise.cpp - Optimized elementwise loops on the CPU -----------===//
 //
+// Built once per CPU variant (Optimized.h); the dispatch between them is in
+// Dispatch.cpp.
+//
 // What PyTorch's TensorIterator and cpu_kernel_vec do, for the elementwise
 // ops models spend their time in: the launch's dims are coalesced, the work
 // (rows of the innermost dim) is split over threads, and each row runs a
@@ -17,6 +20,49 @@
 
 #include <algorithm>
 #include <cstring>
+
+#ifdef TRACEIR_HAVE_LIBMVEC
+// glibc's vector math library (libmvec) has SIMD variants of these (4 and
+// 8 floats, 2 and 4 doubles, for the SSE, AVX2 and AVX-512 ABIs), the role
+// Sleef plays in PyTorch. math.h declares them for the vectorizer only
+// under -ffast-math, whose NaN rules TraceIR cannot take; declaring them
+// here lets the loops below (#pragma omp simd, this file built with
+// -fno-math-errno) call them without it. CMake checks that the toolchain
+// vectorizes and links such a call before defining TRACEIR_HAVE_LIBMVEC.
+#define TRACEIR_SIMD_DECL(R, F)                                                \
+  __attribute__((simd("notinbranch"))) R F(R) noexcept;
+extern "C" {
+TRACEIR_SIMD_DECL(float, expf)
+TRACEIR_SIMD_DECL(float, logf)
+TRACEIR_SIMD_DECL(float, tanhf)
+TRACEIR_SIMD_DECL(float, erff)
+TRACEIR_SIMD_DECL(float, sinf)
+TRACEIR_SIMD_DECL(float, cosf)
+TRACEIR_SIMD_DECL(double, exp)
+TRACEIR_SIMD_DECL(double, log)
+TRACEIR_SIMD_DECL(double, tanh)
+TRACEIR_SIMD_DECL(double, erf)
+TRACEIR_SIMD_DECL(double, sin)
+TRACEIR_SIMD_DECL(double, cos)
+}
+#undef TRACEIR_SIMD_DECL
+#define TRACEIR_OMP_SIMD _Pragma("omp simd")
+#else
+#define TRACEIR_OMP_SIMD
+#endif
+
+// The variant this file is built as: `base` (the target's baseline ISA),
+// or `avx2` when ElementwiseAVX2.cpp includes it built with -mavx2 -mfma.
+#ifndef TRACEIR_CPU_VARIANT
+#define TRACEIR_CPU_VARIANT base
+#endif
+// The loops' target: the build's for `base`; for `avx2`, a target
+// attribute rather than -mavx2 on the whole file, so that no inline
+// function of a header this file instantiates is emitted as AVX2 code
+// the linker could pick for the baseline's callers.
+#ifndef TRACEIR_VARIANT_TARGET
+#define TRACEIR_VARIANT_TARGET
+#endif
 
 using namespace traceir;
 
@@ -60,43 +106,132 @@ template <typename C> struct Row {
   int64_t n;
 };
 
-/// The loop for unit-stride output, operand j unit-stride where bit j of
-/// Vec is set and hoisted where not: no branch or stride in its body.
-template <EwOp Op, int32_t DT, int N, unsigned Vec>
-void denseRow(const EwLaunch &L, const Row<typename Elt<DT>::C> &r) {
-  using E = Elt<DT>;
-  using T = typename E::T;
-  using C = typename E::C;
-  T *__restrict out = reinterpret_cast<T *>(r.out);
-  const T *in[kEwMaxOperands] = {};
-  for (int j = 0; j < N; ++j)
-    in[j] = reinterpret_cast<const T *>(r.in[j]);
-  for (int64_t i = 0; i < r.n; ++i) {
-    C v[kEwMaxOperands] = {};
+/// Elements per block. Every element of a launch is computed inside a
+/// block of this many by the same (vectorized) loop: a short row or a
+/// thread's last elements are padded to a block, not run by a scalar
+/// epilogue, whose libm results could differ from libmvec's in the last
+/// bit. So results do not depend on the thread count, the split into rows
+/// or the operands' layout.
+constexpr int kBlock = 64;
+
+/// The op on one block of operand values (v[j][k]; only the first m
+/// results are used).
+template <EwOp Op, typename C, int N>
+TRACEIR_VARIANT_TARGET void
+computeBlock(const EwLaunch &__restrict L,
+             const C (&__restrict v)[kEwMaxOperands][kBlock],
+             C (&__restrict res)[kBlock]) {
+  TRACEIR_OMP_SIMD
+  for (int k = 0; k < kBlock; ++k) {
+    C a[kEwMaxOperands] = {};
     for (int j = 0; j < N; ++j)
-      v[j] = (Vec >> j) & 1 ? E::load(in[j][i]) : r.c[j];
-    out[i] = E::store(ewCompute<C>(Op, L, v));
+      a[j] = v[j][k];
+    res[k] = ewCompute<C>(Op, L, a);
   }
 }
 
-/// Any strides: the same typed computation, strides read per element.
+/// Whether an op calls the math library, whose vector and scalar
+/// functions may differ in the last bit (the others are IEEE arithmetic
+/// and comparisons, the same in a vector lane and in a scalar epilogue).
+constexpr bool callsLibm(EwOp op) {
+  switch (op) {
+  case EwOp::Exp:
+  case EwOp::Log:
+  case EwOp::Tanh:
+  case EwOp::Sigmoid:
+  case EwOp::Gelu:
+  case EwOp::GeluTanh:
+  case EwOp::Silu:
+  case EwOp::Erf:
+  case EwOp::Sin:
+  case EwOp::Cos:
+  case EwOp::Pow:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// A row with unit-stride output, operand j unit-stride where bit j of
+/// Vec is set and hoisted (r.c[j]) where not.
+template <EwOp Op, int32_t DT, int N, unsigned Vec>
+TRACEIR_VARIANT_TARGET void
+denseRow(const EwLaunch &__restrict L,
+         const Row<typename Elt<DT>::C> &__restrict r) {
+  using E = Elt<DT>;
+  using T = typename E::T;
+  using C = typename E::C;
+  // Not __restrict: an in-place op writes over its first operand (the
+  // same element it reads; omp simd vectorizes without alias checks).
+  T *out = reinterpret_cast<T *>(r.out);
+  if constexpr (!callsLibm(Op)) {
+    // Arithmetic only: one straight loop, its epilogue exact like its body.
+    const T *in[kEwMaxOperands] = {};
+    for (int j = 0; j < N; ++j)
+      in[j] = reinterpret_cast<const T *>(r.in[j]);
+    TRACEIR_OMP_SIMD
+    for (int64_t i = 0; i < r.n; ++i) {
+      C a[kEwMaxOperands] = {};
+      for (int j = 0; j < N; ++j)
+        a[j] = (Vec >> j) & 1 ? E::load(in[j][i]) : r.c[j];
+      out[i] = E::store(ewCompute<C>(Op, L, a));
+    }
+    return;
+  }
+  C v[kEwMaxOperands][kBlock], res[kBlock];
+  for (int j = 0; j < N; ++j)
+    if (!((Vec >> j) & 1))
+      for (int k = 0; k < kBlock; ++k)
+        v[j][k] = r.c[j];
+  for (int64_t i0 = 0; i0 < r.n; i0 += kBlock) {
+    int m = static_cast<int>(std::min<int64_t>(kBlock, r.n - i0));
+    for (int j = 0; j < N; ++j) {
+      if (!((Vec >> j) & 1))
+        continue;
+      const T *in = reinterpret_cast<const T *>(r.in[j]) + i0;
+      if (m == kBlock) {
+        for (int k = 0; k < kBlock; ++k)
+          v[j][k] = E::load(in[k]);
+      } else {
+        for (int k = 0; k < kBlock; ++k)
+          v[j][k] = k < m ? E::load(in[k]) : C(0);
+      }
+    }
+    computeBlock<Op, C, N>(L, v, res);
+    if (m == kBlock) {
+      for (int k = 0; k < kBlock; ++k)
+        out[i0 + k] = E::store(res[k]);
+    } else {
+      for (int k = 0; k < m; ++k)
+        out[i0 + k] = E::store(res[k]);
+    }
+  }
+}
+
+/// Any strides: gathered into the same blocks, the same computation.
 template <EwOp Op, int32_t DT, int N>
-void stridedRow(const EwLaunch &L, const Row<typename Elt<DT>::C> &r) {
+TRACEIR_VARIANT_TARGET void
+stridedRow(const EwLaunch &__restrict L,
+           const Row<typename Elt<DT>::C> &__restrict r) {
   using E = Elt<DT>;
   using T = typename E::T;
   using C = typename E::C;
   T *out = reinterpret_cast<T *>(r.out);
-  for (int64_t i = 0; i < r.n; ++i) {
-    C v[kEwMaxOperands] = {};
-    for (int j = 0; j < N; ++j)
-      v[j] = r.in[j] ? E::load(reinterpret_cast<const T *>(r.in[j])[i * r.is[j]])
-                     : r.c[j];
-    out[i * r.os] = E::store(ewCompute<C>(Op, L, v));
+  C v[kEwMaxOperands][kBlock], res[kBlock];
+  for (int64_t i0 = 0; i0 < r.n; i0 += kBlock) {
+    int m = static_cast<int>(std::min<int64_t>(kBlock, r.n - i0));
+    for (int j = 0; j < N; ++j) {
+      const T *in = reinterpret_cast<const T *>(r.in[j]);
+      for (int k = 0; k < kBlock; ++k)
+        v[j][k] = !in ? r.c[j] : k < m ? E::load(in[(i0 + k) * r.is[j]]) : C(0);
+    }
+    computeBlock<Op, C, N>(L, v, res);
+    for (int k = 0; k < m; ++k)
+      out[(i0 + k) * r.os] = E::store(res[k]);
   }
 }
 
-template <typename C>
-using RowFn = void (*)(const EwLaunch &, const Row<C> &);
+template <typename C> using RowFn = void (*)(const EwLaunch &, const Row<C> &);
 
 /// The row loop for an op, dtype and operand count: dense (by operand
 /// kinds) or strided.
@@ -260,16 +395,17 @@ template <typename T> void copyRuns(const EwLaunch &L) {
 /// time in (activations, arithmetic, normalization's pieces, copies).
 /// Others run on the portable tier.
 #define TRACEIR_OPTIMIZED_EW_OPS(X)                                            \
-  X(Add, 2) X(Sub, 2) X(Mul, 2) X(Div, 2) X(Neg, 1) X(Abs, 1) X(Relu, 1)      \
-  X(Exp, 1) X(Log, 1) X(Sqrt, 1) X(Rsqrt, 1) X(Tanh, 1) X(Sigmoid, 1)        \
-  X(Gelu, 1) X(GeluTanh, 1) X(Copy, 1) X(Copy, 2) X(Hardtanh, 1) X(Silu, 1)  \
-  X(Hardswish, 1) X(Hardsigmoid, 1) X(LeakyRelu, 1) X(Maximum, 2)            \
-  X(Minimum, 2) X(Clamp, 3) X(Pow, 2) X(Reciprocal, 1) X(Erf, 1) X(Sin, 1)   \
-  X(Cos, 1) X(ThresholdBackward, 3)
+  X(Add, 2)                                                                    \
+  X(Sub, 2) X(Mul, 2) X(Div, 2) X(Neg, 1) X(Abs, 1) X(Relu, 1) X(Exp, 1)       \
+      X(Log, 1) X(Sqrt, 1) X(Rsqrt, 1) X(Tanh, 1) X(Sigmoid, 1) X(Gelu, 1)     \
+          X(GeluTanh, 1) X(Copy, 1) X(Copy, 2) X(Hardtanh, 1) X(Silu, 1)       \
+              X(Hardswish, 1) X(Hardsigmoid, 1) X(LeakyRelu, 1) X(Maximum, 2)  \
+                  X(Minimum, 2) X(Clamp, 3) X(Pow, 2) X(Reciprocal, 1)         \
+                      X(Erf, 1) X(Sin, 1) X(Cos, 1) X(ThresholdBackward, 3)
 
 template <int32_t DT> bool runDtype(const EwLaunch &L) {
 #define TRACEIR_OPT_CASE(OP, N)                                                \
-  if (L.op == EwOp::OP && L.numOperands == N) {                               \
+  if (L.op == EwOp::OP && L.numOperands == N) {                                \
     run<EwOp::OP, DT, N>(L);                                                   \
     return true;                                                               \
   }
@@ -280,7 +416,7 @@ template <int32_t DT> bool runDtype(const EwLaunch &L) {
 
 } // namespace
 
-bool cpu::optimized::elementwise(const EwLaunch &L) {
+bool cpu::optimized::TRACEIR_CPU_VARIANT::elementwise(const EwLaunch &L) {
   if (!optimizedTierEnabled() || !L.floating)
     return false;
   for (int j = 0; j < L.numOperands; ++j)
@@ -300,7 +436,7 @@ bool cpu::optimized::elementwise(const EwLaunch &L) {
   }
 }
 
-bool cpu::optimized::copy(const Tensor &src, Tensor &dst) {
+bool cpu::optimized::TRACEIR_CPU_VARIANT::copy(const Tensor &src, Tensor &dst) {
   if (!optimizedTierEnabled() || src.dtype != dst.dtype ||
       src.shape != dst.shape || dst.rank() > kEwMaxRank)
     return false;

@@ -1,0 +1,65 @@
+//===- Dispatch.cpp - Which CPU variant of the optimized loops runs -------===//
+//
+// As PyTorch's ATEN_CPU_CAPABILITY: the best variant the CPU supports, or
+// the one TRACEIR_CPU_CAPABILITY names ("default" or "avx2"; one the CPU
+// or the build lacks is refused with a line on stderr), chosen once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Runtime/CPU/Optimized.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+using namespace traceir;
+
+namespace {
+bool cpuHasAVX2() {
+#if defined(TRACEIR_HAVE_AVX2_VARIANT) &&                                      \
+    (defined(__x86_64__) || defined(__i386__))
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+bool chooseAVX2() {
+  const char *env = std::getenv("TRACEIR_CPU_CAPABILITY");
+  std::string want = env ? env : "";
+  if (want == "default")
+    return false;
+  if (!want.empty() && want != "avx2")
+    std::fprintf(stderr,
+                 "TraceIR: TRACEIR_CPU_CAPABILITY=%s is neither 'default' nor "
+                 "'avx2'; choosing by the CPU\n",
+                 env);
+  else if (want == "avx2" && !cpuHasAVX2())
+    std::fprintf(stderr, "TraceIR: TRACEIR_CPU_CAPABILITY=avx2, but this CPU "
+                         "or build has no AVX2 + FMA; using the default "
+                         "variant\n");
+  return cpuHasAVX2();
+}
+
+bool useAVX2() {
+  static const bool avx2 = chooseAVX2();
+  return avx2;
+}
+} // namespace
+
+const char *cpu::optimized::capability() {
+  return useAVX2() ? "avx2" : "default";
+}
+
+bool cpu::optimized::elementwise(const EwLaunch &L) {
+#ifdef TRACEIR_HAVE_AVX2_VARIANT
+  if (useAVX2())
+    return avx2::elementwise(L);
+#endif
+  return base::elementwise(L);
+}
+
+bool cpu::optimized::copy(const Tensor &src, Tensor &dst) {
+  // A copy moves bits: the baseline's memcpy is already the library's best.
+  return base::copy(src, dst);
+}

@@ -101,5 +101,5 @@ void cpu::parallelFor(int64_t n, int64_t grain, RangeFn fn) {
 
 // The count applies to the BLAS from the start, not only after the first
 // parallel loop: set it when the runtime loads.
-static const int kThreadsAtLoad = cpu::numThreads();
+[[maybe_unused]] static const int kThreadsAtLoad = cpu::numThreads();
 

@@ -50,6 +50,13 @@ TRACEIR_SIMD_DECL(double, cos)
 #else
 #define TRACEIR_OMP_SIMD
 #endif
+#if defined(__clang__)
+#define TRACEIR_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define TRACEIR_IVDEP _Pragma("GCC ivdep")
+#else
+#define TRACEIR_IVDEP
+#endif
 
 // The variant this file is built as: `base` (the target's baseline ISA),
 // or `avx2` when ElementwiseAVX2.cpp includes it built with -mavx2 -mfma.
@@ -162,18 +169,26 @@ denseRow(const EwLaunch &__restrict L,
   using T = typename E::T;
   using C = typename E::C;
   // Not __restrict: an in-place op writes over its first operand (the
-  // same element it reads; omp simd vectorizes without alias checks).
+  // same element it reads, which no vectorized loop gets wrong).
   T *out = reinterpret_cast<T *>(r.out);
   if constexpr (!callsLibm(Op)) {
     // Arithmetic only: one straight loop, its epilogue exact like its body.
+    // Locals, not r's fields: the output may alias r as far as the
+    // compiler knows, and reloading them each element stops vectorizing.
     const T *in[kEwMaxOperands] = {};
-    for (int j = 0; j < N; ++j)
+    C c[kEwMaxOperands] = {};
+    for (int j = 0; j < N; ++j) {
       in[j] = reinterpret_cast<const T *>(r.in[j]);
-    TRACEIR_OMP_SIMD
-    for (int64_t i = 0; i < r.n; ++i) {
+      c[j] = r.c[j];
+    }
+    const int64_t n = r.n;
+    // No dependence between elements (in place, an element is read before
+    // it is written): no alias check, so in-place ops vectorize too.
+    TRACEIR_IVDEP
+    for (int64_t i = 0; i < n; ++i) {
       C a[kEwMaxOperands] = {};
       for (int j = 0; j < N; ++j)
-        a[j] = (Vec >> j) & 1 ? E::load(in[j][i]) : r.c[j];
+        a[j] = (Vec >> j) & 1 ? E::load(in[j][i]) : c[j];
       out[i] = E::store(ewCompute<C>(Op, L, a));
     }
     return;

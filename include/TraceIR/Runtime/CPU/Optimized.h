@@ -39,9 +39,8 @@ namespace base {
 bool elementwise(const EwLaunch &L);
 bool copy(const Tensor &src, Tensor &dst);
 } // namespace base
-namespace avx2 {
+namespace avx2 { // no copy: the same bits in each variant, base's serves
 bool elementwise(const EwLaunch &L);
-bool copy(const Tensor &src, Tensor &dst);
 } // namespace avx2
 
 } // namespace traceir::cpu::optimized

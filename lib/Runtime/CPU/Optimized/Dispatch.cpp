@@ -60,6 +60,5 @@ bool cpu::optimized::elementwise(const EwLaunch &L) {
 }
 
 bool cpu::optimized::copy(const Tensor &src, Tensor &dst) {
-  // A copy moves bits: the baseline's memcpy is already the library's best.
   return base::copy(src, dst);
 }

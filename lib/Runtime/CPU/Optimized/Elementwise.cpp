@@ -159,71 +159,8 @@ constexpr bool callsLibm(EwOp op) {
   }
 }
 
-/// A row with unit-stride output, operand j unit-stride where bit j of
-/// Vec is set and hoisted (r.c[j]) where not.
-template <EwOp Op, int32_t DT, int N, unsigned Vec>
-TRACEIR_VARIANT_TARGET void
-denseRow(const EwLaunch &__restrict L,
-         const Row<typename Elt<DT>::C> &__restrict r) {
-  using E = Elt<DT>;
-  using T = typename E::T;
-  using C = typename E::C;
-  // Not __restrict: an in-place op writes over its first operand (the
-  // same element it reads, which no vectorized loop gets wrong).
-  T *out = reinterpret_cast<T *>(r.out);
-  if constexpr (!callsLibm(Op)) {
-    // Arithmetic only: one straight loop, its epilogue exact like its body.
-    // Locals, not r's fields: the output may alias r as far as the
-    // compiler knows, and reloading them each element stops vectorizing.
-    const T *in[kEwMaxOperands] = {};
-    C c[kEwMaxOperands] = {};
-    for (int j = 0; j < N; ++j) {
-      in[j] = reinterpret_cast<const T *>(r.in[j]);
-      c[j] = r.c[j];
-    }
-    const int64_t n = r.n;
-    // No dependence between elements (in place, an element is read before
-    // it is written): no alias check, so in-place ops vectorize too.
-    TRACEIR_IVDEP
-    for (int64_t i = 0; i < n; ++i) {
-      C a[kEwMaxOperands] = {};
-      for (int j = 0; j < N; ++j)
-        a[j] = (Vec >> j) & 1 ? E::load(in[j][i]) : c[j];
-      out[i] = E::store(ewCompute<C>(Op, L, a));
-    }
-    return;
-  }
-  C v[kEwMaxOperands][kBlock], res[kBlock];
-  for (int j = 0; j < N; ++j)
-    if (!((Vec >> j) & 1))
-      for (int k = 0; k < kBlock; ++k)
-        v[j][k] = r.c[j];
-  for (int64_t i0 = 0; i0 < r.n; i0 += kBlock) {
-    int m = static_cast<int>(std::min<int64_t>(kBlock, r.n - i0));
-    for (int j = 0; j < N; ++j) {
-      if (!((Vec >> j) & 1))
-        continue;
-      const T *in = reinterpret_cast<const T *>(r.in[j]) + i0;
-      if (m == kBlock) {
-        for (int k = 0; k < kBlock; ++k)
-          v[j][k] = E::load(in[k]);
-      } else {
-        for (int k = 0; k < kBlock; ++k)
-          v[j][k] = k < m ? E::load(in[k]) : C(0);
-      }
-    }
-    computeBlock<Op, C, N>(L, v, res);
-    if (m == kBlock) {
-      for (int k = 0; k < kBlock; ++k)
-        out[i0 + k] = E::store(res[k]);
-    } else {
-      for (int k = 0; k < m; ++k)
-        out[i0 + k] = E::store(res[k]);
-    }
-  }
-}
-
-/// Any strides: gathered into the same blocks, the same computation.
+/// Any strides: gathered into blocks of kBlock values, computed by
+/// computeBlock, scattered; operand j hoisted (r.c[j]) where r.in[j] is null.
 template <EwOp Op, int32_t DT, int N>
 TRACEIR_VARIANT_TARGET void
 stridedRow(const EwLaunch &__restrict L,
@@ -243,6 +180,45 @@ stridedRow(const EwLaunch &__restrict L,
     computeBlock<Op, C, N>(L, v, res);
     for (int k = 0; k < m; ++k)
       out[(i0 + k) * r.os] = E::store(res[k]);
+  }
+}
+
+/// A row with unit-stride output, operand j unit-stride where bit j of
+/// Vec is set and hoisted (r.c[j]) where not.
+template <EwOp Op, int32_t DT, int N, unsigned Vec>
+TRACEIR_VARIANT_TARGET void
+denseRow(const EwLaunch &__restrict L,
+         const Row<typename Elt<DT>::C> &__restrict r) {
+  using E = Elt<DT>;
+  using T = typename E::T;
+  using C = typename E::C;
+  if constexpr (callsLibm(Op)) {
+    // The library's functions run in blocks (kBlock): the strided loop,
+    // with the unit strides and hoisted values of this row.
+    stridedRow<Op, DT, N>(L, r);
+  } else {
+    // Arithmetic only: one straight loop, its epilogue exact like its body.
+    // Locals, not r's fields: the output may alias r as far as the
+    // compiler knows, and reloading them each element stops vectorizing.
+    const T *in[kEwMaxOperands] = {};
+    C c[kEwMaxOperands] = {};
+    for (int j = 0; j < N; ++j) {
+      in[j] = reinterpret_cast<const T *>(r.in[j]);
+      c[j] = r.c[j];
+    }
+    const int64_t n = r.n;
+    // Not __restrict: an in-place op writes over its first operand (the
+    // same element it reads, which no vectorized loop gets wrong).
+    T *out = reinterpret_cast<T *>(r.out);
+    // No dependence between elements (in place, an element is read before
+    // it is written): no alias check, so in-place ops vectorize too.
+    TRACEIR_IVDEP
+    for (int64_t i = 0; i < n; ++i) {
+      C a[kEwMaxOperands] = {};
+      for (int j = 0; j < N; ++j)
+        a[j] = (Vec >> j) & 1 ? E::load(in[j][i]) : c[j];
+      out[i] = E::store(ewCompute<C>(Op, L, a));
+    }
   }
 }
 
@@ -386,6 +362,7 @@ template <EwOp Op, int32_t DT, int N> void run(const EwLaunch &L) {
   });
 }
 
+#ifndef TRACEIR_LOOPS_ONLY
 /// A copy between tensors of one dtype (any: the bits move), by element
 /// size: memcpy for unit strides, else a strided loop.
 template <typename T> void copyRuns(const EwLaunch &L) {
@@ -405,18 +382,20 @@ template <typename T> void copyRuns(const EwLaunch &L) {
       o[i * os] = s[i * is];
   });
 }
+#endif
 
 /// The ops the tier instantiates: those models spend their elementwise
 /// time in (activations, arithmetic, normalization's pieces, copies).
 /// Others run on the portable tier.
+// clang-format off
 #define TRACEIR_OPTIMIZED_EW_OPS(X)                                            \
-  X(Add, 2)                                                                    \
-  X(Sub, 2) X(Mul, 2) X(Div, 2) X(Neg, 1) X(Abs, 1) X(Relu, 1) X(Exp, 1)       \
-      X(Log, 1) X(Sqrt, 1) X(Rsqrt, 1) X(Tanh, 1) X(Sigmoid, 1) X(Gelu, 1)     \
-          X(GeluTanh, 1) X(Copy, 1) X(Copy, 2) X(Hardtanh, 1) X(Silu, 1)       \
-              X(Hardswish, 1) X(Hardsigmoid, 1) X(LeakyRelu, 1) X(Maximum, 2)  \
-                  X(Minimum, 2) X(Clamp, 3) X(Pow, 2) X(Reciprocal, 1)         \
-                      X(Erf, 1) X(Sin, 1) X(Cos, 1) X(ThresholdBackward, 3)
+  X(Add, 2) X(Sub, 2) X(Mul, 2) X(Div, 2) X(Neg, 1) X(Abs, 1) X(Relu, 1)      \
+  X(Exp, 1) X(Log, 1) X(Sqrt, 1) X(Rsqrt, 1) X(Tanh, 1) X(Sigmoid, 1)        \
+  X(Gelu, 1) X(GeluTanh, 1) X(Copy, 1) X(Copy, 2) X(Hardtanh, 1) X(Silu, 1)  \
+  X(Hardswish, 1) X(Hardsigmoid, 1) X(LeakyRelu, 1) X(Maximum, 2)            \
+  X(Minimum, 2) X(Clamp, 3) X(Pow, 2) X(Reciprocal, 1) X(Erf, 1) X(Sin, 1)   \
+  X(Cos, 1) X(ThresholdBackward, 3)
+// clang-format on
 
 template <int32_t DT> bool runDtype(const EwLaunch &L) {
 #define TRACEIR_OPT_CASE(OP, N)                                                \
@@ -451,7 +430,10 @@ bool cpu::optimized::TRACEIR_CPU_VARIANT::elementwise(const EwLaunch &L) {
   }
 }
 
-bool cpu::optimized::TRACEIR_CPU_VARIANT::copy(const Tensor &src, Tensor &dst) {
+// A copy moves bits, memcpy at its best already: the base variant alone
+// has one (Dispatch.cpp).
+#ifndef TRACEIR_LOOPS_ONLY
+bool cpu::optimized::base::copy(const Tensor &src, Tensor &dst) {
   if (!optimizedTierEnabled() || src.dtype != dst.dtype ||
       src.shape != dst.shape || dst.rank() > kEwMaxRank)
     return false;
@@ -486,3 +468,4 @@ bool cpu::optimized::TRACEIR_CPU_VARIANT::copy(const Tensor &src, Tensor &dst) {
     return false;
   }
 }
+#endif // TRACEIR_LOOPS_ONLY

@@ -8,4 +8,5 @@
 
 #define TRACEIR_CPU_VARIANT avx2
 #define TRACEIR_VARIANT_TARGET __attribute__((target("avx2,fma")))
+#define TRACEIR_LOOPS_ONLY // the copy is the base variant's
 #include "Elementwise.cpp" // NOLINT: the same loops, another target

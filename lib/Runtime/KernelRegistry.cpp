@@ -15,6 +15,18 @@
 using namespace traceir;
 
 namespace {
+/// A CPU kernel with an optimized one in front (Ops.def's FAST_CPU): the
+/// optimized kernel runs while the tier is on and hands what it does not
+/// cover to the portable one.
+template <bool (*Fast)(KernelContext &), void (*Portable)(KernelContext &)>
+void tiered(KernelContext &ctx) {
+  if (optimizedTierEnabled() && Fast(ctx)) {
+    ctx.ranTier(KernelTier::Optimized);
+    return;
+  }
+  Portable(ctx);
+}
+
 struct KernelEntry {
   std::string name;
   KernelFn cpu = nullptr;
@@ -33,6 +45,15 @@ std::span<const KernelEntry> kernels() {
 #define TRACEIR_OP(NAME, EFFECTS, SIGNATURE, INFER, CPU, CUDA, FAST, LOWERING) \
   TRACEIR_CPU_ENTRY_##CPU(NAME)
 #include "TraceIR/Ops.def"
+    // Ops.def's FAST column: the optimized kernel in front of the CPU's.
+#define TRACEIR_FAST_ENTRY_FAST_CPU(NAME)                                      \
+  byName[#NAME].cpu = tiered<cpu::fast::NAME, cpu::NAME>;
+#define TRACEIR_FAST_ENTRY_NOFAST(NAME)
+#define TRACEIR_OP(NAME, EFFECTS, SIGNATURE, INFER, CPU, CUDA, FAST, LOWERING) \
+  TRACEIR_FAST_ENTRY_##FAST(NAME)
+#include "TraceIR/Ops.def"
+#undef TRACEIR_FAST_ENTRY_FAST_CPU
+#undef TRACEIR_FAST_ENTRY_NOFAST
     // The CUDA backend's column (CUDA/Backend.cpp; empty in a runtime
     // built without CUDA).
     for (const cuda::NamedKernel &k : cuda::kernelTable()) {

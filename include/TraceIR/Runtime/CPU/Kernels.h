@@ -66,4 +66,16 @@ int64_t wrapDim(int64_t dim, int64_t rank);
 
 } // namespace traceir::cpu
 
+namespace traceir::cpu::fast {
+// The optimized tier's kernels of Ops.def's FAST column: each returns false,
+// having written nothing, for an op, dtype or layout it does not cover.
+#define TRACEIR_CPU_DECLARE_FAST_CPU(NAME) bool NAME(KernelContext &ctx);
+#define TRACEIR_CPU_DECLARE_NOFAST(NAME)
+#define TRACEIR_OP(NAME, EFFECTS, SIGNATURE, INFER, CPU, CUDA, FAST, LOWERING) \
+  TRACEIR_CPU_DECLARE_##FAST(NAME)
+#include "TraceIR/Ops.def"
+#undef TRACEIR_CPU_DECLARE_FAST_CPU
+#undef TRACEIR_CPU_DECLARE_NOFAST
+} // namespace traceir::cpu::fast
+
 #endif // TRACEIR_RUNTIME_CPU_KERNELS_H

@@ -54,20 +54,13 @@ def cases(torch):
 def worker(threads, runs):
     sys.path.insert(0, os.path.join(os.environ.get("TRACEIR_BUILD", os.path.join(ROOT, "build")),
                                     "python"))
+    sys.path.insert(0, os.path.join(ROOT, "test", "python"))
     import torch
     import traceir
+    from traceir_testing import Fn
     torch.manual_seed(0)
     torch.set_num_threads(threads)
     traceir.set_num_threads(threads)
-
-    class Fn(torch.nn.Module):
-        def __init__(self, fn):
-            super().__init__()
-            self.fn = fn
-
-        def forward(self, *a):
-            return self.fn(*a)
-
     rows = []
     for name, shape, fn, args in cases(torch):
         compiled = traceir.compile(traceir.from_torch(Fn(fn), args), "cpu")

@@ -30,7 +30,7 @@ import torch
 
 import traceir
 import traceir_testing
-from traceir_testing import RunError, Sliced, Transposed, check_op, op_graph, run_graph
+from traceir_testing import Fn, RunError, Sliced, Transposed, check_op, op_graph, run_graph
 
 pytestmark = pytest.mark.usefixtures("device")
 
@@ -405,15 +405,6 @@ def test_random_errors():
 
 
 #===--- import ---------------------------------------------------------------===#
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs):
-        return self.fn(*xs)
-
 
 IMPORTS = {
     # torch.export keeps arange.default and arange.start whole once arange has

@@ -66,6 +66,18 @@ def py_literal(v):
     raise TypeError(f"not a Python scalar: {v!r}")
 
 
+class Fn(torch.nn.Module):
+    """A module whose forward calls `fn`: one op (or a few) for
+    traceir.from_torch, which takes modules."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *xs):
+        return self.fn(*xs)
+
+
 class Transposed:
     """An argument passed as a non-contiguous view: stored transposed and
     transposed back inside the graph (last two dims)."""

@@ -10,7 +10,8 @@ import pytest
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from traceir_testing import RunError, Transposed, check_op, op_graph, run_graph  # noqa: E402
+import traceir  # noqa: E402
+from traceir_testing import Fn, RunError, Sliced, Transposed, check_op, op_graph, run_graph  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("device")
 
@@ -37,7 +38,7 @@ def values(shape, dtype, seed):
 
 
 def unwrap(a):
-    return a.tensor if isinstance(a, Transposed) else a
+    return a.tensor if isinstance(a, (Transposed, Sliced)) else a
 
 
 def check(op, args, **kwargs):
@@ -105,3 +106,34 @@ def test_bool_products_are_refused():
     text, inputs = op_graph("mm", [b, b], [b])
     with pytest.raises(RunError, match="one dtype other than bool, got bool and bool"):
         run_graph(text, inputs)
+
+
+# A matrix operand against a batch of rows: the batch folds into one product
+# of B * M rows where x's rows are one stride apart (a contiguous x, a
+# vector y), and stays one product per matrix where they are not (x sliced
+# along its batch dim).
+FOLD_CASES = [
+    ("matmul", lambda d: [values((4, 6, 8), d, 30), values((8, 5), d, 31)]),
+    ("matmul", lambda d: [Sliced(values((4, 6, 8), d, 32)), values((8, 5), d, 33)]),
+    ("matmul", lambda d: [values((2, 1, 3, 8), d, 34), values((8,), d, 35)]),
+    ("linear", lambda d: [Sliced(values((3, 2, 4, 8), d, 36)), values((5, 8), d, 37),
+                          values((5,), d, 38)]),
+    ("linear", lambda d: [values((3, 1, 4, 8), d, 39), values((5, 8), d, 40), None]),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("op,make", FOLD_CASES, ids=[f"{c[0]}{i}" for i, c in enumerate(FOLD_CASES)])
+def test_batch_dims_fold_into_rows_where_they_can(op, make, dtype):
+    check(op, make(dtype))
+
+
+@pytest.mark.devices("cpu")
+def test_linear_on_a_transposed_sequence_batch():
+    # ViT's and nn.MultiheadAttention's layout: [S, B, E] activations seen
+    # as [B, S, E], whose rows are not one stride apart across the batch.
+    x, w, b = values((6, 3, 8), torch.float32, 41), values((5, 8), torch.float32, 42), \
+        values((5,), torch.float32, 43)
+    fn = Fn(lambda x, w, b: torch.nn.functional.linear(x.transpose(0, 1), w, b))
+    exe = traceir.compile(traceir.from_torch(fn, (x, w, b)), "cpu")
+    torch.testing.assert_close(exe(x, w, b), fn(x, w, b), rtol=1e-5, atol=1e-6)

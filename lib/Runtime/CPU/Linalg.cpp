@@ -141,9 +141,18 @@ void cpu::gemm(KernelContext &ctx, DType dtype, const char *a, int64_t ars,
       ctx.fail("a matmul operand's rows x cols overflows");
     if (!buf)
       return false;
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j)
-        std::memcpy(buf + (i * cols + j) * es, p + (i * rs + j * cs) * es, es);
+    // Through copyTensor, whose optimized copy coalesces and threads it.
+    Storage src, dst;
+    src.data = const_cast<char *>(p);
+    dst.data = buf;
+    Tensor from, to;
+    from.storage = &src;
+    to.storage = &dst;
+    from.dtype = to.dtype = dtype;
+    from.shape = to.shape = {rows, cols};
+    from.strides = {rs, cs};
+    to.strides = {cols, 1};
+    copyTensor(from, to);
     m = {buf, std::max<int64_t>(cols, 1), false};
     return true;
   };

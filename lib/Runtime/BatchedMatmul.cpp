@@ -27,38 +27,14 @@ void traceir::forEachMatmul(const Tensor &x, const Tensor &y, Tensor &out,
     numBatch *= d;
   size_t es = dtypeSize(x.dtype);
   // x's batch dims folded into its rows where y has none: one product of
-  // numBatch * M rows instead of numBatch products of M (as torch.matmul
-  // folds), when x's rows are one stride apart across the batch (any
-  // contiguous x; the result is contiguous, so its rows always are).
-  if (ys.size() == 2 && batchRank > 0 && numBatch > 0) {
-    int64_t rowStride = 0, rows = 1;
-    bool folds = true, seen = false;
-    for (int64_t d = int64_t(xs.size()) - 2; d >= 0 && folds; --d) {
-      if (xs[d] == 1)
-        continue;
-      if (seen && xst[d] != rowStride * rows)
-        folds = false;
-      if (!seen)
-        rowStride = xst[d];
-      seen = true;
-      rows *= xs[d];
-    }
-    if (folds) {
-      MatmulPanel p{x.bytes(),
-                    rowStride,
-                    xst.back(),
-                    y.bytes(),
-                    yst[0],
-                    yst[1],
-                    out.bytes(),
-                    std::max<int64_t>(N, 1),
-                    numBatch * M,
-                    N,
-                    K};
-      gemm(p);
+  // numBatch * M rows instead of numBatch products of M, as torch.matmul
+  // folds (the result is contiguous, so its rows always fold).
+  if (y.rank() <= 2 && x.rank() > 2 && numBatch > 0)
+    if (std::optional<int64_t> rowStride = foldedRowStride(x)) {
+      gemm({x.bytes(), *rowStride, xst.back(), y.bytes(), yst[0], yst[1],
+            out.bytes(), std::max<int64_t>(N, 1), numBatch * M, N, K});
       return;
     }
-  }
   Shape index(batchRank, 0);
   for (int64_t bi = 0; bi < numBatch; ++bi) {
     // Broadcast batch offsets of x and y.
@@ -89,6 +65,24 @@ void traceir::forEachMatmul(const Tensor &x, const Tensor &y, Tensor &out,
       index[d] = 0;
     }
   }
+}
+
+std::optional<int64_t> traceir::foldedRowStride(const Tensor &x) {
+  // Inner to outer over every dim but the last, size-1 dims skipped (their
+  // strides are arbitrary): each dim one stride apart from the rows inside.
+  int64_t rowStride = 0, rows = 1;
+  bool seen = false;
+  for (int64_t d = x.rank() - 2; d >= 0; --d) {
+    if (x.shape[d] == 1)
+      continue;
+    if (!seen)
+      rowStride = x.strides[d];
+    else if (x.strides[d] != rowStride * rows)
+      return std::nullopt;
+    seen = true;
+    rows *= x.shape[d];
+  }
+  return rowStride;
 }
 
 std::string traceir::matmulShapeError(const Tensor &x, const Tensor &y,

@@ -12,6 +12,7 @@
 #include "TraceIR/Runtime/Tensor.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace traceir {
@@ -33,6 +34,13 @@ struct MatmulPanel {
 /// column, and the batch dims broadcast. Stops when `gemm` returns false.
 void forEachMatmul(const Tensor &x, const Tensor &y, Tensor &out,
                    std::function<bool(const MatmulPanel &)> gemm);
+
+/// The stride between the rows of x (rank >= 2) when every dim but the
+/// last folds into one dim of rows (any contiguous x, a slice of its last
+/// dim), as torch.matmul folds a batch against a matrix; nullopt when its
+/// rows are not one stride apart (a transposed [S, B, E] seen as [B, S,
+/// E]). forEachMatmul then runs one product of all the rows.
+std::optional<int64_t> foldedRowStride(const Tensor &x);
 
 /// Why out = x @ y cannot be computed into `out` (empty when it can): a 0-d
 /// operand, inner dims that differ, batch dims that do not broadcast, or an

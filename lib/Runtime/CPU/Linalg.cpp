@@ -185,7 +185,21 @@ void matmulInto(KernelContext &ctx, const Tensor &x, const Tensor &y,
         dtypeName(x.dtype) + " and " + dtypeName(y.dtype));
   if (std::string err = matmulShapeError(x, y, out); !err.empty())
     return ctx.fail(err);
-  forEachMatmul(x, y, out, [&](const MatmulPanel &p) {
+  // A batch of rows that does not fold against a matrix is gathered once
+  // into a contiguous copy that does, as torch's linear reshapes it: one
+  // large product, not one small one per matrix.
+  Tensor folded = x;
+  Storage copy;
+  if (y.rank() <= 2 && x.rank() > 2 && x.numel() > 0 && !foldedRowStride(x)) {
+    copy.data = ctx.scratch(x.numel(), dtypeSize(x.dtype));
+    if (!copy.data)
+      return;
+    folded.storage = &copy;
+    folded.offset = 0;
+    folded.strides = Tensor::contiguousStrides(x.shape);
+    copyTensor(x, folded);
+  }
+  forEachMatmul(folded, y, out, [&](const MatmulPanel &p) {
     gemm(ctx, x.dtype, p.a, p.ars, p.acs, p.b, p.brs, p.bcs, p.c, p.ldc, p.M,
          p.N, p.K, alpha, beta);
     return !ctx.failed();

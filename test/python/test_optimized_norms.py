@@ -66,6 +66,8 @@ def test_softmax_shapes():
     check(lambda t: F.softmax(t, 0), (x,), torch.float32, "softmax")   # 4 inner blocks
     check(lambda t: F.softmax(t, 0), (values((7,), torch.float32),), torch.float32,
           "softmax")
+    check(lambda t: F.log_softmax(t, 0), (values((), torch.float64),), torch.float64,
+          "log_softmax")  # 0-d: one element
     # -inf entries, a whole -inf row (NaN, as eager), large values.
     y = values((4, 33), torch.float32) * 30
     y[0, 3] = float("-inf")

@@ -3,7 +3,8 @@
 
 For each elementwise case (ops and shapes of the zoo's models: resnet's
 activations and residual adds, a transformer's GELU, scaled adds and
-layout copies), the op's own time in TraceIR's profile (its kernel plus
+layout copies) and each fused row or channel one (attention's softmax,
+layer_norm, eval batch_norm), the op's own time in TraceIR's profile (its kernel plus
 its result's allocation) at the optimized tier and at the portable tier,
 and eager's time for the same call (also allocating its result), each the
 best of N runs after warm-up. Each thread count runs in its own process
@@ -29,6 +30,10 @@ def cases(torch):
     act = r(8, 64, 56, 56)         # resnet18's first stage at batch 8
     tok = r(8, 64, 1024)           # an MLP's hidden activations, B8 S64
     emb = r(8, 64, 256)            # an encoder's residual stream
+    bn = torch.nn.BatchNorm2d(64).eval()
+    with torch.no_grad():
+        bn.running_mean.copy_(r(64))
+        bn.running_var.copy_(r(64).abs() + 0.5)
     return [
         ("relu", "8x64x56x56", torch.relu, (act,)),
         # In place: the kernel alone, without its result's allocation.
@@ -48,6 +53,13 @@ def cases(torch):
         ("contiguous (transpose)", "8x64x256 -> 8x256x64",
          lambda a: a.transpose(1, 2).contiguous(), (emb,)),
         ("exp", "8x64x1024", torch.exp, (tok,)),
+        # The fused row and channel kernels (CPU/Optimized/Norm.cpp).
+        ("softmax (attention)", "8x8x64x64 dim=-1", lambda a: F.softmax(a, -1),
+         (r(8, 8, 64, 64),)),
+        ("softmax (dim=1)", "8x64x256 dim=1", lambda a: F.softmax(a, 1), (emb,)),
+        ("layer_norm", "8x64x256 over 256",
+         lambda a, w, b: F.layer_norm(a, (256,), w, b), (emb, r(256), r(256))),
+        ("batch_norm (eval)", "8x64x56x56", bn, (act,)),
     ]
 
 

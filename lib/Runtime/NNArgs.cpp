@@ -1,6 +1,7 @@
 //===- NNArgs.cpp - Reading and checking NN kernel arguments --------------===//
 
 #include "TraceIR/Runtime/NNArgs.h"
+#include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/Elementwise.h"
 #include "TraceIR/Support/CheckedMath.h"
 #include "TraceIR/Support/ConvolutionArgs.h"
@@ -571,6 +572,17 @@ bool traceir::logSoftmaxBackwardArgs(KernelContext &ctx, int64_t &dim) {
   }
   dim = d < 0 ? d + rank : d;
   return true;
+}
+
+bool traceir::softmaxArgs(KernelContext &ctx, int64_t &dim) {
+  const Tensor &in = ctx.tensor(0);
+  dim = cpu::wrapDim(ctx.scalar(1).i, in.rank());
+  if (in.rank() > 0 && (dim < 0 || dim >= in.rank())) {
+    ctx.fail("dim " + strCat(ctx.scalar(1).i) + " is out of range for rank " +
+             strCat(in.rank()));
+    return false;
+  }
+  return checkResultShape(ctx, 0, in.shape);
 }
 
 int64_t LayerNormArgs::numRows() const {

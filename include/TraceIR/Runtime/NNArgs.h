@@ -155,6 +155,10 @@ int64_t ignoreIndexArg(KernelContext &ctx, unsigned i = 4);
 /// _log_softmax_backward_data(grad_output, output, dim, input_dtype):
 /// floating grad_output and output of one shape; `dim` is wrapped.
 bool logSoftmaxBackwardArgs(KernelContext &ctx, int64_t &dim);
+/// softmax and log_softmax(self, dim, dtype): `dim` wrapped and in range
+/// (any value for a 0-d self, which has one element to normalize), and a
+/// result of self's shape.
+bool softmaxArgs(KernelContext &ctx, int64_t &dim);
 
 //===--- layer_norm, dropout, embedding -----------------------------------===//
 

@@ -211,16 +211,12 @@ void argReduce(KernelContext &ctx, bool isMax, bool withValues = false) {
 void softmaxImpl(KernelContext &ctx, bool log) {
   const Tensor &in = ctx.tensor(0);
   Tensor &out = ctx.result(0);
-  int64_t dim = wrapDim(ctx.scalar(1).i, in.rank());
-  std::vector<bool> reduced(in.rank(), false);
-  if (in.rank() > 0) {
-    if (dim < 0 || dim >= in.rank())
-      return ctx.fail("dim " + strCat(ctx.scalar(1).i) +
-                      " is out of range for rank " + strCat(in.rank()));
-    reduced[dim] = true;
-  }
-  if (!checkResultShape(ctx, 0, in.shape))
+  int64_t dim;
+  if (!softmaxArgs(ctx, dim))
     return;
+  std::vector<bool> reduced(in.rank(), false);
+  if (in.rank() > 0)
+    reduced[dim] = true;
   // The output is contiguous with in's shape: the same grouping applied to
   // its strides addresses the same elements.
   Tensor outView = out;

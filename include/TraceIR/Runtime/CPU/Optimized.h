@@ -34,13 +34,58 @@ bool copy(const Tensor &src, Tensor &dst);
 /// ISA); TRACEIR_CPU_CAPABILITY=default|avx2 forces one.
 const char *capability();
 
-/// The variants, each built from CPU/Optimized/Elementwise.cpp.
+/// softmax or log_softmax over the middle dim of a contiguous tensor seen
+/// as [outer, dim, inner], into a contiguous result of its floating dtype:
+/// a row at a time for inner == 1, else vectorized across inner.
+struct SoftmaxRows {
+  const char *in;
+  char *out;
+  int32_t dtype; // EwDType: F32, F64, F16 or BF16
+  int64_t outer, dim, inner;
+  bool log;
+};
+void softmax(const SoftmaxRows &r);
+/// Normalizes each of `rows` contiguous rows of `inner` elements (in and
+/// out of one floating dtype) by its mean and 1 / sqrt(var + eps), then
+/// scales and shifts by weight and bias (null: 1 and 0; the dtype's, C
+/// contiguous elements): element j of row o by element j for groups == 1
+/// (layer_norm), else by channel (o % groups) * (inner / span) + j / span
+/// (group_norm). mean and rstd (null: not wanted) get one value a row.
+struct NormRows {
+  const char *in;
+  char *out;
+  int32_t dtype;
+  int64_t rows, inner, groups = 1, span = 1;
+  const char *weight = nullptr, *bias = nullptr;
+  double eps;
+  double *mean = nullptr, *rstd = nullptr;
+};
+void normRows(const NormRows &r);
+/// out = in * scale[c] + shift[c] over a contiguous [N, C, S] tensor and
+/// result of one floating dtype (eval batch norm).
+struct ChannelAffine {
+  const char *in;
+  char *out;
+  int32_t dtype;
+  int64_t N, C, S;
+  const double *scale, *shift;
+};
+void channelAffine(const ChannelAffine &a);
+
+/// The variants, each built from CPU/Optimized/Elementwise.cpp and
+/// Norm.cpp.
 namespace base {
 bool elementwise(const EwLaunch &L);
 bool copy(const Tensor &src, Tensor &dst);
+void softmax(const SoftmaxRows &r);
+void normRows(const NormRows &r);
+void channelAffine(const ChannelAffine &a);
 } // namespace base
 namespace avx2 { // no copy: the same bits in each variant, base's serves
 bool elementwise(const EwLaunch &L);
+void softmax(const SoftmaxRows &r);
+void normRows(const NormRows &r);
+void channelAffine(const ChannelAffine &a);
 } // namespace avx2
 
 } // namespace traceir::cpu::optimized

@@ -62,3 +62,24 @@ bool cpu::optimized::elementwise(const EwLaunch &L) {
 bool cpu::optimized::copy(const Tensor &src, Tensor &dst) {
   return base::copy(src, dst);
 }
+
+// The fused row and channel loops (Norm.cpp) dispatch as the elementwise
+// ones: exp and the FMAs are where AVX2 pays.
+#ifdef TRACEIR_HAVE_AVX2_VARIANT
+#define TRACEIR_DISPATCH(FN, ARG)                                              \
+  if (useAVX2())                                                               \
+    return avx2::FN(ARG);                                                      \
+  base::FN(ARG);
+#else
+#define TRACEIR_DISPATCH(FN, ARG) base::FN(ARG);
+#endif
+void cpu::optimized::softmax(const SoftmaxRows &r) {
+  TRACEIR_DISPATCH(softmax, r)
+}
+void cpu::optimized::normRows(const NormRows &r) {
+  TRACEIR_DISPATCH(normRows, r)
+}
+void cpu::optimized::channelAffine(const ChannelAffine &a) {
+  TRACEIR_DISPATCH(channelAffine, a)
+}
+#undef TRACEIR_DISPATCH

@@ -1,0 +1,99 @@
+//===- Loops.h - What the optimized CPU loops share -------------*- C++ -*-===//
+//
+// Included by each optimized-loop file (Elementwise.cpp, Norm.cpp) once per
+// CPU variant: glibc's vector math declarations, the loop pragmas, the
+// variant's name and target, and each floating dtype's storage and compute
+// types. Private to CPU/Optimized/.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_CPU_OPTIMIZED_LOOPS_H
+#define TRACEIR_RUNTIME_CPU_OPTIMIZED_LOOPS_H
+
+#include "TraceIR/Runtime/Elementwise.h"
+
+#include <cstdint>
+
+#ifdef TRACEIR_HAVE_LIBMVEC
+// glibc's vector math library (libmvec) has SIMD variants of these (4 and
+// 8 floats, 2 and 4 doubles, for the SSE, AVX2 and AVX-512 ABIs), the role
+// Sleef plays in PyTorch. math.h declares them for the vectorizer only
+// under -ffast-math, whose NaN rules TraceIR cannot take; declaring them
+// here lets the optimized loops (#pragma omp simd, their files built with
+// -fno-math-errno) call them without it. CMake checks that the toolchain
+// vectorizes and links such a call before defining TRACEIR_HAVE_LIBMVEC.
+#define TRACEIR_SIMD_DECL(R, F)                                                \
+  __attribute__((simd("notinbranch"))) R F(R) noexcept;
+extern "C" {
+TRACEIR_SIMD_DECL(float, expf)
+TRACEIR_SIMD_DECL(float, logf)
+TRACEIR_SIMD_DECL(float, tanhf)
+TRACEIR_SIMD_DECL(float, erff)
+TRACEIR_SIMD_DECL(float, sinf)
+TRACEIR_SIMD_DECL(float, cosf)
+TRACEIR_SIMD_DECL(double, exp)
+TRACEIR_SIMD_DECL(double, log)
+TRACEIR_SIMD_DECL(double, tanh)
+TRACEIR_SIMD_DECL(double, erf)
+TRACEIR_SIMD_DECL(double, sin)
+TRACEIR_SIMD_DECL(double, cos)
+}
+#undef TRACEIR_SIMD_DECL
+#define TRACEIR_OMP_SIMD _Pragma("omp simd")
+#else
+#define TRACEIR_OMP_SIMD
+#endif
+#if defined(__clang__)
+#define TRACEIR_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define TRACEIR_IVDEP _Pragma("GCC ivdep")
+#else
+#define TRACEIR_IVDEP
+#endif
+
+// The variant this file is built as: `base` (the target's baseline ISA),
+// or `avx2` when ElementwiseAVX2.cpp includes it built with -mavx2 -mfma.
+#ifndef TRACEIR_CPU_VARIANT
+#define TRACEIR_CPU_VARIANT base
+#endif
+// The loops' target: the build's for `base`; for `avx2`, a target
+// attribute rather than -mavx2 on the whole file, so that no inline
+// function of a header this file instantiates is emitted as AVX2 code
+// the linker could pick for the baseline's callers.
+#ifndef TRACEIR_VARIANT_TARGET
+#define TRACEIR_VARIANT_TARGET
+#endif
+
+namespace traceir::cpu::optimized {
+namespace {
+/// A dtype's storage type and compute type, with the conversions.
+template <int32_t DT> struct Elt;
+template <> struct Elt<F32> {
+  using T = float;
+  using C = float;
+  static C load(T x) { return x; }
+  static T store(C c) { return c; }
+};
+template <> struct Elt<F64> {
+  using T = double;
+  using C = double;
+  static C load(T x) { return x; }
+  static T store(C c) { return c; }
+};
+template <> struct Elt<F16> {
+  using T = uint16_t;
+  using C = float;
+  static C load(T x) { return ewHalfToFloat(x); }
+  static T store(C c) { return ewFloatToHalf(c); }
+};
+template <> struct Elt<BF16> {
+  using T = uint16_t;
+  using C = float;
+  static C load(T x) { return ewBf16ToFloat(x); }
+  static T store(C c) { return ewFloatToBf16(c); }
+};
+
+} // namespace
+} // namespace traceir::cpu::optimized
+
+#endif // TRACEIR_RUNTIME_CPU_OPTIMIZED_LOOPS_H

@@ -1,0 +1,513 @@
+//===- Norm.cpp - Optimized softmax, layer, group and batch norm ----------===//
+//
+// Built once per CPU variant (Optimized.h, Dispatch.cpp), as Elementwise.cpp.
+//
+// The fused row and channel kernels of ATen's SoftMaxKernel.cpp,
+// layer_norm_kernel.cpp, group_norm_kernel.cpp and batch_norm_kernel.cpp:
+// typed loops computing in the dtype's opmath (float for f32, f16 and bf16,
+// double for f64). softmax subtracts the row's max, exponentiates, sums and
+// scales (log_softmax subtracts the log of the sum); along an inner dim
+// (inner > 1) it vectorizes across the inner elements instead. layer_norm
+// and group_norm take each row's mean and variance in two passes, then
+// (x * rstd - mean * rstd) * w + b; eval batch norm folds its statistics
+// into one scale and shift per channel. Every row (or inner block) is
+// computed by one thread in a fixed order, so results do not depend on the
+// thread count. The entry points (cpu::fast::*, in the base variant only)
+// decode the arguments with the portable kernels' own functions and return
+// false for the dtypes and layouts they do not cover.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Loops.h"
+#include "TraceIR/Runtime/CPU/Optimized.h"
+#include "TraceIR/Runtime/CPU/Parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+#ifndef TRACEIR_LOOPS_ONLY
+#include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Runtime/NNArgs.h"
+#endif
+
+using namespace traceir;
+using namespace traceir::cpu::optimized;
+
+namespace {
+
+// exp and log by compute type, so that a `#pragma omp simd` loop calls
+// libmvec's expf or exp (Loops.h).
+inline float vexp(float x) { return expf(x); }
+inline double vexp(double x) { return exp(x); }
+
+/// Partial results per lane: the reductions below keep this many
+/// accumulators, combined in a fixed order, so that the compiler
+/// vectorizes them without reassociating (no -ffast-math) and the result
+/// depends only on the row.
+constexpr int kLanes = 16;
+
+template <typename C> C combineLanes(const C (&acc)[kLanes]) {
+  C s[kLanes / 2];
+  for (int k = 0; k < kLanes / 2; ++k)
+    s[k] = acc[k] + acc[k + kLanes / 2];
+  C r = 0;
+  for (int k = 0; k < kLanes / 2; ++k)
+    r += s[k];
+  return r;
+}
+
+/// The max of n > 0 elements (a NaN gives a NaN row anyway: exp(NaN - m)
+/// enters its sum).
+template <int32_t DT>
+TRACEIR_VARIANT_TARGET typename Elt<DT>::C rowMax(const typename Elt<DT>::T *x,
+                                                  int64_t n) {
+  using E = Elt<DT>;
+  using C = typename E::C;
+  C acc[kLanes];
+  for (int k = 0; k < kLanes; ++k)
+    acc[k] = E::load(x[0]);
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int k = 0; k < kLanes; ++k) {
+      C v = E::load(x[j + k]);
+      acc[k] = v > acc[k] ? v : acc[k];
+    }
+  for (; j < n; ++j) {
+    C v = E::load(x[j]);
+    acc[0] = v > acc[0] ? v : acc[0];
+  }
+  C m = acc[0];
+  for (int k = 1; k < kLanes; ++k)
+    m = acc[k] > m ? acc[k] : m;
+  return m;
+}
+
+/// The sum of f(load(x[j])) over n elements, in lanes, each block of
+/// kBlock elements added into a double (f64: the same) so that long rows
+/// keep float's rounding per block only (ATen's cascade sum).
+constexpr int64_t kBlock = 4096;
+template <int32_t DT, typename F>
+TRACEIR_VARIANT_TARGET double rowSum(const typename Elt<DT>::T *x, int64_t n,
+                                     F f) {
+  using E = Elt<DT>;
+  using C = typename E::C;
+  double total = 0;
+  for (int64_t b = 0; b < n; b += kBlock) {
+    int64_t e = std::min(n, b + kBlock), j = b;
+    C acc[kLanes] = {};
+    for (; j + kLanes <= e; j += kLanes)
+      for (int k = 0; k < kLanes; ++k)
+        acc[k] += f(E::load(x[j + k]));
+    for (; j < e; ++j)
+      acc[0] += f(E::load(x[j]));
+    total += combineLanes(acc);
+  }
+  return total;
+}
+
+/// softmax of one contiguous row of n > 0 elements.
+template <int32_t DT>
+TRACEIR_VARIANT_TARGET void softmaxRow(const typename Elt<DT>::T *__restrict x,
+                                       typename Elt<DT>::T *__restrict y,
+                                       int64_t n, bool log) {
+  using E = Elt<DT>;
+  using C = typename E::C;
+  using T = typename E::T;
+  const C m = rowMax<DT>(x, n);
+  if constexpr (std::is_same_v<T, C>) {
+    // The exps go to the result, then are summed and scaled there.
+    TRACEIR_OMP_SIMD
+    for (int64_t j = 0; j < n; ++j)
+      y[j] = vexp(x[j] - m);
+    C sum = static_cast<C>(rowSum<DT>(y, n, [](C v) { return v; }));
+    if (log) {
+      C ls = std::log(sum);
+      TRACEIR_IVDEP
+      for (int64_t j = 0; j < n; ++j)
+        y[j] = x[j] - m - ls;
+    } else {
+      C inv = C(1) / sum;
+      TRACEIR_IVDEP
+      for (int64_t j = 0; j < n; ++j)
+        y[j] *= inv;
+    }
+  } else {
+    // A 16-bit result cannot hold the exps: they are computed again.
+    C sum = static_cast<C>(rowSum<DT>(x, n, [m](C v) { return vexp(v - m); }));
+    C ls = std::log(sum), inv = C(1) / sum;
+    for (int64_t j = 0; j < n; ++j) {
+      C v = E::load(x[j]) - m;
+      y[j] = E::store(log ? v - ls : vexp(v) * inv);
+    }
+  }
+}
+
+/// Inner elements per block of the strided softmax: its max and sum
+/// accumulators live on the stack.
+constexpr int64_t kInnerBlock = 256;
+
+/// softmax over dim of block [i0, i0 + nb) of the inner elements of one
+/// outer index: x and y point at (o, 0, i0); element d is d * inner away.
+template <int32_t DT>
+TRACEIR_VARIANT_TARGET void
+softmaxColumns(const typename Elt<DT>::T *__restrict x,
+               typename Elt<DT>::T *__restrict y, int64_t dim, int64_t inner,
+               int64_t nb, bool log) {
+  using E = Elt<DT>;
+  using C = typename E::C;
+  using T = typename E::T;
+  C m[kInnerBlock], s[kInnerBlock];
+  for (int64_t k = 0; k < nb; ++k) {
+    m[k] = E::load(x[k]);
+    s[k] = 0;
+  }
+  for (int64_t d = 1; d < dim; ++d) {
+    const T *xd = x + d * inner;
+    for (int64_t k = 0; k < nb; ++k) {
+      C v = E::load(xd[k]);
+      m[k] = v > m[k] ? v : m[k];
+    }
+  }
+  for (int64_t d = 0; d < dim; ++d) {
+    const T *xd = x + d * inner;
+    T *yd = y + d * inner;
+    TRACEIR_OMP_SIMD
+    for (int64_t k = 0; k < nb; ++k) {
+      C e = vexp(E::load(xd[k]) - m[k]);
+      if constexpr (std::is_same_v<T, C>)
+        yd[k] = e;
+      s[k] += e;
+    }
+  }
+  if (log) {
+    for (int64_t k = 0; k < nb; ++k)
+      s[k] = std::log(s[k]);
+    for (int64_t d = 0; d < dim; ++d) {
+      const T *xd = x + d * inner;
+      T *yd = y + d * inner;
+      TRACEIR_IVDEP
+      for (int64_t k = 0; k < nb; ++k)
+        yd[k] = E::store(E::load(xd[k]) - m[k] - s[k]);
+    }
+    return;
+  }
+  for (int64_t k = 0; k < nb; ++k)
+    s[k] = C(1) / s[k];
+  for (int64_t d = 0; d < dim; ++d) {
+    const T *xd = x + d * inner;
+    T *yd = y + d * inner;
+    TRACEIR_OMP_SIMD
+    for (int64_t k = 0; k < nb; ++k) {
+      if constexpr (std::is_same_v<T, C>)
+        yd[k] *= s[k];
+      else
+        yd[k] = E::store(vexp(E::load(xd[k]) - m[k]) * s[k]);
+    }
+  }
+}
+
+template <int32_t DT>
+TRACEIR_VARIANT_TARGET void softmaxChunk(const SoftmaxRows &r, int64_t b,
+                                         int64_t e) {
+  using T = typename Elt<DT>::T;
+  const T *x = reinterpret_cast<const T *>(r.in);
+  T *y = reinterpret_cast<T *>(r.out);
+  if (r.inner == 1) {
+    for (int64_t o = b; o < e; ++o)
+      softmaxRow<DT>(x + o * r.dim, y + o * r.dim, r.dim, r.log);
+    return;
+  }
+  int64_t blocks = (r.inner + kInnerBlock - 1) / kInnerBlock;
+  for (int64_t t = b; t < e; ++t) {
+    int64_t o = t / blocks, i0 = (t % blocks) * kInnerBlock;
+    int64_t off = o * r.dim * r.inner + i0;
+    softmaxColumns<DT>(x + off, y + off, r.dim, r.inner,
+                       std::min(kInnerBlock, r.inner - i0), r.log);
+  }
+}
+
+template <int32_t DT> void softmaxTyped(const SoftmaxRows &r) {
+  // Tasks: rows, or (outer, inner block) pairs; each is one thread's.
+  int64_t width = r.inner == 1 ? 1 : std::min(kInnerBlock, r.inner);
+  int64_t tasks = r.inner == 1
+                      ? r.outer
+                      : r.outer * ((r.inner + kInnerBlock - 1) / kInnerBlock);
+  int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / (r.dim * width));
+  cpu::parallelFor(tasks, grain,
+                   [&](int64_t b, int64_t e) { softmaxChunk<DT>(r, b, e); });
+}
+
+/// One row of layer_norm or group_norm (NormRows).
+template <int32_t DT>
+TRACEIR_VARIANT_TARGET void normRow(const NormRows &r, int64_t o) {
+  using E = Elt<DT>;
+  using C = typename E::C;
+  using T = typename E::T;
+  const int64_t n = r.inner;
+  const T *x = reinterpret_cast<const T *>(r.in) + o * n;
+  T *y = reinterpret_cast<T *>(r.out) + o * n;
+  const T *w = reinterpret_cast<const T *>(r.weight);
+  const T *bias = reinterpret_cast<const T *>(r.bias);
+  const C mean = static_cast<C>(rowSum<DT>(x, n, [](C v) { return v; }) / n);
+  const C var = static_cast<C>(
+      rowSum<DT>(x, n, [mean](C v) { return (v - mean) * (v - mean); }) / n);
+  const C rstd = C(1) / std::sqrt(var + static_cast<C>(r.eps));
+  if (r.mean) {
+    r.mean[o] = mean;
+    r.rstd[o] = rstd;
+  }
+  const C shift = -mean * rstd;
+  if (r.groups == 1) {
+    // layer_norm: ATen's (x * rstd - mean * rstd) * w + b.
+    TRACEIR_IVDEP
+    for (int64_t j = 0; j < n; ++j) {
+      C v = E::load(x[j]) * rstd + shift;
+      if (w)
+        v *= E::load(w[j]);
+      if (bias)
+        v += E::load(bias[j]);
+      y[j] = E::store(v);
+    }
+    return;
+  }
+  // group_norm: a scale and shift per channel of the group, over its span.
+  int64_t c0 = (o % r.groups) * (n / r.span);
+  for (int64_t c = 0; c < n / r.span; ++c) {
+    C sc = rstd * (w ? E::load(w[c0 + c]) : C(1));
+    C sh = (bias ? E::load(bias[c0 + c]) : C(0)) - mean * sc;
+    const T *xc = x + c * r.span;
+    T *yc = y + c * r.span;
+    TRACEIR_IVDEP
+    for (int64_t s = 0; s < r.span; ++s)
+      yc[s] = E::store(E::load(xc[s]) * sc + sh);
+  }
+}
+
+template <int32_t DT>
+TRACEIR_VARIANT_TARGET void normChunk(const NormRows &r, int64_t b, int64_t e) {
+  for (int64_t o = b; o < e; ++o)
+    normRow<DT>(r, o);
+}
+
+template <int32_t DT> void normRowsTyped(const NormRows &r) {
+  int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / r.inner);
+  cpu::parallelFor(r.rows, grain,
+                   [&](int64_t b, int64_t e) { normChunk<DT>(r, b, e); });
+}
+
+template <int32_t DT>
+TRACEIR_VARIANT_TARGET void affineChunk(const ChannelAffine &a, int64_t b,
+                                        int64_t e) {
+  using E = Elt<DT>;
+  using C = typename E::C;
+  using T = typename E::T;
+  const T *x = reinterpret_cast<const T *>(a.in);
+  T *y = reinterpret_cast<T *>(a.out);
+  for (int64_t p = b; p < e; ++p) {
+    const int64_t c = p % a.C;
+    const C sc = static_cast<C>(a.scale[c]), sh = static_cast<C>(a.shift[c]);
+    const T *xp = x + p * a.S;
+    T *yp = y + p * a.S;
+    TRACEIR_IVDEP
+    for (int64_t s = 0; s < a.S; ++s)
+      yp[s] = E::store(E::load(xp[s]) * sc + sh);
+  }
+}
+
+template <int32_t DT> void channelAffineTyped(const ChannelAffine &a) {
+  // Tasks: the N * C planes of S elements.
+  int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / a.S);
+  cpu::parallelFor(a.N * a.C, grain,
+                   [&](int64_t b, int64_t e) { affineChunk<DT>(a, b, e); });
+}
+
+/// Calls Fn<DT>(arg) for a floating dtype.
+#define TRACEIR_NORM_DISPATCH(FN, DTYPE, ARG)                                  \
+  switch (DTYPE) {                                                             \
+  case F32:                                                                    \
+    return FN<F32>(ARG);                                                       \
+  case F64:                                                                    \
+    return FN<F64>(ARG);                                                       \
+  case F16:                                                                    \
+    return FN<F16>(ARG);                                                       \
+  case BF16:                                                                   \
+    return FN<BF16>(ARG);                                                      \
+  default:                                                                     \
+    return;                                                                    \
+  }
+
+} // namespace
+
+void cpu::optimized::TRACEIR_CPU_VARIANT::softmax(const SoftmaxRows &r) {
+  TRACEIR_NORM_DISPATCH(softmaxTyped, r.dtype, r)
+}
+void cpu::optimized::TRACEIR_CPU_VARIANT::normRows(const NormRows &r) {
+  TRACEIR_NORM_DISPATCH(normRowsTyped, r.dtype, r)
+}
+void cpu::optimized::TRACEIR_CPU_VARIANT::channelAffine(
+    const ChannelAffine &a) {
+  TRACEIR_NORM_DISPATCH(channelAffineTyped, a.dtype, a)
+}
+#undef TRACEIR_NORM_DISPATCH
+
+#ifndef TRACEIR_LOOPS_ONLY
+//===--- The kernels: cpu::fast::* (Ops.def's FAST_CPU) -------------------===//
+//
+// Each decodes and checks its arguments as the portable kernel does
+// (returning true when that failed: the context holds the error), then
+// returns false, having written nothing, for what the loops above do not
+// cover: a dtype other than f32, f64, f16 or bf16, operands of mixed
+// dtypes, non-contiguous inputs or results, zero-size tensors, training
+// batch norm.
+
+namespace {
+bool coveredDtype(DType d) {
+  return d == DType::F32 || d == DType::F64 || d == DType::F16 ||
+         d == DType::BF16;
+}
+
+/// in and result 0: one covered dtype, contiguous, not empty.
+bool denseSameDtype(const Tensor &in, const Tensor &out) {
+  return coveredDtype(in.dtype) && out.dtype == in.dtype && in.isContiguous() &&
+         out.isContiguous() && in.numel() > 0;
+}
+
+bool softmaxFast(KernelContext &ctx, bool log) {
+  int64_t dim;
+  if (!softmaxArgs(ctx, dim))
+    return true;
+  const Tensor &in = ctx.tensor(0);
+  Tensor &out = ctx.result(0);
+  if (!denseSameDtype(in, out))
+    return false;
+  SoftmaxRows r{in.bytes(), out.bytes(), static_cast<int32_t>(in.dtype), 1, 1,
+                1,          log};
+  for (int64_t d = 0; d < in.rank(); ++d)
+    (d < dim ? r.outer : d == dim ? r.dim : r.inner) *= in.shape[d];
+  cpu::optimized::softmax(r);
+  return true;
+}
+
+/// layer_norm, native_layer_norm (`stats`: mean and rstd results) and
+/// native_group_norm over the rows LayerNormArgs describes.
+bool normFast(KernelContext &ctx, const LayerNormArgs &a, bool stats) {
+  const Tensor &in = a.rows;
+  Tensor &out = ctx.result(0);
+  if (!denseSameDtype(in, out))
+    return false;
+  for (const Tensor *t : {a.weight, a.bias})
+    if (t && t->dtype != in.dtype)
+      return false;
+  if (stats)
+    for (unsigned i = 1; i < 3; ++i)
+      if (!ctx.result(i).isContiguous() || !coveredDtype(ctx.result(i).dtype))
+        return false;
+  NormRows r;
+  r.in = in.bytes();
+  r.out = out.bytes();
+  r.dtype = static_cast<int32_t>(in.dtype);
+  r.rows = a.numRows();
+  r.inner = in.numel() / r.rows;
+  r.groups = a.groups;
+  r.span = a.span;
+  r.weight = a.weight ? a.weight->bytes() : nullptr;
+  r.bias = a.bias ? a.bias->bytes() : nullptr;
+  r.eps = a.eps;
+  if (stats) {
+    r.mean = static_cast<double *>(ctx.scratch(2 * r.rows, sizeof(double)));
+    if (!r.mean)
+      return true;
+    r.rstd = r.mean + r.rows;
+  }
+  cpu::optimized::normRows(r);
+  if (stats)
+    for (unsigned i = 1; i < 3; ++i) {
+      Tensor &t = ctx.result(i);
+      const double *v = i == 1 ? r.mean : r.rstd;
+      for (int64_t o = 0; o < r.rows; ++o)
+        cpu::storeDouble(t.bytes() + o * dtypeSize(t.dtype), t.dtype, v[o]);
+    }
+  return true;
+}
+
+bool layerNormFast(KernelContext &ctx, bool native) {
+  LayerNormArgs a;
+  if (!layerNormArgs(ctx, a, native))
+    return true;
+  return normFast(ctx, a, native);
+}
+
+/// Element c of a per-channel tensor (C elements, rank 1 or contiguous).
+double channelValue(const Tensor &t, int64_t c) {
+  int64_t stride = t.rank() == 1 ? t.strides[0] : 1;
+  return cpu::loadDouble(t.bytes() + c * stride * dtypeSize(t.dtype), t.dtype);
+}
+
+/// Eval batch_norm and native_batch_norm: scale = w / sqrt(var + eps) and
+/// shift = b - mean * scale per channel (in double, C values), then one
+/// multiply-add per element.
+bool batchNormFast(KernelContext &ctx, bool native) {
+  BatchNormArgs a;
+  if (!batchNormArgs(ctx, a, native))
+    return true;
+  const Tensor &x = ctx.tensor(0);
+  Tensor &out = ctx.result(0);
+  if (a.training || !denseSameDtype(x, out))
+    return false;
+  for (unsigned i = 1; i <= 4; ++i)
+    if (ctx.isTensor(i) && ctx.tensor(i).rank() != 1 &&
+        !ctx.tensor(i).isContiguous())
+      return false;
+  if (native)
+    for (unsigned i = 1; i < 3; ++i)
+      if (!ctx.result(i).isContiguous())
+        return false;
+  ChannelLayout L(x);
+  double *scale = static_cast<double *>(ctx.scratch(2 * L.C, sizeof(double)));
+  if (!scale)
+    return true;
+  double *shift = scale + L.C;
+  for (int64_t c = 0; c < L.C; ++c) {
+    double mean = channelValue(ctx.tensor(3), c);
+    double istd = 1.0 / std::sqrt(channelValue(ctx.tensor(4), c) + a.eps);
+    scale[c] = istd * (ctx.isTensor(1) ? channelValue(ctx.tensor(1), c) : 1.0);
+    shift[c] = (ctx.isTensor(2) ? channelValue(ctx.tensor(2), c) : 0.0) -
+               mean * scale[c];
+    if (native) {
+      // The statistics eval mode normalized with, as the portable kernel.
+      Tensor &m = ctx.result(1), &r = ctx.result(2);
+      cpu::storeDouble(m.bytes() + c * dtypeSize(m.dtype), m.dtype, mean);
+      cpu::storeDouble(r.bytes() + c * dtypeSize(r.dtype), r.dtype, istd);
+    }
+  }
+  cpu::optimized::channelAffine({x.bytes(), out.bytes(),
+                                 static_cast<int32_t>(x.dtype), L.N, L.C, L.S,
+                                 scale, shift});
+  return true;
+}
+} // namespace
+
+bool cpu::fast::softmax(KernelContext &ctx) { return softmaxFast(ctx, false); }
+bool cpu::fast::log_softmax(KernelContext &ctx) {
+  return softmaxFast(ctx, true);
+}
+bool cpu::fast::layer_norm(KernelContext &ctx) {
+  return layerNormFast(ctx, false);
+}
+bool cpu::fast::native_layer_norm(KernelContext &ctx) {
+  return layerNormFast(ctx, true);
+}
+bool cpu::fast::native_group_norm(KernelContext &ctx) {
+  LayerNormArgs a;
+  if (!groupNormArgs(ctx, a))
+    return true;
+  return normFast(ctx, a, true);
+}
+bool cpu::fast::batch_norm(KernelContext &ctx) {
+  return batchNormFast(ctx, false);
+}
+bool cpu::fast::native_batch_norm(KernelContext &ctx) {
+  return batchNormFast(ctx, true);
+}
+#endif // TRACEIR_LOOPS_ONLY

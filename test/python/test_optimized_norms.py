@@ -9,7 +9,8 @@ import torch
 
 import traceir
 
-from test_optimized_kernels import TOL, Fn, values
+from test_optimized_kernels import TOL, values
+from traceir_testing import Fn
 
 F = torch.nn.functional
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]

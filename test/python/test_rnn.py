@@ -326,3 +326,24 @@ def test_gru_rejects_bad_shapes(case, error):
     text, inputs = op_graph("gru", args, results)
     with pytest.raises(RunError, match=error):
         run_graph(text, inputs)
+
+
+@pytest.mark.devices("cpu")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_rnn_optimized_tier(cell, dtype):
+    """The optimized tier's vectorized cell updates (CPU/Optimized/
+    Recurrent.cpp) against eager and the portable tier, with a hidden size
+    that leaves a tail after the vector loop."""
+    from test_optimized_norms import check
+
+    class Flat(torch.nn.Module):  # (output, h_n[, c_n]): flat, as check compares
+        def __init__(self):
+            super().__init__()
+            self.rnn = make_rnn(24, 20, 2, bidirectional=True, dtype=dtype, cell=cell).eval()
+
+        def forward(self, x):
+            out, state = self.rnn(x)
+            return (out, *state) if isinstance(state, tuple) else (out, state)
+
+    check(None, (torch.randn(7, 3, 24, dtype=dtype),), dtype, cell, module=Flat())

@@ -3,16 +3,20 @@
 // lstm and gru, as torch.nn.LSTM and torch.nn.GRU compute them: the layer
 // loop is RNNLayers.h's; here are its CPU primitives. Products go to
 // OpenBLAS's sgemm/dgemm; strided operands are gathered into scratch first.
+// The optimized tier (cpu::fast::lstm, gru) swaps in vectorized cell
+// updates and keeps the rest.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Runtime/CPU/Optimized.h"
 #include "TraceIR/Runtime/RNNLayers.h"
 
 #include "TraceIR/Runtime/CPU/Gemm.h"
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <type_traits>
 
 using namespace traceir;
 using namespace traceir::cpu;
@@ -119,6 +123,26 @@ template <typename T> struct CpuLayers {
   }
 };
 
+/// CpuLayers with the optimized tier's cell updates (CPU/Optimized/
+/// Recurrent.cpp: the same formulas, vectorized): the layer loop, GEMMs
+/// and dropout stay the portable ones.
+template <typename T> struct FastCpuLayers : CpuLayers<T> {
+  using CpuLayers<T>::CpuLayers;
+  static constexpr bool kF64 = std::is_same_v<T, double>;
+  bool lstmStep(const T *gates, T *cell, T *h, int64_t hStride, int64_t batch,
+                int64_t hidden) const {
+    optimized::lstmCells({gates, cell, h, hStride, batch, hidden, kF64});
+    return true;
+  }
+  bool gruStep(const T *gi, const T *gh, const T *bhh, const T *hPrev,
+               int64_t hPrevLd, T *h, int64_t hStride, int64_t batch,
+               int64_t hidden) const {
+    optimized::gruCells(
+        {gi, gh, bhh, hPrev, hPrevLd, h, hStride, batch, hidden, kF64});
+    return true;
+  }
+};
+
 } // namespace
 
 /// lstm(input, h0, c0, weights..., has_biases, num_layers, dropout, train,
@@ -131,3 +155,14 @@ void cpu::lstm(KernelContext &ctx) { rnn::run<CpuLayers>(ctx, RnnCell::Lstm); }
 /// bidirectional, batch_first) -> (output, h_n), torch.nn.GRU's semantics,
 /// the weights ordered as lstm's.
 void cpu::gru(KernelContext &ctx) { rnn::run<CpuLayers>(ctx, RnnCell::Gru); }
+
+// The optimized tier (Ops.def's FAST_CPU): every lstm and gru the portable
+// kernel runs (f32 and f64; its argument checks fail the same way).
+bool cpu::fast::lstm(KernelContext &ctx) {
+  rnn::run<FastCpuLayers>(ctx, RnnCell::Lstm);
+  return true;
+}
+bool cpu::fast::gru(KernelContext &ctx) {
+  rnn::run<FastCpuLayers>(ctx, RnnCell::Gru);
+  return true;
+}

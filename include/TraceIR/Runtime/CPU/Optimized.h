@@ -72,20 +72,46 @@ struct ChannelAffine {
 };
 void channelAffine(const ChannelAffine &a);
 
-/// The variants, each built from CPU/Optimized/Elementwise.cpp and
-/// Norm.cpp.
+/// One step of an LSTM's cells over [batch, hidden], in float or double
+/// (f64): RNNLayers.h's lstmStep, each gate's sigmoid and tanh vectorized.
+struct LstmCells {
+  const void *gates; // [batch, 4 * hidden]: i, f, g, o pre-activations
+  void *cell;        // [batch, hidden], updated in place
+  void *h;           // row b at h + b * hStride
+  int64_t hStride, batch, hidden;
+  bool f64;
+};
+void lstmCells(const LstmCells &c);
+/// One step of a GRU's cells: RNNLayers.h's gruStep.
+struct GruCells {
+  const void *gi, *gh; // [batch, 3 * hidden] each: r, z, n
+  const void *bhh;     // [3 * hidden] or null
+  const void *hPrev;   // row b at hPrev + b * hPrevLd
+  int64_t hPrevLd;
+  void *h; // row b at h + b * hStride
+  int64_t hStride, batch, hidden;
+  bool f64;
+};
+void gruCells(const GruCells &c);
+
+/// The variants, each built from CPU/Optimized/Elementwise.cpp, Norm.cpp
+/// and Recurrent.cpp.
 namespace base {
 bool elementwise(const EwLaunch &L);
 bool copy(const Tensor &src, Tensor &dst);
 void softmax(const SoftmaxRows &r);
 void normRows(const NormRows &r);
 void channelAffine(const ChannelAffine &a);
+void lstmCells(const LstmCells &c);
+void gruCells(const GruCells &c);
 } // namespace base
 namespace avx2 { // no copy: the same bits in each variant, base's serves
 bool elementwise(const EwLaunch &L);
 void softmax(const SoftmaxRows &r);
 void normRows(const NormRows &r);
 void channelAffine(const ChannelAffine &a);
+void lstmCells(const LstmCells &c);
+void gruCells(const GruCells &c);
 } // namespace avx2
 
 } // namespace traceir::cpu::optimized

@@ -63,8 +63,9 @@ bool cpu::optimized::copy(const Tensor &src, Tensor &dst) {
   return base::copy(src, dst);
 }
 
-// The fused row and channel loops (Norm.cpp) dispatch as the elementwise
-// ones: exp and the FMAs are where AVX2 pays.
+// The fused row and channel loops (Norm.cpp) and the recurrent cells
+// (Recurrent.cpp) dispatch as the elementwise ones: exp and the FMAs are
+// where AVX2 pays.
 #ifdef TRACEIR_HAVE_AVX2_VARIANT
 #define TRACEIR_DISPATCH(FN, ARG)                                              \
   if (useAVX2())                                                               \
@@ -81,5 +82,11 @@ void cpu::optimized::normRows(const NormRows &r) {
 }
 void cpu::optimized::channelAffine(const ChannelAffine &a) {
   TRACEIR_DISPATCH(channelAffine, a)
+}
+void cpu::optimized::lstmCells(const LstmCells &c) {
+  TRACEIR_DISPATCH(lstmCells, c)
+}
+void cpu::optimized::gruCells(const GruCells &c) {
+  TRACEIR_DISPATCH(gruCells, c)
 }
 #undef TRACEIR_DISPATCH

@@ -1,6 +1,7 @@
 //===- Loops.h - What the optimized CPU loops share -------------*- C++ -*-===//
 //
-// Included by each optimized-loop file (Elementwise.cpp, Norm.cpp) once per
+// Included by each optimized-loop file (Elementwise.cpp, Norm.cpp,
+// Recurrent.cpp) once per
 // CPU variant: glibc's vector math declarations, the loop pragmas, the
 // variant's name and target, and each floating dtype's storage and compute
 // types. Private to CPU/Optimized/.
@@ -12,6 +13,7 @@
 
 #include "TraceIR/Runtime/Elementwise.h"
 
+#include <cmath>
 #include <cstdint>
 
 #ifdef TRACEIR_HAVE_LIBMVEC
@@ -66,6 +68,13 @@ TRACEIR_SIMD_DECL(double, cos)
 
 namespace traceir::cpu::optimized {
 namespace {
+// exp and tanh by compute type, so that a `#pragma omp simd` loop calls
+// libmvec's float or double variant.
+inline float vexp(float x) { return expf(x); }
+inline double vexp(double x) { return exp(x); }
+inline float vtanh(float x) { return tanhf(x); }
+inline double vtanh(double x) { return tanh(x); }
+
 /// A dtype's storage type and compute type, with the conversions.
 template <int32_t DT> struct Elt;
 template <> struct Elt<F32> {

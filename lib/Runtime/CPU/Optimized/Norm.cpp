@@ -36,11 +36,6 @@ using namespace traceir::cpu::optimized;
 
 namespace {
 
-// exp and log by compute type, so that a `#pragma omp simd` loop calls
-// libmvec's expf or exp (Loops.h).
-inline float vexp(float x) { return expf(x); }
-inline double vexp(double x) { return exp(x); }
-
 /// Partial results per lane: the reductions below keep this many
 /// accumulators, combined in a fixed order, so that the compiler
 /// vectorizes them without reassociating (no -ffast-math) and the result

@@ -124,6 +124,17 @@ def test_avg_pool2d(case, count_include_pad):
     check(fn, (x,), optimized=not (count_include_pad and past))
 
 
+def test_max_pool2d_nan_wins():
+    # oneDNN's max skips a NaN, PyTorch's lets it win: an input with one
+    # runs on the portable tier.
+    y = values((1, 2, 6, 6))
+    y[0, 0, 1, 1] = float("nan")
+    want = F.max_pool2d(y, 2, 2)
+    got = run_both(lambda y: F.max_pool2d(y, 2, 2), (y,))["optimized"]
+    torch.testing.assert_close(got[0], want, equal_nan=True)
+    assert "optimized" not in got[1]
+
+
 def test_pool_portable_cases():
     check(lambda x: F.avg_pool2d(x, 3, 2, 1, divisor_override=4), (values((2, 3, 9, 9)),),
           optimized=False)

@@ -35,6 +35,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <array>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -154,6 +155,24 @@ bool execute(KernelContext &ctx, const Cached &c,
     return false;
   }
   return true;
+}
+
+/// Whether the `n` floats at `p` hold a NaN, in blocks the compiler
+/// vectorizes (no early exit inside one).
+bool hasNaN(const float *p, int64_t n) {
+  std::atomic<bool> found{false};
+  cpu::parallelFor(n, cpu::kGrainSize, [&](int64_t b, int64_t e) {
+    constexpr int64_t kBlock = 4096;
+    for (int64_t i = b; i < e && !found.load(std::memory_order_relaxed);
+         i += kBlock) {
+      int bad = 0;
+      for (int64_t j = i, end = std::min(e, i + kBlock); j < end; ++j)
+        bad |= p[j] != p[j];
+      if (bad)
+        found.store(true, std::memory_order_relaxed);
+    }
+  });
+  return found.load();
 }
 
 dnnl::memory plain(const Dims &dims, Tag tag, const void *p) {
@@ -305,10 +324,12 @@ bool pool2d(KernelContext &ctx, dnnl::algorithm alg, const MaxPoolArgs<2> &a) {
 }
 } // namespace
 
-/// max_pool2d. oneDNN's max keeps the first of a window's values that no
-/// later one exceeds, so a NaN in a window need not win as in PyTorch.
+/// max_pool2d of an input without NaN: oneDNN's max skips a NaN (its
+/// compare is false), where PyTorch's lets it win its windows; one pass
+/// over the input finds one, and the portable kernel runs that call.
 bool cpu::fast::max_pool2d(KernelContext &ctx) {
-  if (!plainF32(ctx.tensor(0)))
+  const Tensor &x = ctx.tensor(0);
+  if (!plainF32(x) || hasNaN(x.data<float>(), x.numel()))
     return false;
   MaxPoolArgs<2> a;
   if (!maxPoolArgs<2>(ctx, a, false))

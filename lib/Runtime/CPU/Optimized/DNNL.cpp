@@ -14,11 +14,16 @@
 // costs far more than running a small one. Each runs with a user-managed
 // scratchpad from ctx.scratch(), so the allocator counts it, a later memory
 // plan can place it, and a cached primitive may run on two threads at once.
-// The weights are given in the layout oneDNN chooses (format_tag::any) and
-// reordered into it from PyTorch's OIHW on every call (a reorder of the
-// weights is cheap beside the convolution; the caller may change them
-// between runs, so a reordered copy could not be kept). Activations stay
-// NCHW: a blocked layout would need two more reorders per call.
+// Every operand is given in the layout oneDNN chooses (format_tag::any;
+// a pool's input nChw8c) and reordered into it through scratch on every
+// call, the result reordered back to NCHW: on NCHW itself oneDNN 2.6 runs
+// im2col + GEMM (gemm:jit) and a plain pooling loop (simple_nchw), which
+// measured (1 thread, bench/kernel_bench.py) 39 ms against 22 ms blocked,
+// reorders included, for resnet's 8x64x56x56 3x3, 24 against 3.5 ms for a
+// 96-channel depthwise 3x3 and 186 against 13 ms for the stem's max pool.
+// The weights are reordered every call too (the caller may change them
+// between runs, so a reordered copy could not be kept); they are small
+// beside the activations.
 //
 // oneDNN threads with OpenMP (Debian's is built so) and reads the thread
 // count from omp_get_max_threads(): each call sets it to the runtime's
@@ -39,6 +44,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 #ifdef _OPENMP
 #include <omp.h>
@@ -99,7 +105,20 @@ struct Cached {
   size_t scratchpad = 0;
   dnnl::memory::desc weights;
   std::optional<dnnl::reorder> weightsReorder;
+  /// A convolution's input and output where it chose a blocked layout, and
+  /// the reorders from and to NCHW.
+  dnnl::memory::desc src, dst;
+  std::optional<dnnl::reorder> srcReorder, dstReorder;
 };
+
+/// A reorder from `from` to `to`, or none where they are one layout.
+std::optional<dnnl::reorder> reorderIfNeeded(const dnnl::memory::desc &from,
+                                             const dnnl::memory::desc &to) {
+  if (from == to)
+    return std::nullopt;
+  return dnnl::reorder(
+      dnnl::reorder::primitive_desc(engine(), from, engine(), to));
+}
 
 /// The cache of one kind of primitive, by its key; a primitive that failed
 /// to be created is kept as nullopt, so it is not tried again.
@@ -178,6 +197,59 @@ bool hasNaN(const float *p, int64_t n) {
 dnnl::memory plain(const Dims &dims, Tag tag, const void *p) {
   return dnnl::memory({dims, kF32, tag}, engine(), const_cast<void *>(p));
 }
+
+/// An operand of a primitive: the caller's memory, and the layout and
+/// reorder the primitive wants it in (no reorder: the caller's layout).
+struct Operand {
+  int arg;
+  dnnl::memory user;
+  const dnnl::memory::desc &desc;
+  const std::optional<dnnl::reorder> &reorder;
+};
+
+/// Runs `c` on `inputs` and `output`, each reordered through scratch where
+/// the primitive wants another layout, plus the `extra` arguments.
+void runReordered(KernelContext &ctx, const Cached &c,
+                  std::initializer_list<Operand> inputs, const Operand &output,
+                  std::unordered_map<int, dnnl::memory> extra = {}) {
+  std::unordered_map<int, dnnl::memory> args = std::move(extra);
+  auto place = [&](const Operand &o) -> bool {
+    if (!o.reorder) {
+      args.emplace(o.arg, o.user);
+      return true;
+    }
+    void *buf = ctx.scratch(o.desc.get_size());
+    if (!buf)
+      return false;
+    args.emplace(o.arg, dnnl::memory(o.desc, engine(), buf));
+    return true;
+  };
+  for (const Operand &o : inputs)
+    if (!place(o))
+      return;
+  if (!place(output))
+    return;
+  try {
+    dnnl::stream s(engine());
+    for (const Operand &o : inputs)
+      if (o.reorder)
+        o.reorder->execute(
+            s, {{DNNL_ARG_FROM, o.user}, {DNNL_ARG_TO, args.at(o.arg)}});
+    s.wait();
+  } catch (const dnnl::error &e) {
+    return ctx.fail(std::string("oneDNN failed: ") + e.what());
+  }
+  if (!execute(ctx, c, args) || !output.reorder)
+    return;
+  try {
+    dnnl::stream s(engine());
+    output.reorder->execute(
+        s, {{DNNL_ARG_FROM, args.at(output.arg)}, {DNNL_ARG_TO, output.user}});
+    s.wait();
+  } catch (const dnnl::error &e) {
+    ctx.fail(std::string("oneDNN failed: ") + e.what());
+  }
+}
 } // namespace
 
 const char *cpu::dnnlVersion() {
@@ -214,8 +286,8 @@ bool cpu::fast::conv2d(KernelContext &ctx) {
         Dims wdims = g.groups == 1
                          ? Dims{g.O, g.Cg, g.kH, g.kW}
                          : Dims{g.groups, g.O / g.groups, g.Cg, g.kH, g.kW};
-        dnnl::memory::desc src({g.N, g.C, g.H, g.W}, kF32, Tag::nchw);
-        dnnl::memory::desc dst({g.N, g.O, g.OH, g.OW}, kF32, Tag::nchw);
+        dnnl::memory::desc src({g.N, g.C, g.H, g.W}, kF32, Tag::any);
+        dnnl::memory::desc dst({g.N, g.O, g.OH, g.OW}, kF32, Tag::any);
         dnnl::memory::desc wts(wdims, kF32, Tag::any);
         dnnl::memory::desc bia({g.O}, kF32, Tag::a);
         // oneDNN counts dilation from 0 (1 is PyTorch's no dilation).
@@ -234,41 +306,36 @@ bool cpu::fast::conv2d(KernelContext &ctx) {
         Cached c{dnnl::convolution_forward(pd),
                  pd.scratchpad_desc().get_size(),
                  pd.weights_desc(),
+                 {},
+                 pd.src_desc(),
+                 pd.dst_desc(),
+                 {},
                  {}};
-        dnnl::memory::desc user(wdims, kF32,
-                                g.groups == 1 ? Tag::oihw : Tag::goihw);
-        if (c.weights != user)
-          c.weightsReorder.emplace(dnnl::reorder::primitive_desc(
-              engine(), user, engine(), c.weights));
+        c.weightsReorder = reorderIfNeeded(
+            {wdims, kF32, g.groups == 1 ? Tag::oihw : Tag::goihw}, c.weights);
+        c.srcReorder =
+            reorderIfNeeded({{g.N, g.C, g.H, g.W}, kF32, Tag::nchw}, c.src);
+        c.dstReorder =
+            reorderIfNeeded(c.dst, {{g.N, g.O, g.OH, g.OW}, kF32, Tag::nchw});
         return c;
       });
   if (!c)
     return false;
-  dnnl::memory userW = plain(c->weights.dims(),
-                             g.groups == 1 ? Tag::oihw : Tag::goihw, w.bytes());
-  dnnl::memory wmem = userW;
-  if (c->weightsReorder) {
-    void *wbuf = ctx.scratch(c->weights.get_size());
-    if (!wbuf)
-      return true;
-    wmem = dnnl::memory(c->weights, engine(), wbuf);
-    try {
-      dnnl::stream s(engine());
-      c->weightsReorder->execute(s, userW, wmem);
-      s.wait();
-    } catch (const dnnl::error &e) {
-      ctx.fail(std::string("oneDNN failed: ") + e.what());
-      return true;
-    }
-  }
-  std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, plain({g.N, g.C, g.H, g.W}, Tag::nchw, x.bytes())},
-      {DNNL_ARG_WEIGHTS, wmem},
-      {DNNL_ARG_DST,
-       plain({g.N, g.O, g.OH, g.OW}, Tag::nchw, ctx.result(0).bytes())}};
+  std::unordered_map<int, dnnl::memory> extra;
   if (bias)
-    args.emplace(DNNL_ARG_BIAS, plain({g.O}, Tag::a, bias->bytes()));
-  execute(ctx, *c, std::move(args));
+    extra.emplace(DNNL_ARG_BIAS, plain({g.O}, Tag::a, bias->bytes()));
+  runReordered(
+      ctx, *c,
+      {{DNNL_ARG_SRC, plain({g.N, g.C, g.H, g.W}, Tag::nchw, x.bytes()), c->src,
+        c->srcReorder},
+       {DNNL_ARG_WEIGHTS,
+        plain(c->weights.dims(), g.groups == 1 ? Tag::oihw : Tag::goihw,
+              w.bytes()),
+        c->weights, c->weightsReorder}},
+      {DNNL_ARG_DST,
+       plain({g.N, g.O, g.OH, g.OW}, Tag::nchw, ctx.result(0).bytes()), c->dst,
+       c->dstReorder},
+      std::move(extra));
   return true;
 }
 
@@ -302,24 +369,33 @@ bool pool2d(KernelContext &ctx, dnnl::algorithm alg, const MaxPoolArgs<2> &a) {
        a.stride[0], a.stride[1], a.padding[0], a.padding[1], *pB, *pR,
        a.dilation[0] * 4096 + a.dilation[1], threads},
       [&]() -> std::optional<Cached> {
+        // oneDNN pools NCHW with a plain loop (simple_nchw) and a blocked
+        // layout with its JIT kernels.
+        dnnl::memory::desc src({N, C, H, W}, kF32, Tag::nChw8c);
         dnnl::pooling_v2_forward::desc desc(
-            dnnl::prop_kind::forward_inference, alg,
-            {{N, C, H, W}, kF32, Tag::nchw}, {{N, C, OH, OW}, kF32, Tag::nchw},
-            {a.stride[0], a.stride[1]}, {a.kernel[0], a.kernel[1]},
-            {a.dilation[0] - 1, a.dilation[1] - 1},
+            dnnl::prop_kind::forward_inference, alg, src,
+            {{N, C, OH, OW}, kF32, Tag::any}, {a.stride[0], a.stride[1]},
+            {a.kernel[0], a.kernel[1]}, {a.dilation[0] - 1, a.dilation[1] - 1},
             {a.padding[0], a.padding[1]}, {*pB, *pR});
         dnnl::pooling_v2_forward::primitive_desc pd(desc, userScratchpad(),
                                                     engine());
-        return Cached{dnnl::pooling_v2_forward(pd),
-                      pd.scratchpad_desc().get_size(),
-                      {},
-                      {}};
+        Cached c;
+        c.prim = dnnl::pooling_v2_forward(pd);
+        c.scratchpad = pd.scratchpad_desc().get_size();
+        c.src = pd.src_desc();
+        c.dst = pd.dst_desc();
+        c.srcReorder = reorderIfNeeded({{N, C, H, W}, kF32, Tag::nchw}, c.src);
+        c.dstReorder =
+            reorderIfNeeded(c.dst, {{N, C, OH, OW}, kF32, Tag::nchw});
+        return c;
       });
   if (!c)
     return false;
-  execute(ctx, *c,
-          {{DNNL_ARG_SRC, plain({N, C, H, W}, Tag::nchw, x.bytes())},
-           {DNNL_ARG_DST, plain({N, C, OH, OW}, Tag::nchw, out.bytes())}});
+  runReordered(ctx, *c,
+               {{DNNL_ARG_SRC, plain({N, C, H, W}, Tag::nchw, x.bytes()),
+                 c->src, c->srcReorder}},
+               {DNNL_ARG_DST, plain({N, C, OH, OW}, Tag::nchw, out.bytes()),
+                c->dst, c->dstReorder});
   return true;
 }
 } // namespace

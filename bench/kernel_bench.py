@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Benchmark: the CPU kernel tiers per op, against PyTorch eager.
 
-For each elementwise case (ops and shapes of the zoo's models: resnet's
+For each case (elementwise ops and shapes of the zoo's models: resnet's
 activations and residual adds, a transformer's GELU, scaled adds and
-layout copies) and each fused row or channel one (attention's softmax,
-layer_norm, eval batch_norm), the op's own time in TraceIR's profile (its kernel plus
+layout copies; the fused row and channel kernels: attention's softmax,
+layer_norm, eval batch_norm; resnet's and mobilenet's convolutions and
+resnet's max pool), the op's own time in TraceIR's profile (its kernel plus
 its result's allocation) at the optimized tier and at the portable tier,
 and eager's time for the same call (also allocating its result), each the
 best of N runs after warm-up. Each thread count runs in its own process
@@ -60,6 +61,19 @@ def cases(torch):
         ("layer_norm", "8x64x256 over 256",
          lambda a, w, b: F.layer_norm(a, (256,), w, b), (emb, r(256), r(256))),
         ("batch_norm (eval)", "8x64x56x56", bn, (act,)),
+        # Convolution and pooling (oneDNN at the optimized tier, im2col +
+        # BLAS at the portable one): resnet18's stem and stages at batch 8,
+        # a mobilenet depthwise 3x3, resnet's stem pool.
+        ("conv2d 7x7 s2 (stem)", "8x3x224x224 -> 64",
+         lambda x, w: F.conv2d(x, w, stride=2, padding=3), (r(8, 3, 224, 224), r(64, 3, 7, 7))),
+        ("conv2d 3x3", "8x64x56x56 -> 64",
+         lambda x, w: F.conv2d(x, w, padding=1), (act, r(64, 64, 3, 3))),
+        ("conv2d 3x3", "8x128x28x28 -> 128",
+         lambda x, w: F.conv2d(x, w, padding=1), (r(8, 128, 28, 28), r(128, 128, 3, 3))),
+        ("conv2d 3x3 depthwise", "8x96x56x56 g96",
+         lambda x, w: F.conv2d(x, w, padding=1, groups=96), (r(8, 96, 56, 56), r(96, 1, 3, 3))),
+        ("max_pool2d 3x3 s2 p1", "8x64x112x112",
+         lambda x: F.max_pool2d(x, 3, 2, 1), (r(8, 64, 112, 112),)),
     ]
 
 

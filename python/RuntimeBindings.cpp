@@ -205,6 +205,9 @@ void traceir::bindings::bindRuntime(nb::module_ &m) {
       nb::arg("tier"));
   m.def("kernel_tier", &api::kernelTier);
   m.def("gemm_backend", &api::gemmBackend);
+  m.def("dnnl_version", &api::dnnlVersion,
+        "The oneDNN version of conv2d and the 2-D pools' optimized kernels; "
+        "'' in a runtime built without oneDNN.");
   m.def(
       "kernel_ops",
       [](const std::string &device) { return unwrap(api::kernelOps(device)); },

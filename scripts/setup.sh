@@ -20,6 +20,7 @@ PACKAGES=(
   cmake ninja-build g++ python3 python3-venv python3-dev libopenblas-dev
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools llvm-22-linker-tools
   libgtest-dev nlohmann-json3-dev libflatbuffers-dev flatbuffers-compiler
+  libdnnl-dev
 )
 
 missing=()

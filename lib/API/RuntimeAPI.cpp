@@ -7,9 +7,10 @@
 
 #include "APIImpl.h"
 #include "TraceIR/Runtime/CPU/Gemm.h"
+#include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/CPU/Parallel.h"
-#include "TraceIR/Runtime/KernelTier.h"
 #include "TraceIR/Runtime/ExecutableFile.h"
+#include "TraceIR/Runtime/KernelTier.h"
 #include "TraceIR/Support/CheckedMath.h"
 
 using namespace traceir;
@@ -119,6 +120,10 @@ std::string kernelTier() {
   return optimizedTierEnabled() ? "optimized" : "portable";
 }
 std::string gemmBackend() { return cpu::gemmBackend(); }
+std::string dnnlVersion() {
+  const char *v = cpu::dnnlVersion();
+  return v ? v : "";
+}
 
 Result<std::vector<std::string>> kernelOps(const std::string &device) {
   if (device != "cpu" && device != "cuda")

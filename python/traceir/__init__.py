@@ -31,6 +31,7 @@ from .ir import Graph, Node, Value, TensorType
 
 __all__ = ["Module", "Graph", "Node", "Value", "TensorType", "CompiledGraph", "Profile", "TraceIRError", "compile", "from_torch",
            "import_anf", "load_executable", "profile", "set_num_threads", "num_threads", "set_kernel_tier", "kernel_tier",
+           "dnnl_version",
            "supported_ops", "check"]
 
 HAS_COMPILER = _traceir.HAS_COMPILER
@@ -72,6 +73,13 @@ def set_kernel_tier(tier):
 
 def kernel_tier():
     return _traceir.kernel_tier()
+
+
+def dnnl_version():
+    """The oneDNN version conv2d and the 2-D pools run on at the optimized
+    tier ("2.6.3"), or None in a runtime built without oneDNN (those ops
+    then run their portable kernels)."""
+    return _traceir.dnnl_version() or None
 
 
 def _atomic_write(path, write):

@@ -15,6 +15,7 @@
 
 #include "RunDriver.h"
 #include "TraceIR/Runtime/CPU/Gemm.h"
+#include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/CUDA/Backend.h"
 #include "TraceIR/Runtime/ExecutableFile.h"
 
@@ -72,7 +73,9 @@ int main(int argc, char **argv) {
     if (arg == "--version") {
       std::cout << "trace-exec: TraceIR runtime, executable format "
                 << kExecutableFormatMajor << "." << kExecutableFormatMinor
-                << ", CPU GEMM " << cpu::gemmBackend() << ", CUDA "
+                << ", CPU GEMM " << cpu::gemmBackend() << ", oneDNN "
+                << (cpu::dnnlVersion() ? cpu::dnnlVersion() : "none")
+                << ", CUDA "
                 << (cuda::checkBackend() ? "none (built without CUDA)" : "yes")
                 << "\n";
       return 0;

@@ -88,6 +88,9 @@ Result<std::string> setKernelTier(const std::string &tier);
 std::string kernelTier();
 /// "OpenBLAS" or "portable".
 std::string gemmBackend();
+/// The oneDNN version conv2d and the 2-D pools run on at the optimized
+/// tier ("2.6.3"), or "" in a runtime built without oneDNN.
+std::string dnnlVersion();
 /// The ops with a kernel on `device` ("cpu" or "cuda") in this runtime,
 /// sorted; none on cuda in a runtime built without CUDA.
 Result<std::vector<std::string>> kernelOps(const std::string &device);

@@ -66,6 +66,12 @@ int64_t wrapDim(int64_t dim, int64_t rank);
 
 } // namespace traceir::cpu
 
+namespace traceir::cpu {
+/// The oneDNN version the optimized tier's conv2d and 2-D pools run on
+/// (CPU/Optimized/DNNL.cpp), or null in a build without oneDNN.
+const char *dnnlVersion();
+} // namespace traceir::cpu
+
 namespace traceir::cpu::fast {
 // The optimized tier's kernels of Ops.def's FAST column: each returns false,
 // having written nothing, for an op, dtype or layout it does not cover.

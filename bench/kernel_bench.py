@@ -5,10 +5,13 @@ For each case (elementwise ops and shapes of the zoo's models: resnet's
 activations and residual adds, a transformer's GELU, scaled adds and
 layout copies; the fused row and channel kernels: attention's softmax,
 layer_norm, eval batch_norm; resnet's and mobilenet's convolutions and
-resnet's max pool), the op's own time in TraceIR's profile (its kernel plus
+resnet's pools; linear, attention, embedding and cat at a transformer's
+and resnet's shapes), the op's own time in TraceIR's profile (its kernel plus
 its result's allocation) at the optimized tier and at the portable tier,
-and eager's time for the same call (also allocating its result), each the
-best of N runs after warm-up. Each thread count runs in its own process
+the library TraceIR calls for it, called directly where that can be done
+from Python (OpenBLAS's sgemm for linear: the library's floor), and eager's
+time for the same call (also allocating its result), each the best of N
+runs after warm-up. Each thread count runs in its own process
 with OMP_WAIT_POLICY=PASSIVE (torch.set_num_threads and
 traceir.set_num_threads to the same count), so one pool's spinning threads
 do not slow the other's.
@@ -74,7 +77,46 @@ def cases(torch):
          lambda x, w: F.conv2d(x, w, padding=1, groups=96), (r(8, 96, 56, 56), r(96, 1, 3, 3))),
         ("max_pool2d 3x3 s2 p1", "8x64x112x112",
          lambda x: F.max_pool2d(x, 3, 2, 1), (r(8, 64, 112, 112),)),
+        ("avg_pool2d 2x2 s2", "8x256x28x28", lambda x: F.avg_pool2d(x, 2), (r(8, 256, 28, 28),)),
+        # Matrix products (OpenBLAS at both tiers; "library" is its sgemm
+        # alone into a preallocated result): a transformer's projections at
+        # B8 S64, the same on a [S, B, E] view seen as [B, S, E], an MLP.
+        ("linear", "8x64x256 -> 768", F.linear, (emb, r(768, 256), r(768)),
+         openblas_linear(512, 256, 768)),
+        ("linear (transposed batch)", "64x8x256^T -> 768",
+         lambda x, w, b: F.linear(x.transpose(0, 1), w, b), (r(64, 8, 256), r(768, 256), r(768)),
+         openblas_linear(512, 256, 768)),
+        ("linear", "256x1024 -> 4096", F.linear, (r(256, 1024), r(4096, 1024), r(4096)),
+         openblas_linear(256, 1024, 4096)),
+        ("scaled_dot_product_attention", "8x8x64x32",
+         F.scaled_dot_product_attention, (r(8, 8, 64, 32), r(8, 8, 64, 32), r(8, 8, 64, 32))),
+        ("embedding", "8x64 of 30522x256",
+         F.embedding, (torch.randint(0, 30522, (8, 64)), r(30522, 256))),
+        ("cat", "2 x 8x64x56x56 dim=1", lambda a, b: torch.cat([a, b], 1), (act, act)),
     ]
+
+
+def openblas_linear(M, K, N):
+    """OpenBLAS's cblas_sgemm of [M, K] @ [N, K]^T into a preallocated [M,
+    N], called directly (the library TraceIR's products call): a callable,
+    or None where the library is not found."""
+    import ctypes
+    import ctypes.util
+    import numpy as np
+    try:
+        lib = ctypes.CDLL(ctypes.util.find_library("openblas") or "libopenblas.so.0")
+    except OSError:
+        return None
+    f = ctypes.POINTER(ctypes.c_float)
+    lib.cblas_sgemm.argtypes = [ctypes.c_int] * 6 + [ctypes.c_float, f, ctypes.c_int, f,
+                                                      ctypes.c_int, ctypes.c_float, f,
+                                                      ctypes.c_int]
+    a, w = np.random.rand(M, K).astype(np.float32), np.random.rand(N, K).astype(np.float32)
+    c = np.empty((M, N), np.float32)
+    ptr = lambda t: t.ctypes.data_as(f)  # noqa: E731
+    # 101 row-major, 111 no transpose, 112 transpose.
+    return lambda: lib.cblas_sgemm(101, 111, 112, M, N, K, 1.0, ptr(a), K, ptr(w), K, 0.0,
+                                   ptr(c), N)
 
 
 def worker(threads, runs):
@@ -88,7 +130,7 @@ def worker(threads, runs):
     torch.set_num_threads(threads)
     traceir.set_num_threads(threads)
     rows = []
-    for name, shape, fn, args in cases(torch):
+    for name, shape, fn, args, *lib in cases(torch):
         compiled = traceir.compile(traceir.from_torch(Fn(fn), args), "cpu")
         best = {}
         for tier in ("optimized", "portable"):
@@ -113,7 +155,14 @@ def worker(threads, runs):
                 t = time.perf_counter()
                 fn(*args)
                 eager = min(eager, (time.perf_counter() - t) * 1e6)
-        rows.append((name, shape, best["optimized"], best["portable"], eager))
+        direct = None
+        if lib and lib[0]:
+            direct = 1e30
+            for _ in range(runs + 2):
+                t = time.perf_counter()
+                lib[0]()
+                direct = min(direct, (time.perf_counter() - t) * 1e6)
+        rows.append((name, shape, best["optimized"], best["portable"], direct, eager))
     print(json.dumps(rows))
 
 
@@ -132,10 +181,13 @@ def main():
         rows = json.loads(out.strip().splitlines()[-1])
         print(f"\n{t} thread{'s' if t > 1 else ''} (best of {a.runs} runs, us; ratio = "
               "optimized / eager)\n")
-        print("| op | shape | TraceIR optimized | TraceIR portable | PyTorch eager | ratio |")
-        print("| --- | --- | ---: | ---: | ---: | ---: |")
-        for name, shape, opt, port, eager in rows:
-            print(f"| {name} | {shape} | {opt:.0f} | {port:.0f} | {eager:.0f} | {opt / eager:.2f} |")
+        print("| op | shape | TraceIR optimized | TraceIR portable | library | PyTorch eager "
+              "| ratio |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+        for name, shape, opt, port, direct, eager in rows:
+            lib = "-" if direct is None else f"{direct:.0f}"
+            print(f"| {name} | {shape} | {opt:.0f} | {port:.0f} | {lib} | {eager:.0f} "
+                  f"| {opt / eager:.2f} |")
 
 
 if __name__ == "__main__":

@@ -276,6 +276,22 @@ def test_sdpa_head_split_views():
     check(fn2, (values((L, B, H * E), torch.float32, 3) / 2,), torch.float32, SDPA)
 
 
+def test_sdpa_threads_bit_equal():
+    # The softmax's rows split over threads, each one thread's: one and two
+    # threads agree bit for bit.
+    q, k, v = qkv(4, 8, 64, 64, 32, 32, torch.float32)
+    fn = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)  # noqa: E731
+    compiled = traceir.compile(traceir.from_torch(Fn(fn), (q, k, v)), "cpu")
+    before = traceir.num_threads()
+    try:
+        traceir.set_num_threads(1)
+        one = compiled(q, k, v)
+        traceir.set_num_threads(2)
+        assert torch.equal(one, compiled(q, k, v))
+    finally:
+        traceir.set_num_threads(before)
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_sdpa_half_stays_portable(dtype):
     # The portable kernel (float copies) runs at both tiers: the same

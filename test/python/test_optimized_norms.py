@@ -1,7 +1,7 @@
 """The optimized CPU tier's fused row and channel kernels (CPU/Optimized/
 Norm.cpp, Ops.def's FAST_CPU): softmax and log_softmax along any dim,
 layer_norm and native_layer_norm, eval batch_norm, native_group_norm,
-against eager and against the portable tier; the profile names the tier
+scaled_dot_product_attention (CPU/Attention.cpp's fast kernel), against eager and against the portable tier; the profile names the tier
 that ran; results equal at one and two threads; the layouts and modes the
 tier does not cover run on the portable kernels."""
 import pytest
@@ -202,6 +202,105 @@ def test_threads_bit_equal():
                 torch.testing.assert_close(one, fn(*args), **TOL[torch.float32])
     finally:
         traceir.set_num_threads(before)
+
+
+SDPA = "scaled_dot_product_attention"
+
+
+def qkv(B, H, L, S, E, Ev, dtype):
+    # Unit variance: with values()' std of 2 the scores reach +-15, where
+    # float's rounding of them alone (eager's too) moves the result past
+    # f32's tolerance.
+    return (values((B, H, L, E), dtype, 5) / 2, values((B, H, S, E), dtype, 6) / 2,
+            values((B, H, S, Ev), dtype, 7) / 2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_sdpa(dtype):
+    sdpa = F.scaled_dot_product_attention
+    q, k, v = qkv(2, 3, 17, 17, 16, 16, dtype)
+    check(lambda q, k, v: sdpa(q, k, v), (q, k, v), dtype, SDPA)
+    check(lambda q, k, v: sdpa(q, k, v, is_causal=True), (q, k, v), dtype, SDPA)
+    # L != S (fewer and more queries than keys, causal keeps the top-left
+    # triangle), Ev != E, a scale.
+    for L, S in ((9, 40), (40, 9)):
+        q, k, v = qkv(2, 3, L, S, 16, 24, dtype)
+        check(lambda q, k, v: sdpa(q, k, v, scale=0.3), (q, k, v), dtype, SDPA)
+        check(lambda q, k, v: sdpa(q, k, v, is_causal=True), (q, k, v), dtype, SDPA)
+    # A float mask broadcast over the heads, and one over everything but
+    # L x S given transposed (its columns strided).
+    q, k, v = qkv(2, 3, 9, 40, 16, 24, dtype)
+    m = values((2, 1, 9, 40), dtype, 8)
+    check(lambda q, k, v, m: sdpa(q, k, v, attn_mask=m), (q, k, v, m), dtype, SDPA)
+    mt = values((40, 9), dtype, 9)
+    check(lambda q, k, v, m: sdpa(q, k, v, attn_mask=m.t()), (q, k, v, mt), dtype, SDPA)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_sdpa_bool_mask_fully_masked_row(dtype):
+    # A row with nothing to attend to gives zeros, as eager (not NaN).
+    q, k, v = qkv(2, 3, 6, 33, 8, 8, dtype)
+    g = torch.Generator().manual_seed(3)
+    m = torch.rand((2, 3, 6, 33), generator=g) > 0.4
+    m[0, 1, 2] = False
+    m[1, :, 5] = False
+    fn = lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m)  # noqa: E731
+    with torch.no_grad():
+        assert torch.equal(fn(q, k, v, m)[0, 1, 2], torch.zeros(8, dtype=dtype))
+    check(fn, (q, k, v, m), dtype, SDPA)
+    # A bool mask broadcast over batches and heads, strided columns.
+    m2 = (torch.rand((33, 6), generator=g) > 0.5)
+    m2[:, 4] = False
+    fn2 = lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m.t())  # noqa: E731
+    check(fn2, (q, k, v, m2), dtype, SDPA)
+
+
+def test_sdpa_head_split_views():
+    # q, k, v as nn.MultiheadAttention and TransformerEncoderLayer make
+    # them: [B, L, H * E] split into heads and transposed, not contiguous.
+    B, L, H, E = 3, 11, 4, 8
+
+    def fn(x, y):
+        q = x.view(B, L, H, E).transpose(1, 2)
+        k = y.view(B, L, H, E).transpose(1, 2)
+        v = (y * 0.5).view(B, L, H, E).transpose(1, 2)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    x, y = (values((B, L, H * E), torch.float32, s) / 2 for s in (1, 2))
+    check(fn, (x, y), torch.float32, SDPA)
+    # Sequence-first, as MultiheadAttention without batch_first.
+    def fn2(x):
+        q = x.view(L, B * H, E).transpose(0, 1).view(B, H, L, E)
+        return F.scaled_dot_product_attention(q, q, q)
+
+    check(fn2, (values((L, B, H * E), torch.float32, 3) / 2,), torch.float32, SDPA)
+
+
+def test_sdpa_threads_bit_equal():
+    # The softmax's rows split over threads, each one thread's: one and two
+    # threads agree bit for bit.
+    q, k, v = qkv(4, 8, 64, 64, 32, 32, torch.float32)
+    fn = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)  # noqa: E731
+    compiled = traceir.compile(traceir.from_torch(Fn(fn), (q, k, v)), "cpu")
+    before = traceir.num_threads()
+    try:
+        traceir.set_num_threads(1)
+        one = compiled(q, k, v)
+        traceir.set_num_threads(2)
+        assert torch.equal(one, compiled(q, k, v))
+    finally:
+        traceir.set_num_threads(before)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_sdpa_half_stays_portable(dtype):
+    # The portable kernel (float copies) runs at both tiers: the same
+    # result. (Against eager, test_attention.py: eager rounds to half in
+    # between, so the f32 tolerances of check() do not apply.)
+    q, k, v = qkv(2, 2, 5, 7, 8, 8, dtype)
+    _, out = run_tiers(Fn(lambda q, k, v: F.scaled_dot_product_attention(q, k, v)), (q, k, v))
+    assert out["optimized"][1][SDPA] == "portable"
+    assert torch.equal(out["optimized"][0], out["portable"][0])
 
 
 def test_errors_still_reported():

@@ -10,10 +10,15 @@
 // f16 and bf16 compute in float on float copies, rounding the result once.
 // _scaled_dot_product_flash_attention_for_cpu is the same computation,
 // returning each score row's logsumexp (max + log(sum of exp)) too.
+// The optimized tier (cpu::fast::scaled_dot_product_attention, f32 and
+// f64) shares the per-batch loop and its GEMMs; it masks the scores in
+// their own dtype and runs the optimized row softmax (Optimized.h) over
+// each L x S block, in float for f32 as ATen does.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Runtime/CPU/Optimized.h"
 #include "TraceIR/Runtime/NNArgs.h"
 #include "TraceIR/Support/CheckedMath.h"
 
@@ -68,24 +73,31 @@ void softmaxRow(const AttentionArgs &a, int64_t b, int64_t i, const T *scores,
     p[j] = static_cast<T>(row[j] / sum);
 }
 
-/// The attention of `a` into result 0 and, where `lse` is not null, each
-/// score row's logsumexp into it ([B, L], contiguous).
+/// Scratch for `n` L x S blocks of T (scores, probabilities), or null with
+/// the context failed.
 template <typename T>
-void attention(KernelContext &ctx, const AttentionArgs &a, Tensor *lse,
-               Tensor &out) {
+T *scoreBlocks(KernelContext &ctx, const AttentionArgs &a, int64_t n) {
+  std::optional<int64_t> count = checkedMul(a.L, a.S);
+  if (count)
+    count = checkedMul(*count, n);
+  if (!count) {
+    ctx.fail("scaled_dot_product_attention: L x S overflows");
+    return nullptr;
+  }
+  return static_cast<T *>(ctx.scratch(*count, sizeof(T), 1));
+}
+
+/// The per-batch loop both tiers share: scores = scale * Q @ K^T into
+/// `scores` (one L x S block, reused), `probs(b, scores)` turns them into
+/// probabilities (returning where it put them: in place or elsewhere), then
+/// out = P @ V. `probsOnly`: the probabilities are wanted even where the
+/// result is empty (their logsumexp is).
+template <typename T, typename Probs>
+void attentionBatches(KernelContext &ctx, const AttentionArgs &a, Tensor &out,
+                      T *scores, bool probsOnly, Probs probs) {
   DType dtype = a.q.t->dtype;
   size_t es = sizeof(T);
-  if (a.B == 0 || a.L == 0 || (a.Ev == 0 && !lse))
-    return;
-  // Scores and then probabilities of one batch matrix, reused.
-  std::optional<int64_t> nScores = checkedMul(a.L, a.S);
-  if (!nScores) {
-    ctx.fail("scaled_dot_product_attention: L x S overflows");
-    return;
-  }
-  T *scores = static_cast<T *>(ctx.scratch(*nScores, es, 1));
-  auto *row = static_cast<double *>(ctx.scratch(a.S, sizeof(double), 1));
-  if (!scores || !row)
+  if (a.B == 0 || a.L == 0 || (a.Ev == 0 && !probsOnly))
     return;
   // batchOffset counts from the storage's start (it includes the tensor's
   // own offset).
@@ -103,20 +115,114 @@ void attention(KernelContext &ctx, const AttentionArgs &a, Tensor *lse,
          reinterpret_cast<char *>(scores), a.S, a.L, a.S, a.E, a.scale, 0.0);
     if (ctx.failed())
       return;
-    for (int64_t i = 0; i < a.L; ++i) {
-      double l = 0;
-      softmaxRow<T>(a, b, i, scores + i * a.S, row, scores + i * a.S,
-                    lse ? &l : nullptr);
-      if (lse)
-        storeDouble(lse->bytes() + (b * a.L + i) * dtypeSize(lse->dtype),
-                    lse->dtype, l);
-    }
+    const T *p = probs(b, scores);
     if (a.Ev == 0)
       continue;
     // out[L, Ev] = P[L, S] @ V[S, Ev]
-    gemm(ctx, dtype, reinterpret_cast<const char *>(scores), a.S, 1, vb, a.v.rs,
+    gemm(ctx, dtype, reinterpret_cast<const char *>(p), a.S, 1, vb, a.v.rs,
          a.v.cs, ob, a.Ev, a.L, a.Ev, a.S, 1.0, 0.0);
   }
+}
+
+/// The attention of `a` into result 0 and, where `lse` is not null, each
+/// score row's logsumexp into it ([B, L], contiguous): the softmax in
+/// double, a row at a time.
+template <typename T>
+void attention(KernelContext &ctx, const AttentionArgs &a, Tensor *lse,
+               Tensor &out) {
+  T *scores = scoreBlocks<T>(ctx, a, 1);
+  auto *row = static_cast<double *>(ctx.scratch(a.S, sizeof(double), 1));
+  if (!scores || !row)
+    return;
+  attentionBatches<T>(
+      ctx, a, out, scores, lse != nullptr, [&](int64_t b, T *s) -> const T * {
+        for (int64_t i = 0; i < a.L; ++i) {
+          double l = 0;
+          softmaxRow<T>(a, b, i, s + i * a.S, row, s + i * a.S,
+                        lse ? &l : nullptr);
+          if (lse)
+            storeDouble(lse->bytes() + (b * a.L + i) * dtypeSize(lse->dtype),
+                        lse->dtype, l);
+        }
+        return s;
+      });
+}
+
+/// `f(x[j], m[j * cs])` into x[j] for j < n; the unit-stride case is its own
+/// loop so that the compiler vectorizes it.
+template <typename T, typename M, typename F>
+void maskLoop(T *x, const M *m, int64_t cs, int64_t n, F f) {
+  if (cs == 1) {
+    for (int64_t j = 0; j < n; ++j)
+      x[j] = f(x[j], m[j]);
+  } else {
+    for (int64_t j = 0; j < n; ++j)
+      x[j] = f(x[j], m[j * cs]);
+  }
+}
+
+/// Masks row i of batch b's scores in place in T, as softmaxRow does in
+/// double (the causal mask first: a masked-out entry stays -inf whatever
+/// the mask adds), and says whether nothing is left to attend to (every
+/// entry -inf), which the softmax would turn into NaN.
+template <typename T>
+bool maskRowFast(const AttentionArgs &a, int64_t b, int64_t i, T *x) {
+  const T ninf = -std::numeric_limits<T>::infinity();
+  int64_t kept = a.causal ? std::min(i + 1, a.S) : a.S;
+  std::fill(x + kept, x + a.S, ninf);
+  if (a.hasMask) {
+    const char *m =
+        static_cast<const char *>(a.mask.t->storage->data) +
+        (a.batchOffset(a.mask, b) + i * a.mask.rs) * dtypeSize(a.mask.t->dtype);
+    if (a.maskIsBool)
+      maskLoop(x, reinterpret_cast<const uint8_t *>(m), a.mask.cs, kept,
+               [ninf](T v, uint8_t keep) { return keep ? v : ninf; });
+    else // attentionArgs: a float mask has the query's dtype
+      maskLoop(x, reinterpret_cast<const T *>(m), a.mask.cs, kept,
+               [](T v, T add) { return v + add; });
+  }
+  // An OR of compares, which vectorizes (a NaN counts as live, as it does
+  // in the softmax).
+  int live = 0;
+  for (int64_t j = 0; j < kept; ++j)
+    live |= x[j] != ninf;
+  return !live;
+}
+
+/// The optimized tier's attention for T = float or double: the same loop,
+/// the mask applied to the scores in T and the softmax in T through the
+/// optimized row softmax, over the L x S block at once.
+template <typename T>
+void attentionFast(KernelContext &ctx, const AttentionArgs &a) {
+  // The softmax reads the scores and writes the probabilities elsewhere
+  // (its loops take them as not aliasing).
+  T *scores = scoreBlocks<T>(ctx, a, 2);
+  auto *dead = static_cast<uint8_t *>(ctx.scratch(a.L, 1, 1));
+  if (!scores || !dead)
+    return;
+  T *probs = scores + a.L * a.S;
+  optimized::SoftmaxRows r{reinterpret_cast<const char *>(scores),
+                           reinterpret_cast<char *>(probs),
+                           static_cast<int32_t>(a.q.t->dtype),
+                           a.L,
+                           a.S,
+                           1,
+                           false};
+  attentionBatches<T>(
+      ctx, a, ctx.result(0), scores, false, [&](int64_t b, T *s) -> const T * {
+        bool anyDead = false;
+        for (int64_t i = 0; i < a.L; ++i) {
+          dead[i] = maskRowFast<T>(a, b, i, s + i * a.S);
+          anyDead = anyDead || dead[i];
+        }
+        optimized::softmax(r);
+        // Rows masked out entirely: zeros, as PyTorch's _safe_softmax.
+        if (anyDead)
+          for (int64_t i = 0; i < a.L; ++i)
+            if (dead[i])
+              std::fill(probs + i * a.S, probs + (i + 1) * a.S, T(0));
+        return probs;
+      });
 }
 } // namespace
 
@@ -180,6 +286,27 @@ void cpu::scaled_dot_product_attention(KernelContext &ctx) {
   AttentionArgs a;
   if (attentionArgs(ctx, a))
     attentionOf(ctx, a, nullptr, "scaled_dot_product_attention");
+}
+
+/// The optimized tier (Ops.def's FAST_CPU): f32 and f64; f16 and bf16 run
+/// on the portable kernel (float copies).
+bool cpu::fast::scaled_dot_product_attention(KernelContext &ctx) {
+  AttentionArgs a;
+  if (!attentionArgs(ctx, a))
+    return true;
+  // No keys (S == 0): the softmax's rows would be empty; portable.
+  if (a.S == 0)
+    return false;
+  switch (a.q.t->dtype) {
+  case DType::F32:
+    attentionFast<float>(ctx, a);
+    return true;
+  case DType::F64:
+    attentionFast<double>(ctx, a);
+    return true;
+  default:
+    return false;
+  }
 }
 
 /// The same attention, with the logsumexp of each (scaled, masked) score

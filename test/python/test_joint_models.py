@@ -3,7 +3,9 @@ joint forward+backward graph) of resnet18, a BERT encoder, GPT-2 and the
 word language model of examples/, through free-dead-tensors and
 compile("cpu"): the loss and every parameter's gradient against
 torch.autograd at a relative error (norm of out - ref over norm of ref) of
-at most 1e-4 in float32, with the measured peak equal to the predicted one.
+at most 1e-4 in float32 (or, where eager's float32 gradient is itself
+further from float64 autograd's, no further from float64's than twice
+eager's error), with the measured peak equal to the predicted one.
 
 Dropout probabilities are 0 so that both sides compute the same function
 (native_dropout itself is tested by distribution in test_backward_ops.py).
@@ -113,6 +115,16 @@ def gradient_error(name, got, want, scale):
     return rel_err(got, want)
 
 
+def float64_gradients(build):
+    """The step's gradients by eager autograd in float64, by name."""
+    torch.manual_seed(0)
+    step, args = build()
+    step.train().double()
+    (loss,) = step(*[a.double() if a.is_floating_point() else a for a in args])
+    loss.backward()
+    return {k: p.grad for k, p in step.named_parameters()}
+
+
 @pytest.mark.parametrize("name,build", MODELS, ids=[n for n, _ in MODELS])
 def test_joint_graph_matches_autograd(name, build):
     torch.manual_seed(0)
@@ -146,8 +158,21 @@ def test_joint_graph_matches_autograd(name, build):
         grads[id(p)] = grads.get(id(p), 0) + got.double()
     params = dict(step.named_parameters())
     scale = float(torch.cat([p.grad.double().flatten() for p in params.values()]).norm())
+    exact = None
     for k, p in params.items():
         err = gradient_error(k, grads[id(p)], p.grad, scale)
-        assert err <= 1e-4, (k, err)
+        if err <= 1e-4:
+            continue
+        # Eager's float32 gradient can itself be far from the true one:
+        # resnet18's last batch norms see 8 values a channel (batch 2 at
+        # 2x2), and their backward cancels, so eager's float32 rounding
+        # leaves layer4's gradients 3.5% from float64's. There a gradient
+        # passes when it is no further from float64 than eager's (torch.
+        # compile's accuracy rule, torch._dynamo.utils.same with fp64_ref:
+        # within twice eager's error).
+        exact = exact or float64_gradients(build)
+        ours = gradient_error(k, grads[id(p)], exact[k], scale)
+        eager = gradient_error(k, p.grad, exact[k], scale)
+        assert ours <= 2 * eager + 1e-5, (k, err, ours, eager)
     dev = compiled.memory_report()["devices"][0]
     assert dev["peak_bytes"] == dev["predicted_peak_bytes"]

@@ -85,6 +85,19 @@ std::optional<int64_t> traceir::foldedRowStride(const Tensor &x) {
   return rowStride;
 }
 
+PanelGather traceir::panelGather(Storage &src, Storage &dst, DType dtype,
+                                 int64_t rows, int64_t cols, int64_t rs,
+                                 int64_t cs) {
+  PanelGather g;
+  g.from.storage = &src;
+  g.to.storage = &dst;
+  g.from.dtype = g.to.dtype = dtype;
+  g.from.shape = g.to.shape = {rows, cols};
+  g.from.strides = {rs, cs};
+  g.to.strides = {cols, 1};
+  return g;
+}
+
 std::string traceir::matmulShapeError(const Tensor &x, const Tensor &y,
                                       const Tensor &out) {
   auto shapes = [&] {

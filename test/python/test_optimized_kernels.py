@@ -44,22 +44,28 @@ def values(shape, dtype, seed=0):
     return x.to(dtype)
 
 
-def run_both(fn, args):
-    """TraceIR's results at the optimized and at the portable tier, and the
-    ops' tiers (the profile's) in each."""
-    compiled = traceir.compile(traceir.from_torch(Fn(fn), args), "cpu")
+def run_tiers(module, args):
+    """The compiled graph and, at the optimized and at the portable tier,
+    its results and the profile's ops as (name, tier) pairs."""
+    compiled = traceir.compile(traceir.from_torch(module, args), "cpu")
     out = {}
     try:
         for tier in ("optimized", "portable"):
             traceir.set_kernel_tier(tier)
             with traceir.profile() as prof:
                 got = compiled(*args)
-            tiers = [e["args"]["tier"] for e in prof.trace()["traceEvents"]
-                     if e.get("cat") == "cpu_op"]
-            out[tier] = (got, tiers)
+            out[tier] = (got, [(e["name"], e["args"]["tier"])
+                               for e in prof.trace()["traceEvents"] if e.get("cat") == "cpu_op"])
     finally:
         traceir.set_kernel_tier("optimized")
-    return out
+    return compiled, out
+
+
+def run_both(fn, args):
+    """TraceIR's results at the optimized and at the portable tier, and the
+    ops' tiers (the profile's) in each."""
+    _, out = run_tiers(Fn(fn), args)
+    return {tier: (got, [t for _, t in ops]) for tier, (got, ops) in out.items()}
 
 
 def check(fn, args, dtype, optimized=True):

@@ -1,14 +1,16 @@
 """The optimized CPU tier's fused row and channel kernels (CPU/Optimized/
 Norm.cpp, Ops.def's FAST_CPU): softmax and log_softmax along any dim,
 layer_norm and native_layer_norm, eval batch_norm, native_group_norm,
-scaled_dot_product_attention (CPU/Attention.cpp's fast kernel), against eager and against the portable tier; the profile names the tier
-that ran; results equal at one and two threads; the layouts and modes the
-tier does not cover run on the portable kernels."""
+scaled_dot_product_attention (CPU/Attention.cpp's fast kernel), against
+eager and against the portable tier; the profile names the tier that ran;
+results equal at one and two threads; the layouts and modes the tier does
+not cover run on the portable kernels."""
 import pytest
 import torch
 
 import traceir
 
+import test_optimized_kernels
 from test_optimized_kernels import TOL, values
 from traceir_testing import Fn
 
@@ -17,20 +19,10 @@ DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 
 
 def run_tiers(module, args):
-    """Results and op tiers at the optimized and at the portable tier."""
-    compiled = traceir.compile(traceir.from_torch(module, args), "cpu")
-    out = {}
-    try:
-        for tier in ("optimized", "portable"):
-            traceir.set_kernel_tier(tier)
-            with traceir.profile() as prof:
-                got = compiled(*args)
-            ops = {e["name"]: e["args"]["tier"] for e in prof.trace()["traceEvents"]
-                   if e.get("cat") == "cpu_op"}
-            out[tier] = (got, ops)
-    finally:
-        traceir.set_kernel_tier("optimized")
-    return compiled, out
+    """Results and each op's tier (by name) at the optimized and at the
+    portable tier."""
+    compiled, out = test_optimized_kernels.run_tiers(module, args)
+    return compiled, {tier: (got, dict(ops)) for tier, (got, ops) in out.items()}
 
 
 def check(fn, args, dtype, op, optimized=True, module=None):

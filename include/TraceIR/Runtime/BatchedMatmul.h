@@ -42,6 +42,16 @@ void forEachMatmul(const Tensor &x, const Tensor &y, Tensor &out,
 /// E]). forEachMatmul then runs one product of all the rows.
 std::optional<int64_t> foldedRowStride(const Tensor &x);
 
+/// One operand matrix of a panel (rows x cols, strides rs and cs, at
+/// `src`'s data) and its dense row-major copy (at `dst`'s), as the tensors
+/// a device's strided copy takes: how the CPU and CUDA products gather an
+/// operand their BLAS cannot read as it is.
+struct PanelGather {
+  Tensor from, to;
+};
+PanelGather panelGather(Storage &src, Storage &dst, DType dtype, int64_t rows,
+                        int64_t cols, int64_t rs, int64_t cs);
+
 /// Why out = x @ y cannot be computed into `out` (empty when it can): a 0-d
 /// operand, inner dims that differ, batch dims that do not broadcast, or an
 /// `out` of another shape or dtype than torch.matmul's result, or not

@@ -145,14 +145,8 @@ void cpu::gemm(KernelContext &ctx, DType dtype, const char *a, int64_t ars,
     Storage src, dst;
     src.data = const_cast<char *>(p);
     dst.data = buf;
-    Tensor from, to;
-    from.storage = &src;
-    to.storage = &dst;
-    from.dtype = to.dtype = dtype;
-    from.shape = to.shape = {rows, cols};
-    from.strides = {rs, cs};
-    to.strides = {cols, 1};
-    copyTensor(from, to);
+    PanelGather g = panelGather(src, dst, dtype, rows, cols, rs, cs);
+    copyTensor(g.from, g.to);
     m = {buf, std::max<int64_t>(cols, 1), false};
     return true;
   };

@@ -59,14 +59,8 @@ bool gemm(KernelContext &ctx, DType dtype, const Tensor &scratchOwner,
     Storage src{const_cast<char *>(p), *count * int64_t(es),
                 scratchOwner.storage->device};
     Storage dst{buf, *count * int64_t(es), scratchOwner.storage->device};
-    Tensor from, to;
-    from.storage = &src;
-    to.storage = &dst;
-    from.dtype = to.dtype = dtype;
-    from.shape = to.shape = {rows, cols};
-    from.strides = {rs, cs};
-    to.strides = {cols, 1};
-    if (!cuda::copyStrided(from, to))
+    PanelGather g = panelGather(src, dst, dtype, rows, cols, rs, cs);
+    if (!cuda::copyStrided(g.from, g.to))
       return false;
     m = {buf, std::max<int64_t>(cols, 1), false};
     return true;

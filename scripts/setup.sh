@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything TraceIR needs on Debian 12 (bookworm): LLVM/MLIR 22
 # (from bookworm-security), CMake, Ninja, a C++ compiler, GoogleTest,
-# nlohmann-json (the safetensors reader), FlatBuffers (saved executables;
+# OpenBLAS and oneDNN (the optimized CPU kernels' GEMM, convolution and
+# pooling; both optional to the build), nlohmann-json (the safetensors
+# reader), FlatBuffers (saved executables;
 # flatc only checks the committed header) and Python 3 for lit. Safe to run
 # again; it only installs what is missing. `--bench` also installs
 # bench/requirements.txt (transformers, for bench/ir_bench.py's GPT-2) into

@@ -1,10 +1,10 @@
 //===- NNArgs.cpp - Reading and checking NN kernel arguments --------------===//
 
 #include "TraceIR/Runtime/NNArgs.h"
-#include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/Elementwise.h"
 #include "TraceIR/Support/CheckedMath.h"
 #include "TraceIR/Support/ConvolutionArgs.h"
+#include "TraceIR/Support/ViewAlgebra.h"
 
 #include <algorithm>
 #include <cmath>
@@ -576,7 +576,7 @@ bool traceir::logSoftmaxBackwardArgs(KernelContext &ctx, int64_t &dim) {
 
 bool traceir::softmaxArgs(KernelContext &ctx, int64_t &dim) {
   const Tensor &in = ctx.tensor(0);
-  dim = cpu::wrapDim(ctx.scalar(1).i, in.rank());
+  dim = views::wrapDim(ctx.scalar(1).i, in.rank());
   if (in.rank() > 0 && (dim < 0 || dim >= in.rank())) {
     ctx.fail("dim " + strCat(ctx.scalar(1).i) + " is out of range for rank " +
              strCat(in.rank()));

@@ -4,6 +4,7 @@
 #include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/Profiler.h"
 #include "TraceIR/Support/CheckedMath.h"
+#include "TraceIR/Support/ViewAlgebra.h"
 
 #include <atomic>
 #include <deque>
@@ -211,6 +212,17 @@ struct RunState {
       alloc.deallocate(st.data, st.nbytes);
     st.released = true;
   }
+  /// The caller's memory, read in place for the run.
+  Storage *borrow(void *data, int64_t nbytes) {
+    storages.emplace_back();
+    Storage &st = storages.back();
+    st.data = data;
+    st.nbytes = nbytes;
+    st.device = exe.dev;
+    st.borrowed = true;
+    st.released = true; // not the allocator's
+    return &st;
+  }
   Storage *newStorage(int64_t nbytes, bool ownedByRun) {
     storages.emplace_back();
     Storage &st = storages.back();
@@ -285,6 +297,17 @@ Error bindInput(Executable &exe, RunState &state,
 
   // A declared (verified) type: its bytes fit.
   int64_t nbytes = *checkedTensorBytes(spec.shape, dtypeSize(spec.dtype));
+  // Contiguous host memory the CPU reads as it is, and no op of the run
+  // writes: read in place, as PyTorch reads its arguments. (A copy would
+  // cost a pass over the input and its page faults on every call.) Kernels
+  // load elements of their dtype, so the address must be aligned to it.
+  if (onHost && exe.dev == host && nbytes > 0 && src.isContiguous() &&
+      reinterpret_cast<uintptr_t>(view.data) % dtypeSize(view.dtype) == 0 &&
+      !exe.inputsWritten()[&spec - exe.inputSpecs.data()]) {
+    state.slots[spec.slot] =
+        denseTensor(state.borrow(lent.data, nbytes), spec.dtype, spec.shape);
+    return Error::success();
+  }
   Storage *st = state.newStorage(nbytes, /*ownedByRun=*/false);
   if (!st)
     return makeError(cannotAllocate(alloc, nbytes) + " for input '" +
@@ -455,7 +478,7 @@ Error Executable::execute(const InputViews &inputTensors,
         freedBytes += s->nbytes;
         if (s->ownedByRun)
           state.live -= s->nbytes;
-        if (options.checkFrees)
+        if (options.checkFrees && !s->borrowed)
           alloc->poison(s->data, s->nbytes); // released at the end
         else
           state.release(*s);
@@ -577,6 +600,37 @@ Error Executable::copyOutToHost(const Tensor &t, void *dst,
   return Error::success();
 }
 
+const std::vector<bool> &Executable::inputsWritten() {
+  std::call_once(inputsWrittenOnce, [&] {
+    // Each slot's storage root: a non-fresh result shares its first
+    // argument's storage (the rule buildExecutable and loadExecutable check).
+    // Program order defines every view before its uses, so one pass does.
+    std::vector<int32_t> root(numSlots);
+    for (size_t i = 0; i < numSlots; ++i)
+      root[i] = static_cast<int32_t>(i);
+    std::vector<bool> written(numSlots, false);
+    for (const Instr &instr : instrs) {
+      if (instr.kind != Instr::Kind::Call)
+        continue;
+      std::string_view op = ops[instr.op].name;
+      for (unsigned i = 0; i < instr.numArgs; ++i) {
+        int32_t slot = args[instr.argBegin + i].slot;
+        if (slot >= 0 && views::mayWriteOperand(op, i))
+          written[root[slot]] = true;
+      }
+      int32_t first = instr.numArgs ? args[instr.argBegin].slot : -1;
+      for (unsigned r = 0; r < instr.numResults; ++r) {
+        const ResultRef &res = results[instr.resultBegin + r];
+        if (!res.fresh && first >= 0)
+          root[res.slot] = root[first];
+      }
+    }
+    for (const ArgSpec &spec : inputSpecs)
+      inputsWrittenFlags.push_back(written[spec.slot]);
+  });
+  return inputsWrittenFlags;
+}
+
 Expected<std::vector<HostTensor>> Executable::run(const NamedTensors &inputs,
                                                   const RunOptions &options) {
   InputViews views;
@@ -621,15 +675,35 @@ Executable::runViews(const InputViews &inputs, const RunOptions &options,
     // Exported memory is outside any allocator's counts: one CPU allocator
     // serves every executable's host outputs.
     static const std::unique_ptr<Allocator> hostMemory = createCPUAllocator();
-    out.data = (toHost ? hostMemory : alloc)
-                   ->allocateExported(static_cast<size_t>(nbytes));
-    if (!out.data)
-      return makeError("cannot allocate " + strCat(nbytes) + " bytes on " +
-                       out.device.str() + " for " + what);
-    if (toHost)
+    auto exported = [&]() -> Error {
+      out.data = (toHost ? hostMemory : alloc)
+                     ->allocateExported(static_cast<size_t>(nbytes));
+      if (!out.data)
+        return makeError("cannot allocate " + strCat(nbytes) + " bytes on " +
+                         out.device.str() + " for " + what);
+      return Error::success();
+    };
+    if (toHost) {
+      if (Error err = exported())
+        return err;
       return copyOutToHost(t, out.data.get(), what);
+    }
+    // A dense storage of the run's own goes out as it is; the first output
+    // takes it and any other output over it is copied from it.
+    Storage *own = t.storage;
+    if (own->ownedByRun && !own->persistent && !own->borrowed &&
+        !own->released && t.offset == 0 && own->nbytes == nbytes &&
+        t.isContiguous()) {
+      out.data = alloc->adopt(own->data, static_cast<size_t>(own->nbytes));
+      if (out.data) {
+        own->released = true;
+        return Error::success();
+      }
+    }
     // On the executable's own device (the CPU's is the host): one copy,
     // which also gathers a strided output.
+    if (Error err = exported())
+      return err;
     Storage st;
     st.data = out.data.get();
     st.nbytes = nbytes;

@@ -244,6 +244,24 @@ public:
       return nullptr;
     return std::shared_ptr<void>(p, [](void *q) { std::free(q); });
   }
+  std::shared_ptr<void> adopt(void *ptr, size_t nbytes) override {
+    // The owner is made before it owns anything: shared_ptr's constructor
+    // with a deleter frees the pointer when its control block cannot be
+    // allocated, and then the run would free it again.
+    struct Owner {
+      void *p = nullptr;
+      ~Owner() { std::free(p); }
+    };
+    std::shared_ptr<Owner> owner;
+    try {
+      owner = std::make_shared<Owner>();
+    } catch (const std::bad_alloc &) {
+      return nullptr;
+    }
+    owner->p = ptr;
+    noteAllocated(-static_cast<int64_t>(rounded(std::max<size_t>(nbytes, 1))));
+    return std::shared_ptr<void>(owner, ptr);
+  }
 };
 } // namespace
 

@@ -135,26 +135,27 @@ enum class ViewKind {
 };
 
 // Ops.def's EFFECTS: a view's kind; whether the op is a view that may copy,
-// or writes its first operand.
+// writes its first operand, or (training batch norm) may write its running
+// statistics, operands 3 and 4.
 #define TRACEIR_VIEW_KIND(EFFECTS) TRACEIR_VIEW_KIND_##EFFECTS
-#define TRACEIR_VIEW_KIND_VIEW(KIND) ViewKind::KIND, false, false
-#define TRACEIR_VIEW_KIND_VIEW_OR_COPY(KIND) ViewKind::KIND, true, false
-#define TRACEIR_VIEW_KIND_INPLACE ViewKind::None, false, true
-#define TRACEIR_VIEW_KIND_DROPOUT_INPLACE ViewKind::None, false, true
-#define TRACEIR_VIEW_KIND_PURE ViewKind::None, false, false
-#define TRACEIR_VIEW_KIND_BATCH_NORM ViewKind::None, false, false
-#define TRACEIR_VIEW_KIND_NATIVE_BATCH_NORM ViewKind::None, false, false
-#define TRACEIR_VIEW_KIND_DROPOUT ViewKind::None, false, false
-#define TRACEIR_VIEW_KIND_NATIVE_DROPOUT ViewKind::None, false, false
-#define TRACEIR_VIEW_KIND_RNN ViewKind::None, false, false
-#define TRACEIR_VIEW_KIND_ATTENTION ViewKind::None, false, false
-#define TRACEIR_VIEW_KIND_RANDOM ViewKind::None, false, false
-#define TRACEIR_VIEW_KIND_UNINITIALIZED ViewKind::None, false, false
+#define TRACEIR_VIEW_KIND_VIEW(KIND) ViewKind::KIND, false, false, false
+#define TRACEIR_VIEW_KIND_VIEW_OR_COPY(KIND) ViewKind::KIND, true, false, false
+#define TRACEIR_VIEW_KIND_INPLACE ViewKind::None, false, true, false
+#define TRACEIR_VIEW_KIND_DROPOUT_INPLACE ViewKind::None, false, true, false
+#define TRACEIR_VIEW_KIND_PURE ViewKind::None, false, false, false
+#define TRACEIR_VIEW_KIND_BATCH_NORM ViewKind::None, false, false, true
+#define TRACEIR_VIEW_KIND_NATIVE_BATCH_NORM ViewKind::None, false, false, true
+#define TRACEIR_VIEW_KIND_DROPOUT ViewKind::None, false, false, false
+#define TRACEIR_VIEW_KIND_NATIVE_DROPOUT ViewKind::None, false, false, false
+#define TRACEIR_VIEW_KIND_RNN ViewKind::None, false, false, false
+#define TRACEIR_VIEW_KIND_ATTENTION ViewKind::None, false, false, false
+#define TRACEIR_VIEW_KIND_RANDOM ViewKind::None, false, false, false
+#define TRACEIR_VIEW_KIND_UNINITIALIZED ViewKind::None, false, false, false
 
 struct OpViewInfo {
   std::string_view name;
   ViewKind kind;
-  bool mayCopy, inPlace;
+  bool mayCopy, inPlace, writesRunningStats;
 };
 
 constexpr OpViewInfo kOpViews[] = {
@@ -189,6 +190,12 @@ bool traceir::views::isViewOrCopyOp(std::string_view op) {
 bool traceir::views::isInPlaceOp(std::string_view op) {
   const OpViewInfo *v = viewInfoOf(op);
   return v && v->inPlace;
+}
+
+bool traceir::views::mayWriteOperand(std::string_view op, unsigned arg) {
+  const OpViewInfo *v = viewInfoOf(op);
+  return v && ((v->inPlace && arg == 0) ||
+               (v->writesRunningStats && (arg == 3 || arg == 4)));
 }
 
 std::optional<std::string>

@@ -50,6 +50,16 @@ public:
   /// and counts, and freed by the last copy of the pointer, which may
   /// outlive the allocator. Null when the device is out of memory.
   virtual std::shared_ptr<void> allocateExported(size_t nbytes) = 0;
+  /// Hands `ptr`, which allocate(nbytes) returned, over to the caller as
+  /// allocateExported's memory would be: it leaves this allocator's counts
+  /// and the last copy of the pointer frees it. An output the run allocated
+  /// goes out this way without a copy. Null (and `ptr` still this
+  /// allocator's) where the allocator cannot give memory away.
+  virtual std::shared_ptr<void> adopt(void *ptr, size_t nbytes) {
+    (void)ptr;
+    (void)nbytes;
+    return nullptr;
+  }
   /// Waits until the work queued on this device (kernels, copies) is done,
   /// so that memory handed over is ready to read on any stream; an error
   /// says what failed (CUDA reports a kernel's fault here).

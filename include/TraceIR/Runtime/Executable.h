@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -160,6 +161,11 @@ public:
   Expected<std::vector<OutputBuffer>> runViews(const InputViews &inputs,
                                                const RunOptions &options,
                                                bool outputsOnDevice);
+  /// Whether the run may write inputSpecs[i]'s storage (an in-place op, or
+  /// training batch norm, on it or a view of it): that input is copied,
+  /// the others are read where the caller keeps them. Computed at the first
+  /// run from the instructions, so built and loaded executables share it.
+  const std::vector<bool> &inputsWritten();
   /// The memory report of the last run.
   const MemoryReport &memoryReport() const { return report; }
   Allocator &allocator() { return *alloc; }
@@ -224,6 +230,8 @@ private:
   std::vector<std::unique_ptr<Storage>> persistent;
   std::vector<Tensor> persistentSlots; ///< slot contents for params/constants
   bool paramsLoaded = false;
+  std::once_flag inputsWrittenOnce;
+  std::vector<bool> inputsWrittenFlags;
 };
 
 /// The view a kernel has of one call.

@@ -57,6 +57,9 @@ struct Storage {
   bool released = false;
   /// Params and constants: owned by the Executable, alive across runs.
   bool persistent = false;
+  /// The caller's memory, read where it lies (an input no op of the run
+  /// writes): never written, poisoned or released by the run.
+  bool borrowed = false;
   /// Copies made by view-or-copy ops (reshape of a non-viewable tensor,
   /// contiguous) share this storage's lifetime: freeing it frees them.
   Storage *tiedNext = nullptr;

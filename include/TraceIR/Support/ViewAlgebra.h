@@ -97,6 +97,12 @@ bool isViewOrCopyOp(std::string_view op);
 /// Whether `op` is an in-place op (add_, relu_, dropout_, ...): its result
 /// is its first operand itself.
 bool isInPlaceOp(std::string_view op);
+/// Whether `op` may write its argument `arg` (counted in the calling
+/// convention's order, tensors and scalars alike): an in-place op's first,
+/// batch norm's running_mean and running_var (training mode writes them;
+/// this does not look at the flag). The runtime reads the caller's inputs in
+/// place unless a run may write them.
+bool mayWriteOperand(std::string_view op, unsigned arg);
 
 } // namespace traceir::views
 

@@ -70,5 +70,38 @@ bool traceir::prepareElementwise(KernelContext &ctx, EwOp op, unsigned n,
   }
   if (op == EwOp::Copy)
     L.operandIndex = n - 1; // clone copies argument 0; copy_/fill_ argument 1
+  if (op == EwOp::Pow && L.floating && n == 2 && ctx.isTensor(0) &&
+      !ctx.isTensor(1))
+    powByNumber(L);
   return true;
+}
+
+void traceir::powByNumber(EwLaunch &L) {
+  // What ATen's pow(Tensor, Scalar) does with these exponents, on every
+  // device: its results differ from pow's at the edges (pow(-0.0, 0.5) is
+  // +0.0 and pow(-inf, 0.5) is +inf, where sqrt gives -0.0 and NaN), and
+  // PyTorch is the oracle. x * x for 2 is pow's own correctly rounded
+  // square. (ATen also writes 3 and -2 as products, which round twice:
+  // within an ulp of pow, and left to pow here.)
+  const double e = L.in[1].number;
+  EwOp to;
+  if (e == 1)
+    to = EwOp::Copy;
+  else if (e == 0.5)
+    to = EwOp::Sqrt;
+  else if (e == -0.5)
+    to = EwOp::Rsqrt;
+  else if (e == -1)
+    to = EwOp::Reciprocal;
+  else if (e == 2)
+    to = EwOp::Mul;
+  else
+    return;
+  L.op = to;
+  if (to == EwOp::Mul) {
+    L.in[1] = L.in[0];
+    return;
+  }
+  L.numOperands = 1;
+  L.operandIndex = 0;
 }

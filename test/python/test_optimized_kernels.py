@@ -30,11 +30,15 @@ UNARY = {
     "sin": torch.sin, "cos": torch.cos, "clamp": lambda x: torch.clamp(x, -0.5, 0.7),
     "clone": lambda x: x.clone(),
     "mul_number": lambda x: x * 2.5, "pow_number": lambda x: torch.pow(x, 2),
+    # pow's exponents the tier rewrites (1, -1) and those it runs as pow.
+    "pow_one": lambda x: torch.pow(x, 1), "pow_reciprocal": lambda x: torch.pow(x, -1),
+    "pow_cube": lambda x: torch.pow(x, 3), "pow_half": lambda x: torch.pow(x.abs(), 0.5),
+    "pow_fraction": lambda x: torch.pow(x.abs(), 2.5),
 }
 BINARY = {
     "add": lambda a, b: torch.add(a, b, alpha=0.5), "sub": torch.sub, "mul": torch.mul,
     "div": lambda a, b: a / (b.abs() + 0.5), "maximum": torch.maximum,
-    "minimum": torch.minimum,
+    "minimum": torch.minimum, "pow": lambda a, b: torch.pow(a.abs() + 0.5, b),
 }
 
 
@@ -119,6 +123,14 @@ def test_strided_copies(dtype):
         want = fn(x)
         assert torch.equal(out["optimized"][0], want)
         assert torch.equal(out["portable"][0], want)
+
+
+def test_pow_edge_values():
+    # The rewritten exponents keep pow's answers at zeros, infinities and
+    # NaN (for -1: 1 / -0.0 is -inf, as pow(-0.0, -1)).
+    x = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), 1e-30, -3.0, 7.5])
+    for e in (2, 1, -1, 3, 0.5):
+        check(lambda t: torch.pow(t, e), (x,), torch.float32)
 
 
 def test_zero_size_and_scalar():

@@ -16,6 +16,11 @@
 
 namespace traceir {
 
+/// pow of a floating tensor by a Python number that ATen computes as another
+/// op (1: a copy, 0.5: sqrt, -0.5: rsqrt, -1: reciprocal, 2: x * x): `L`
+/// rewritten to that op; other exponents leave it as it is.
+void powByNumber(EwLaunch &L);
+
 /// Fills `L` for `op` over arguments [0, n) into `out`. Fails the call (and
 /// returns false) when the rank is beyond what a launch holds.
 bool prepareElementwise(KernelContext &ctx, EwOp op, unsigned n,

@@ -71,9 +71,21 @@ dnnl::engine &engine() {
   return e;
 }
 
-/// The runtime's thread count, given to oneDNN's OpenMP.
-int useThreads() {
-  int n = cpu::numThreads();
+/// Below these amounts of work a primitive runs on one thread: its
+/// parallel regions (reorders, the primitive, the reorder back) would cost
+/// more in waking the pool than the second thread saves. The bounds are
+/// about 0.1 ms of one core's work: multiply-adds of a convolution, window
+/// elements read by a pool. (squeezenet1_1 at 64x64, all of whose 26
+/// convolutions are below it, ran 8x slower at two threads than at one
+/// with OMP_WAIT_POLICY=PASSIVE.)
+constexpr double kSerialConvMacs = 1 << 22;
+constexpr double kSerialPoolReads = 1 << 17;
+
+/// The runtime's thread count (one for less than `serialBelow` of `work`),
+/// given to oneDNN's OpenMP. (Work in double: a product of verified sizes
+/// that need not fit int64.)
+int useThreads(double work, double serialBelow) {
+  int n = work < serialBelow ? 1 : cpu::numThreads();
 #ifdef _OPENMP
   if (omp_get_max_threads() != n)
     omp_set_num_threads(n);
@@ -276,7 +288,8 @@ bool cpu::fast::conv2d(KernelContext &ctx) {
   std::optional<int64_t> pR = padAfter(g.W, g.OW, g.kW, g.sW, g.dW, g.pL);
   if (!pB || !pR)
     return false;
-  int threads = useThreads();
+  int threads = useThreads(double(g.N) * g.O * g.OH * g.OW * g.Cg * g.kH * g.kW,
+                           kSerialConvMacs);
   static PrimitiveCache<18> cache;
   const std::optional<Cached> &c = cache.get(
       {g.N, g.C, g.H, g.W, g.O, g.kH, g.kW, g.OH, g.OW, g.groups, g.sH, g.sW,
@@ -362,7 +375,8 @@ bool pool2d(KernelContext &ctx, dnnl::algorithm alg, const MaxPoolArgs<2> &a) {
   if (alg == dnnl::algorithm::pooling_avg_include_padding &&
       (*pB > a.padding[0] || *pR > a.padding[1]))
     return false;
-  int threads = useThreads();
+  int threads = useThreads(double(N) * C * OH * OW * a.kernel[0] * a.kernel[1],
+                           kSerialPoolReads);
   static PrimitiveCache<17> cache;
   const std::optional<Cached> &c = cache.get(
       {static_cast<int64_t>(alg), N, C, H, W, OH, OW, a.kernel[0], a.kernel[1],

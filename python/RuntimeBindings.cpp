@@ -198,6 +198,9 @@ void traceir::bindings::bindRuntime(nb::module_ &m) {
   m.def("set_num_threads", &api::setNumThreads, nb::arg("n"),
         "Threads of the CPU kernels and their BLAS.");
   m.def("num_threads", &api::numThreads);
+  m.def("set_deterministic", &api::setDeterministic, nb::arg("on"),
+        "Results that do not depend on the thread count.");
+  m.def("deterministic", &api::deterministic);
   m.def("threading_backend", &api::threadingBackend);
   m.def(
       "set_kernel_tier",

@@ -102,6 +102,8 @@ std::string Executable::describe() const {
 
 void setNumThreads(int n) { cpu::setNumThreads(n); }
 int numThreads() { return cpu::numThreads(); }
+void setDeterministic(bool on) { cpu::setDeterministic(on); }
+bool deterministic() { return cpu::deterministic(); }
 std::string threadingBackend() { return cpu::threadingBackend(); }
 
 Result<std::string> setKernelTier(const std::string &tier) {

@@ -30,7 +30,7 @@ from ._traceir import TraceIRError
 from .ir import Graph, Node, Value, TensorType
 
 __all__ = ["Module", "Graph", "Node", "Value", "TensorType", "CompiledGraph", "Profile", "TraceIRError", "compile", "from_torch",
-           "import_anf", "load_executable", "profile", "set_num_threads", "num_threads", "set_kernel_tier", "kernel_tier",
+           "import_anf", "load_executable", "profile", "set_num_threads", "num_threads", "set_deterministic", "deterministic", "set_kernel_tier", "kernel_tier",
            "dnnl_version",
            "supported_ops", "check"]
 
@@ -58,6 +58,22 @@ def set_num_threads(n):
 
 def num_threads():
     return _traceir.num_threads()
+
+
+def set_deterministic(on):
+    """Deterministic mode: CPU results that do not depend on the thread
+    count. TraceIR's own kernels never do; in this mode the libraries' work
+    is split the same way at every count too (each matrix product in fixed
+    blocks of rows, one single-threaded BLAS call each; oneDNN's
+    convolutions on one thread), at some cost in speed at more than one
+    thread. TRACEIR_DETERMINISTIC=1 sets it from the start."""
+    if not isinstance(on, bool):
+        raise TypeError(f"set_deterministic takes a bool, got {on!r}")
+    _traceir.set_deterministic(on)
+
+
+def deterministic():
+    return _traceir.deterministic()
 
 
 def set_kernel_tier(tier):

@@ -158,6 +158,39 @@ def test_large_runs_threaded_and_deterministic():
     torch.testing.assert_close(one, fn(x, y), **TOL[torch.float32])
 
 
+def test_deterministic_mode_results_do_not_depend_on_the_thread_count():
+    # The libraries' own threading rounds differently at one thread and at
+    # two (OpenBLAS's sgemm, oneDNN's convolutions); in deterministic mode
+    # every product is split by its shape alone. Sizes above the splits: a
+    # product of 2 x 70 = 140 rows (blocks of 128), a convolution of 38M
+    # multiply-adds (oneDNN threads those of 4M and more).
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(64, 4, 256, batch_first=True).eval()
+    conv = torch.nn.Sequential(torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(),
+                               torch.nn.Conv2d(32, 8, 3, padding=1)).eval()
+    lstm = torch.nn.LSTM(48, 96, num_layers=2).eval()
+    cases = [(layer, (torch.randn(2, 70, 64),)), (conv, (torch.randn(2, 16, 64, 64),)),
+             (Fn(lambda x: lstm(x)[0]), (torch.randn(150, 2, 48),))]
+    before = traceir.num_threads()
+    assert traceir.deterministic() is False
+    try:
+        traceir.set_deterministic(True)
+        for module, args in cases:
+            compiled = traceir.compile(traceir.from_torch(module, args), "cpu")
+            traceir.set_num_threads(1)
+            one = compiled(*args)
+            traceir.set_num_threads(2)
+            two = compiled(*args)
+            assert torch.equal(one, two), type(module).__name__
+            with torch.no_grad():
+                torch.testing.assert_close(one, module(*args), rtol=1e-4, atol=1e-4)
+    finally:
+        traceir.set_deterministic(False)
+        traceir.set_num_threads(before)
+    with pytest.raises(TypeError, match="set_deterministic takes a bool"):
+        traceir.set_deterministic(1)
+
+
 def test_uncovered_launches_stay_portable():
     # Integers, mixed dtypes and ops the tier does not instantiate run on
     # the portable kernels, with the same results as before.

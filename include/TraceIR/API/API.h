@@ -78,6 +78,9 @@ Result<std::string> emitExecutable(IRModule &module, const std::string &graph,
 /// the portable GEMM runs on one).
 void setNumThreads(int n);
 int numThreads();
+/// Results that do not depend on the thread count (CPU/Parallel.h).
+void setDeterministic(bool on);
+bool deterministic();
 /// "OpenMP", or "none" where the build has no OpenMP (one thread).
 std::string threadingBackend();
 /// The kernel tier (Runtime/KernelTier.h): "optimized" (the default: each

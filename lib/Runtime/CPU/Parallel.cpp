@@ -58,14 +58,38 @@ std::atomic<int> &threads() {
   }();
   return n;
 }
+
+std::atomic<bool> &deterministicFlag() {
+  static std::atomic<bool> on = [] {
+    const char *v = std::getenv("TRACEIR_DETERMINISTIC");
+    return v && std::string(v) == "1";
+  }();
+  return on;
+}
+
 } // namespace
+
+/// The BLAS's own threads: one in deterministic mode, whose products are
+/// split by the runtime.
+static void applyGemmThreads() {
+  cpu::setGemmThreads(cpu::deterministic() ? 1 : cpu::numThreads());
+}
 
 int cpu::numThreads() { return threads().load(std::memory_order_relaxed); }
 
 void cpu::setNumThreads(int n) {
   n = std::max(n, 1);
   threads().store(n, std::memory_order_relaxed);
-  setGemmThreads(n);
+  applyGemmThreads();
+}
+
+bool cpu::deterministic() {
+  return deterministicFlag().load(std::memory_order_relaxed);
+}
+
+void cpu::setDeterministic(bool on) {
+  deterministicFlag().store(on, std::memory_order_relaxed);
+  applyGemmThreads();
 }
 
 const char *cpu::threadingBackend() {
@@ -101,5 +125,4 @@ void cpu::parallelFor(int64_t n, int64_t grain, RangeFn fn) {
 
 // The count applies to the BLAS from the start, not only after the first
 // parallel loop: set it when the runtime loads.
-[[maybe_unused]] static const int kThreadsAtLoad = cpu::numThreads();
-
+[[maybe_unused]] static const int kThreadsAtLoad = (applyGemmThreads(), 0);

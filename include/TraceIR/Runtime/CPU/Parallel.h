@@ -25,6 +25,17 @@ void setNumThreads(int n);
 /// "OpenMP" or "none" (this build runs every loop on one thread).
 const char *threadingBackend();
 
+/// Deterministic mode: results that do not depend on the thread count.
+/// TraceIR's own loops split work so that they never do; the libraries'
+/// do (OpenBLAS's threaded sgemm and oneDNN's threaded convolutions round
+/// differently at one thread and at two). In this mode every matrix
+/// product is split into blocks of rows fixed by its shape alone, each a
+/// single-threaded BLAS call, the blocks spread over the threads; oneDNN's
+/// convolutions run on one thread. It starts from TRACEIR_DETERMINISTIC
+/// (1 or 0, default 0).
+bool deterministic();
+void setDeterministic(bool on);
+
 /// A non-owning reference to a callable (llvm::function_ref without LLVM):
 /// parallelFor's body costs no allocation.
 class RangeFn {

@@ -85,7 +85,12 @@ constexpr double kSerialPoolReads = 1 << 17;
 /// given to oneDNN's OpenMP. (Work in double: a product of verified sizes
 /// that need not fit int64.)
 int useThreads(double work, double serialBelow) {
-  int n = work < serialBelow ? 1 : cpu::numThreads();
+  // Deterministic mode: a convolution's threads change its rounding (a
+  // pool's do not: each output is one window's, read in one order).
+  int n = work < serialBelow ||
+                  (serialBelow == kSerialConvMacs && cpu::deterministic())
+              ? 1
+              : cpu::numThreads();
 #ifdef _OPENMP
   if (omp_get_max_threads() != n)
     omp_set_num_threads(n);

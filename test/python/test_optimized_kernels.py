@@ -189,3 +189,81 @@ def test_default_variant_too():
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert " passed" in proc.stdout
+
+
+# Products: sums of K terms, whose rounding depends on the order (BLAS,
+# the tier's dot products); tolerances as for K float terms of size ~2.
+MM_TOL = {torch.float32: dict(rtol=1e-4, atol=1e-4), torch.float64: dict(rtol=1e-10, atol=1e-10),
+          torch.float16: dict(rtol=2e-3, atol=2e-3)}
+
+
+def check_op(fn, args, op, optimized, tol):
+    """fn at both tiers against eager and each other, and `op`'s tier."""
+    want = fn(*args)
+    _, out = run_tiers(Fn(fn), args)
+    (fast, fast_ops), (slow, slow_ops) = out["optimized"], out["portable"]
+    assert fast.shape == want.shape and fast.dtype == want.dtype
+    torch.testing.assert_close(fast, want, **tol)
+    torch.testing.assert_close(fast, slow, **tol)
+    assert {t for _, t in slow_ops} == {"portable"}
+    tiers = {t for name, t in fast_ops if name == op}
+    assert tiers == {"optimized" if optimized else "portable"}, fast_ops
+    return fast
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("rows", [1, 3, 4, 5, 8])
+def test_linear_few_rows(rows, dtype):
+    # Up to eight rows: the tier's dot products (Linear.cpp), rows in
+    # groups of four and a rest, K a multiple of the lanes and not.
+    for K, N in ((64, 33), (70, 129), (3, 5)):
+        x, w = values((rows, K), dtype), values((N, K), dtype, 1) * 0.2
+        b = values((N,), dtype, 2)
+        check_op(lambda x, w, b: F.linear(x, w, b), (x, w, b), "linear", True, MM_TOL[dtype])
+        check_op(lambda x, w: F.linear(x, w), (x, w), "linear", True, MM_TOL[dtype])
+
+
+def test_linear_few_rows_layouts():
+    tol = MM_TOL[torch.float32]
+    w, b = values((48, 96), torch.float32, 1) * 0.2, values((48,), torch.float32, 2)
+    lin = lambda x, w, b: F.linear(x, w, b)  # noqa: E731
+    # A batch that folds into rows: 4-D (ConvNeXt's 2x2 stage), 1-D, and
+    # a slice of the last dim (rows a stride apart).
+    check_op(lin, (values((1, 2, 2, 96), torch.float32), w, b), "linear", True, tol)
+    check_op(lin, (values((96,), torch.float32), w, b), "linear", True, tol)
+    check_op(lambda x, w, b: F.linear(x[:, :96], w, b), (values((5, 100), torch.float32), w, b),
+             "linear", True, tol)
+    # A weight broadcast from one row is still read row by row.
+    check_op(lambda x, w, b: F.linear(x, w.expand(48, 96), b), (values((3, 96), torch.float32), w[:1], b),
+             "linear", True, tol)
+    # Not covered: more rows, rows that do not fold (a permuted batch),
+    # strided elements, a transposed weight, f16, zero-size.
+    check_op(lin, (values((9, 96), torch.float32), w, b), "linear", False, tol)
+    check_op(lambda x, w, b: F.linear(x.permute(1, 0, 2), w, b), (values((2, 3, 96), torch.float32), w, b),
+             "linear", False, tol)
+    check_op(lambda x, w, b: F.linear(x[:, ::2], w, b), (values((3, 192), torch.float32), w, b),
+             "linear", False, tol)
+    check_op(lambda x, w, b: F.linear(x, w.t(), b), (values((3, 96), torch.float32), w.t().contiguous(), b),
+             "linear", False, tol)
+    h = values((3, 96), torch.float16)
+    check_op(lin, (h, w.half(), b.half()), "linear", False, MM_TOL[torch.float16])
+    check_op(lin, (values((0, 96), torch.float32), w, b), "linear", False, tol)
+
+
+def test_linear_few_rows_threads_bit_equal():
+    # Above the grain the output columns split over threads; each element
+    # is one dot product in a fixed order, so one and two threads agree.
+    x, w = values((3, 512), torch.float32), values((2048, 512), torch.float32, 1)
+    b = values((2048,), torch.float32, 2)
+    fn = lambda x, w, b: F.linear(x, w, b)  # noqa: E731
+    compiled = traceir.compile(traceir.from_torch(Fn(fn), (x, w, b)), "cpu")
+    before = traceir.num_threads()
+    try:
+        traceir.set_num_threads(1)
+        one = compiled(x, w, b)
+        traceir.set_num_threads(2)
+        two = compiled(x, w, b)
+    finally:
+        traceir.set_num_threads(before)
+    assert torch.equal(one, two)
+    torch.testing.assert_close(one, fn(x, w, b), rtol=1e-4, atol=1e-3)

@@ -107,6 +107,18 @@ def test_strided_and_offset_views():
     check(lambda t: t.permute(2, 0, 1) + 1.0, (x,), torch.float32)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_short_strided_runs(dtype):
+    # ConvNeXt's layer scale: [C, 1, 1] times an NHWC result permuted to
+    # NCHW, runs of H * W = 4 elements C apart (arithmetic: element by
+    # element), and an op of libm's on the same runs (still in blocks).
+    s, x = values((24, 1, 1), dtype, 1), values((1, 2, 2, 24), dtype, 2)
+    check(lambda s, x: s * x.permute(0, 3, 1, 2), (s, x), dtype)
+    check(lambda s, x: torch.add(x.permute(0, 3, 1, 2), s, alpha=0.5), (s, x), dtype)
+    check(lambda x: torch.tanh(x.permute(0, 3, 1, 2)), (x,), dtype)
+    check(lambda s, x: s * x.permute(0, 3, 1, 2), (s, values((0, 2, 2, 24), dtype)), dtype)
+
+
 @pytest.mark.parametrize("dtype", DTYPES + [torch.int64, torch.int32, torch.int8, torch.bool])
 def test_strided_copies(dtype):
     # contiguous() of transposed and permuted views: the optimized tier's

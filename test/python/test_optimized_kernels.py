@@ -279,3 +279,54 @@ def test_linear_few_rows_threads_bit_equal():
         traceir.set_num_threads(before)
     assert torch.equal(one, two)
     torch.testing.assert_close(one, fn(x, w, b), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("wdtype", [torch.float32, torch.float64, torch.float16, torch.int64,
+                                    torch.int8, torch.bool])
+@pytest.mark.parametrize("idtype", [torch.int64, torch.int32])
+def test_embedding_rows(idtype, wdtype):
+    # One memcpy a row (Embedding.cpp), any dtype by its size: the exact
+    # rows, as eager's and the portable kernel's.
+    w = values((50, 24), torch.float64).mul(9).to(wdtype)
+    idx = torch.randint(0, 50, (3, 7), generator=torch.Generator().manual_seed(0)).to(idtype)
+    _, out = run_tiers(Fn(F.embedding), (idx, w))
+    for tier, (got, ops) in out.items():
+        assert torch.equal(got, F.embedding(idx, w)), tier
+        assert dict(ops)["embedding"] == tier
+
+
+def test_embedding_layouts():
+    w = values((30, 16), torch.float32)
+    idx = torch.tensor([[3, 0, 29], [7, 7, 1]])
+    cases = [
+        (lambda i, w: F.embedding(i % 15, w[::2]), True),   # rows a stride apart
+        (lambda i, w: F.embedding(i[:, ::2], w), False),    # strided indices
+        (lambda i, w: F.embedding(i % 16, w.t()), False),   # a transposed table
+        (lambda i, w: F.embedding(i[:0], w), True),         # no indices
+        (lambda i, w: F.embedding(i, w[:, :0]), True),      # rows of no elements
+        (lambda i, w: F.embedding(i % 15, w, padding_idx=2), True),
+    ]
+    for fn, optimized in cases:
+        _, out = run_tiers(Fn(fn), (idx, w))
+        want = fn(idx, w)
+        for tier, (got, ops) in out.items():
+            assert got.shape == want.shape and torch.equal(got, want), tier
+        assert dict(out["optimized"][1])["embedding"] == ("optimized" if optimized else "portable")
+
+
+@pytest.mark.parametrize("bad", [30, -1, 1 << 40])
+def test_embedding_index_out_of_range(bad):
+    # Both tiers name the first bad index in order, the portable kernel's
+    # message (NNArgs.cpp's failEmbeddingIndex).
+    w = values((30, 8), torch.float32)
+    idx = torch.tensor([1, 2, 3, 4])
+    compiled = traceir.compile(traceir.from_torch(Fn(F.embedding), (idx, w)), "cpu")
+    bad_idx = torch.tensor([1, bad, 31, 2])
+    try:
+        for tier in ("optimized", "portable"):
+            traceir.set_kernel_tier(tier)
+            with pytest.raises(traceir.TraceIRError,
+                               match=f"index {bad} is out of range for 30 embeddings"):
+                compiled(bad_idx, w)
+    finally:
+        traceir.set_kernel_tier("optimized")

@@ -1,8 +1,9 @@
 """The optimized tier's conv2d, max_pool2d and avg_pool2d on oneDNN
 (CPU/Optimized/DNNL.cpp) against eager and against the portable tier:
 groups (depthwise too), stride, padding, dilation, bias, batch and kernel
-sizes; the pools' ceil_mode and count_include_pad; and what the tier leaves
-to the portable kernels (f64, a strided input, divisor_override). In a
+sizes; conv2d's strided inputs (gathered) and small depthwise convs (a
+direct loop); the pools' ceil_mode and count_include_pad; and what the tier
+leaves to the portable kernels (f64, a strided weight, divisor_override). In a
 runtime built without oneDNN every case still runs, on the portable tier,
 and the assertions that the optimized one ran are skipped."""
 import pytest
@@ -69,12 +70,56 @@ def test_conv2d_unbatched():
 
 
 def test_conv2d_portable_cases():
-    # f64 (oneDNN computes no f64) and a strided input run on the portable
-    # tier.
+    # f64 (oneDNN computes no f64), a transposed weight and a zero-size
+    # batch run on the portable tier.
     x, w = values((2, 4, 9, 9), torch.float64), values((6, 4, 3, 3), torch.float64, 1)
     check(lambda x, w: F.conv2d(x, w, padding=1), (x, w), optimized=False)
     x, w = values((2, 4, 9, 11)), values((6, 4, 3, 3), seed=1)
-    check(lambda x, w: F.conv2d(x.transpose(2, 3), w, padding=1), (x, w), optimized=False)
+    check(lambda x, w: F.conv2d(x, w.transpose(2, 3), padding=1), (x, w), optimized=False)
+    check(lambda x, w: F.conv2d(x, w, padding=1), (values((0, 4, 9, 9)), w), optimized=False)
+
+
+def test_conv2d_strided_inputs():
+    # A strided input (ConvNeXt's downsampling conv after LayerNorm2d: NHWC
+    # permuted back to NCHW, a transpose, a slice) is gathered for oneDNN.
+    w = values((6, 4, 3, 3), seed=1)
+    check(lambda x, w: F.conv2d(x.permute(0, 3, 1, 2), w, padding=1), (values((2, 9, 11, 4)), w))
+    check(lambda x, w: F.conv2d(x.transpose(2, 3), w, padding=1), (values((2, 4, 9, 11)), w))
+    check(lambda x, w: F.conv2d(x[:, :, ::2], w, stride=2), (values((1, 4, 18, 9)), w))
+
+
+DEPTHWISE_SMALL = [
+    # (N, C, H, W), kernel, stride, padding, dilation: at most 8 output
+    # pixels, the direct loop (DNNL.cpp's depthwiseDirect)
+    ((1, 24, 2, 2), 7, 1, 3, 1),   # ConvNeXt's third stage at 32x32
+    ((1, 40, 1, 1), 7, 1, 3, 1),   # its last
+    ((2, 8, 4, 2), 3, 1, 1, 1),    # 8 pixels, a batch
+    ((1, 6, 5, 3), 3, 2, 1, 2),    # stride 2, dilation 2: 2x1 pixels
+    ((1, 5, 3, 3), (3, 1), 1, 0, 1),
+]
+
+
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+@pytest.mark.parametrize("case", DEPTHWISE_SMALL, ids=lambda c: "x".join(map(str, c[0])))
+def test_conv2d_small_depthwise(case, bias):
+    xs, k, stride, padding, dilation = case
+    C = xs[1]
+    kh, kw = (k, k) if isinstance(k, int) else k
+    x, w = values(xs), values((C, 1, kh, kw), seed=1) * 0.2
+    b = values((C,), seed=2) if bias else None
+
+    def fn(x, w, *b):
+        return F.conv2d(x, w, b[0] if b else None, stride, padding, dilation, C)
+
+    check(fn, (x, w) + ((b,) if bias else ()))
+    # The loop reads any strides: a channels-last input permuted to NCHW.
+    nhwc = x.permute(0, 2, 3, 1).contiguous()
+    check(lambda t, w, *b: fn(t.permute(0, 3, 1, 2), w, *b), (nhwc, w) + ((b,) if bias else ()))
+
+
+def test_conv2d_small_depthwise_unbatched():
+    check(lambda x, w: F.conv2d(x, w, padding=3, groups=12),
+          (values((12, 2, 2)), values((12, 1, 7, 7), seed=1)))
 
 
 def test_conv2d_repeated_shapes_and_new_weights():

@@ -111,6 +111,18 @@ def test_strided_and_offset_views():
     check(lambda t: t.permute(2, 0, 1) + 1.0, (x,), torch.float32)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_short_strided_runs(dtype):
+    # ConvNeXt's layer scale: [C, 1, 1] times an NHWC result permuted to
+    # NCHW, runs of H * W = 4 elements C apart (arithmetic: element by
+    # element), and an op of libm's on the same runs (still in blocks).
+    s, x = values((24, 1, 1), dtype, 1), values((1, 2, 2, 24), dtype, 2)
+    check(lambda s, x: s * x.permute(0, 3, 1, 2), (s, x), dtype)
+    check(lambda s, x: torch.add(x.permute(0, 3, 1, 2), s, alpha=0.5), (s, x), dtype)
+    check(lambda x: torch.tanh(x.permute(0, 3, 1, 2)), (x,), dtype)
+    check(lambda s, x: s * x.permute(0, 3, 1, 2), (s, values((0, 2, 2, 24), dtype)), dtype)
+
+
 @pytest.mark.parametrize("dtype", DTYPES + [torch.int64, torch.int32, torch.int8, torch.bool])
 def test_strided_copies(dtype):
     # contiguous() of transposed and permuted views: the optimized tier's
@@ -234,3 +246,132 @@ def test_default_variant_too():
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert " passed" in proc.stdout
+
+
+# Products: sums of K terms, whose rounding depends on the order (BLAS,
+# the tier's dot products); tolerances as for K float terms of size ~2.
+MM_TOL = {torch.float32: dict(rtol=1e-4, atol=1e-4), torch.float64: dict(rtol=1e-10, atol=1e-10),
+          torch.float16: dict(rtol=2e-3, atol=2e-3)}
+
+
+def check_op(fn, args, op, optimized, tol):
+    """fn at both tiers against eager and each other, and `op`'s tier."""
+    want = fn(*args)
+    _, out = run_tiers(Fn(fn), args)
+    (fast, fast_ops), (slow, slow_ops) = out["optimized"], out["portable"]
+    assert fast.shape == want.shape and fast.dtype == want.dtype
+    torch.testing.assert_close(fast, want, **tol)
+    torch.testing.assert_close(fast, slow, **tol)
+    assert {t for _, t in slow_ops} == {"portable"}
+    tiers = {t for name, t in fast_ops if name == op}
+    assert tiers == {"optimized" if optimized else "portable"}, fast_ops
+    return fast
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("rows", [1, 3, 4, 5, 8])
+def test_linear_few_rows(rows, dtype):
+    # Up to eight rows: the tier's dot products (Linear.cpp), rows in
+    # groups of four and a rest, K a multiple of the lanes and not.
+    for K, N in ((64, 33), (70, 129), (3, 5)):
+        x, w = values((rows, K), dtype), values((N, K), dtype, 1) * 0.2
+        b = values((N,), dtype, 2)
+        check_op(lambda x, w, b: F.linear(x, w, b), (x, w, b), "linear", True, MM_TOL[dtype])
+        check_op(lambda x, w: F.linear(x, w), (x, w), "linear", True, MM_TOL[dtype])
+
+
+def test_linear_few_rows_layouts():
+    tol = MM_TOL[torch.float32]
+    w, b = values((48, 96), torch.float32, 1) * 0.2, values((48,), torch.float32, 2)
+    lin = lambda x, w, b: F.linear(x, w, b)  # noqa: E731
+    # A batch that folds into rows: 4-D (ConvNeXt's 2x2 stage), 1-D, and
+    # a slice of the last dim (rows a stride apart).
+    check_op(lin, (values((1, 2, 2, 96), torch.float32), w, b), "linear", True, tol)
+    check_op(lin, (values((96,), torch.float32), w, b), "linear", True, tol)
+    check_op(lambda x, w, b: F.linear(x[:, :96], w, b), (values((5, 100), torch.float32), w, b),
+             "linear", True, tol)
+    # A weight broadcast from one row is still read row by row.
+    check_op(lambda x, w, b: F.linear(x, w.expand(48, 96), b), (values((3, 96), torch.float32), w[:1], b),
+             "linear", True, tol)
+    # Not covered: more rows, rows that do not fold (a permuted batch),
+    # strided elements, a transposed weight, f16, zero-size.
+    check_op(lin, (values((9, 96), torch.float32), w, b), "linear", False, tol)
+    check_op(lambda x, w, b: F.linear(x.permute(1, 0, 2), w, b), (values((2, 3, 96), torch.float32), w, b),
+             "linear", False, tol)
+    check_op(lambda x, w, b: F.linear(x[:, ::2], w, b), (values((3, 192), torch.float32), w, b),
+             "linear", False, tol)
+    check_op(lambda x, w, b: F.linear(x, w.t(), b), (values((3, 96), torch.float32), w.t().contiguous(), b),
+             "linear", False, tol)
+    h = values((3, 96), torch.float16)
+    check_op(lin, (h, w.half(), b.half()), "linear", False, MM_TOL[torch.float16])
+    check_op(lin, (values((0, 96), torch.float32), w, b), "linear", False, tol)
+
+
+def test_linear_few_rows_threads_bit_equal():
+    # Above the grain the output columns split over threads; each element
+    # is one dot product in a fixed order, so one and two threads agree.
+    x, w = values((3, 512), torch.float32), values((2048, 512), torch.float32, 1)
+    b = values((2048,), torch.float32, 2)
+    fn = lambda x, w, b: F.linear(x, w, b)  # noqa: E731
+    compiled = traceir.compile(traceir.from_torch(Fn(fn), (x, w, b)), "cpu")
+    before = traceir.num_threads()
+    try:
+        traceir.set_num_threads(1)
+        one = compiled(x, w, b)
+        traceir.set_num_threads(2)
+        two = compiled(x, w, b)
+    finally:
+        traceir.set_num_threads(before)
+    assert torch.equal(one, two)
+    torch.testing.assert_close(one, fn(x, w, b), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("wdtype", [torch.float32, torch.float64, torch.float16, torch.int64,
+                                    torch.int8, torch.bool])
+@pytest.mark.parametrize("idtype", [torch.int64, torch.int32])
+def test_embedding_rows(idtype, wdtype):
+    # One memcpy a row (Embedding.cpp), any dtype by its size: the exact
+    # rows, as eager's and the portable kernel's.
+    w = values((50, 24), torch.float64).mul(9).to(wdtype)
+    idx = torch.randint(0, 50, (3, 7), generator=torch.Generator().manual_seed(0)).to(idtype)
+    _, out = run_tiers(Fn(F.embedding), (idx, w))
+    for tier, (got, ops) in out.items():
+        assert torch.equal(got, F.embedding(idx, w)), tier
+        assert dict(ops)["embedding"] == tier
+
+
+def test_embedding_layouts():
+    w = values((30, 16), torch.float32)
+    idx = torch.tensor([[3, 0, 29], [7, 7, 1]])
+    cases = [
+        (lambda i, w: F.embedding(i % 15, w[::2]), True),   # rows a stride apart
+        (lambda i, w: F.embedding(i[:, ::2], w), False),    # strided indices
+        (lambda i, w: F.embedding(i % 16, w.t()), False),   # a transposed table
+        (lambda i, w: F.embedding(i[:0], w), True),         # no indices
+        (lambda i, w: F.embedding(i, w[:, :0]), True),      # rows of no elements
+        (lambda i, w: F.embedding(i % 15, w, padding_idx=2), True),
+    ]
+    for fn, optimized in cases:
+        _, out = run_tiers(Fn(fn), (idx, w))
+        want = fn(idx, w)
+        for tier, (got, ops) in out.items():
+            assert got.shape == want.shape and torch.equal(got, want), tier
+        assert dict(out["optimized"][1])["embedding"] == ("optimized" if optimized else "portable")
+
+
+@pytest.mark.parametrize("bad", [30, -1, 1 << 40])
+def test_embedding_index_out_of_range(bad):
+    # Both tiers name the first bad index in order, the portable kernel's
+    # message (NNArgs.cpp's failEmbeddingIndex).
+    w = values((30, 8), torch.float32)
+    idx = torch.tensor([1, 2, 3, 4])
+    compiled = traceir.compile(traceir.from_torch(Fn(F.embedding), (idx, w)), "cpu")
+    bad_idx = torch.tensor([1, bad, 31, 2])
+    try:
+        for tier in ("optimized", "portable"):
+            traceir.set_kernel_tier(tier)
+            with pytest.raises(traceir.TraceIRError,
+                               match=f"index {bad} is out of range for 30 embeddings"):
+                compiled(bad_idx, w)
+    finally:
+        traceir.set_kernel_tier("optimized")

@@ -107,14 +107,32 @@ def test_native_layer_norm_stats():
     check(fn, (x64, w.double()), torch.float64, "native_layer_norm")
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_layer_norm_strided_inputs(dtype):
+    # A strided input is gathered into the result and normalized there:
+    # ConvNeXt's norm over C of an NCHW tensor seen as NHWC, a transpose,
+    # a slice of the last dim, and a weight broadcast over a 4-D input.
+    x = values((2, 96, 5, 6), dtype)
+    w, b = values((96,), dtype, 1), values((96,), dtype, 2)
+    check(lambda t, w, b: F.layer_norm(t.permute(0, 2, 3, 1), (96,), w, b, 1e-6),
+          (x, w, b), dtype, "layer_norm")
+    y = values((6, 32), dtype)
+    check(lambda t: F.layer_norm(t.t(), (6,)), (y,), dtype, "layer_norm")
+    check(lambda t: F.layer_norm(t[:, ::2], (16,)), (y,), dtype, "layer_norm")
+    check(lambda t: F.layer_norm(t.permute(0, 2, 3, 1), (6, 96)), (x,), dtype, "layer_norm")
+
+
+def test_native_layer_norm_strided_stats():
+    x, w = values((3, 64, 4), torch.float32), values((64,), torch.float32, 1)
+    fn = lambda t, w: torch.ops.aten.native_layer_norm(t.transpose(1, 2), [64], w, None, 1e-5)  # noqa: E731,E501
+    check(fn, (x, w), torch.float32, "native_layer_norm")
+
+
 def test_layer_norm_fallbacks():
-    x = values((6, 32), torch.float32)
-    check(lambda t: F.layer_norm(t.t(), (6,)), (x,), torch.float32, "layer_norm",
-          optimized=False)
-    check(lambda t: F.layer_norm(t[:, ::2], (16,)), (x,), torch.float32, "layer_norm",
-          optimized=False)
     check(lambda t: F.layer_norm(t, (32,)), (values((0, 32), torch.float32),), torch.float32,
           "layer_norm", optimized=False)
+    check(lambda t: F.layer_norm(t.permute(1, 0, 2), (32,)), (values((3, 0, 32), torch.float32),),
+          torch.float32, "layer_norm", optimized=False)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

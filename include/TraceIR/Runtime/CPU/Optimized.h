@@ -94,8 +94,21 @@ struct GruCells {
 };
 void gruCells(const GruCells &c);
 
+/// out[M, N] = x[M, K] @ w[N, K]^T (+ bias[N]) in f32 or f64 for a few
+/// rows (M <= kSkinnyRows): x's rows ldx apart, w's ldw apart, both with
+/// unit-stride elements; out and bias contiguous (bias may be null).
+/// Linear.cpp says why.
+constexpr int64_t kSkinnyRows = 8;
+struct SkinnyLinear {
+  const void *x, *w, *bias;
+  void *out;
+  int64_t M, N, K, ldx, ldw;
+  bool f64;
+};
+void skinnyLinear(const SkinnyLinear &s);
+
 /// The variants, each built from CPU/Optimized/Elementwise.cpp, Norm.cpp
-/// and Recurrent.cpp.
+/// Recurrent.cpp and Linear.cpp.
 namespace base {
 bool elementwise(const EwLaunch &L);
 bool copy(const Tensor &src, Tensor &dst);
@@ -104,6 +117,7 @@ void normRows(const NormRows &r);
 void channelAffine(const ChannelAffine &a);
 void lstmCells(const LstmCells &c);
 void gruCells(const GruCells &c);
+void skinnyLinear(const SkinnyLinear &s);
 } // namespace base
 namespace avx2 { // no copy: the same bits in each variant, base's serves
 bool elementwise(const EwLaunch &L);
@@ -112,6 +126,7 @@ void normRows(const NormRows &r);
 void channelAffine(const ChannelAffine &a);
 void lstmCells(const LstmCells &c);
 void gruCells(const GruCells &c);
+void skinnyLinear(const SkinnyLinear &s);
 } // namespace avx2
 
 } // namespace traceir::cpu::optimized

@@ -89,4 +89,7 @@ void cpu::optimized::lstmCells(const LstmCells &c) {
 void cpu::optimized::gruCells(const GruCells &c) {
   TRACEIR_DISPATCH(gruCells, c)
 }
+void cpu::optimized::skinnyLinear(const SkinnyLinear &s) {
+  TRACEIR_DISPATCH(skinnyLinear, s)
+}
 #undef TRACEIR_DISPATCH

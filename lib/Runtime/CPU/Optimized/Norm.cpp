@@ -389,7 +389,13 @@ bool softmaxFast(KernelContext &ctx, bool log) {
 bool normFast(KernelContext &ctx, const LayerNormArgs &a, bool stats) {
   const Tensor &in = a.rows;
   Tensor &out = ctx.result(0);
-  if (!denseSameDtype(in, out))
+  // A strided input (ConvNeXt's layer norms over C of an NCHW tensor
+  // permuted to NHWC) is gathered into the result, which the rows are then
+  // normalized in place in: a row is read whole before it is written.
+  bool gather = !in.isContiguous() && out.shape == in.shape;
+  Tensor dense = in;
+  dense.strides = Tensor::contiguousStrides(in.shape);
+  if (!denseSameDtype(gather ? dense : in, out))
     return false;
   for (const Tensor *t : {a.weight, a.bias})
     if (t && t->dtype != in.dtype)
@@ -398,8 +404,10 @@ bool normFast(KernelContext &ctx, const LayerNormArgs &a, bool stats) {
     for (unsigned i = 1; i < 3; ++i)
       if (!ctx.result(i).isContiguous() || !coveredDtype(ctx.result(i).dtype))
         return false;
+  if (gather)
+    cpu::copyTensor(in, out);
   NormRows r;
-  r.in = in.bytes();
+  r.in = gather ? out.bytes() : in.bytes();
   r.out = out.bytes();
   r.dtype = static_cast<int32_t>(in.dtype);
   r.rows = a.numRows();

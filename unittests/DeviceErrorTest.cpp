@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Runtime/DeviceError.h"
 #include "TestTensors.h"
 #include "TraceIR/Runtime/Build.h"
-#include "TraceIR/Runtime/DeviceError.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"

@@ -190,7 +190,7 @@ void cpu::nll_loss_backward(KernelContext &ctx) {
       continue;
     if (k < 0 || k >= C)
       return ctx.fail(
-            deviceErrorMessage(deviceError(DeviceErrorCode::Target, k, 0)));
+          deviceErrorMessage(deviceError(DeviceErrorCode::Target, k, 0)));
     double grad = a.reduction == Reduction::None ? g[p] : g[0];
     if (a.reduction == Reduction::Mean)
       grad /= tw[0];

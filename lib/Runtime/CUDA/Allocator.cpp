@@ -181,9 +181,8 @@ Expected<std::unique_ptr<Allocator>> traceir::createCUDAAllocator(int index) {
   void *record = nullptr;
   if (cudaError_t err = cudaMalloc(&record, sizeof(DeviceErrorRecord));
       err != cudaSuccess)
-    return cuda::failure("cannot allocate cuda:" + strCat(index) +
-                             "'s error record",
-                         err);
+    return cuda::failure(
+        "cannot allocate cuda:" + strCat(index) + "'s error record", err);
   auto alloc = std::make_unique<CUDAAllocator>(
       index, static_cast<DeviceErrorRecord *>(record));
   if (Error err = alloc->clearErrorRecord())

@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TraceIR/Runtime/CUDA/DeviceErrorLaunch.h"
 #include "TraceIR/Runtime/CUDA/Device.h"
+#include "TraceIR/Runtime/CUDA/DeviceErrorLaunch.h"
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/CUDA/NNLaunch.h"
 #include "TraceIR/Runtime/NNArgs.h"

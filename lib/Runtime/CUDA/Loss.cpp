@@ -33,8 +33,8 @@ unsigned long long *badPositionOf(KernelContext &ctx) {
 
 /// Queues the commit of the kernels' first bad position among `positions`
 /// class indices.
-void commitBadTarget(KernelContext &ctx, const char *op,
-                     const int64_t *indices, int64_t positions) {
+void commitBadTarget(KernelContext &ctx, const char *op, const int64_t *indices,
+                     int64_t positions) {
   DeviceErrorCommit commit;
   commit.slot = ctx.deviceErrors();
   commit.code = static_cast<int32_t>(DeviceErrorCode::Target);

@@ -3,8 +3,9 @@
 // The device halves of CUDA/NN.cpp, mirroring CPU/NN.cpp: layer_norm in
 // double with a two-pass variance (one block per row); embedding gathers the
 // indices first and records the first one out of range in the run's error
-// record (DeviceErrorLaunch.h), and then reads no row; dropout draws one Philox uniform per element from (seed, element
-// index), so a run's seed fixes the mask whatever the launch shape.
+// record (DeviceErrorLaunch.h), and then reads no row; dropout draws one Philox
+// uniform per element from (seed, element index), so a run's seed fixes the
+// mask whatever the launch shape.
 //
 //===----------------------------------------------------------------------===//
 

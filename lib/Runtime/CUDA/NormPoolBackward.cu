@@ -101,7 +101,8 @@ const char *traceir::launchEmbeddingBackwardCUDA(EmbeddingBackwardPlan plan,
   int64_t L = plan.L, V = plan.V, B = buckets ? V : 0;
   int64_t *index = scratch, *order = index + L, *start = order + L;
   int64_t *next = start + B + 1;
-  if (const char *e = cudaText(cudaMemsetAsync(start, 0, (B + 1) * sizeof(int64_t))))
+  if (const char *e =
+          cudaText(cudaMemsetAsync(start, 0, (B + 1) * sizeof(int64_t))))
     return e;
   if (L > 0) {
     embeddingCountKernel<<<static_cast<unsigned>(gridFor(L, kMaxThreads)),

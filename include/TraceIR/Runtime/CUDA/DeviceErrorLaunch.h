@@ -66,11 +66,9 @@ __device__ inline bool deviceErrorSet(const DeviceErrorRecord *r) {
 
 /// Records an error unless the run has one already (any thread, any
 /// number of times).
-__device__ inline void recordDeviceError(DeviceErrorSlot s,
-                                         DeviceErrorCode code,
-                                         int64_t value = 0,
-                                         int64_t position = 0,
-                                         int64_t limit = 0, int64_t dim = 0) {
+__device__ inline void
+recordDeviceError(DeviceErrorSlot s, DeviceErrorCode code, int64_t value = 0,
+                  int64_t position = 0, int64_t limit = 0, int64_t dim = 0) {
   DeviceErrorRecord *r = s.record;
   if (!r || deviceErrorSet(r) ||
       atomicCAS(&r->code, 0, static_cast<int32_t>(code)) != 0)
@@ -104,8 +102,7 @@ const char *launchPerElementUnlessError(const Plan &plan, int64_t n,
     return nullptr;
   perElementUnlessErrorKernel<Plan, Element>
       <<<static_cast<unsigned>(cudadev::gridFor(n, cudadev::kMaxThreads)),
-         cudadev::kMaxThreads>>>(
-          plan, n, errors);
+         cudadev::kMaxThreads>>>(plan, n, errors);
   return cudadev::lastError();
 }
 #endif // __CUDACC__

@@ -232,14 +232,11 @@ bool traceir::embeddingBagPlan(KernelContext &ctx, EmbeddingBagPlan &p) {
 
 void traceir::failEmbeddingBag(KernelContext &ctx, const EmbeddingBagPlan &p,
                                int64_t key, int64_t value) {
-  if (key < p.numOffsets)
-    ctx.fail("_embedding_bag: offsets must rise from 0 to at most the " +
-             strCat(p.N) + " indices, but offsets[" + strCat(key) + "] is " +
-             strCat(value) + (key == 0 ? " (offsets[0] has to be 0)" : ""));
-  else
-    ctx.fail("_embedding_bag: index " + strCat(value) + " at position " +
-             strCat(key - p.numOffsets) + " is out of range for a weight of " +
-             strCat(p.rows) + " rows (expected 0 <= idx < num_embeddings)");
+  ctx.fail(deviceErrorMessage(
+      key < p.numOffsets
+          ? deviceError(DeviceErrorCode::EmbeddingBagOffset, value, p.N, key)
+          : deviceError(DeviceErrorCode::EmbeddingBagIndex, value, p.rows,
+                        key - p.numOffsets)));
 }
 
 bool traceir::gridSamplerPlan(KernelContext &ctx, GridSamplePlan &p) {

@@ -168,6 +168,19 @@ void KernelContext::fail(const std::string &message) {
     error = message;
 }
 
+bool KernelContext::deviceFailed() {
+  DeviceErrorRecord r;
+  if (Error err = exe->alloc->readErrorRecord(r)) {
+    fail(err.message());
+    return true;
+  }
+  if (r.code == 0)
+    return false;
+  // Executable::execute reports the record, which names the op that failed.
+  fail("an earlier kernel recorded an error");
+  return true;
+}
+
 const Tensor &KernelContext::notATensor(unsigned i) const {
   // Read-only to every kernel (in-place ops, which write their argument 0,
   // have a tensor there: loading checks that), and one element of any
@@ -376,6 +389,24 @@ std::string opWhere(const OpInfoRT &op) {
 }
 } // namespace
 
+std::string Executable::recordedErrorText(const DeviceErrorRecord &r) const {
+  // A record naming no op of this executable is memory gone wrong; still
+  // the run failed, and the message says what the kernel found.
+  std::string where = r.op >= 0 && size_t(r.op) < ops.size()
+                          ? opWhere(ops[r.op])
+                          : "op #" + strCat(r.op);
+  return where + ": " + deviceErrorMessage(r);
+}
+
+Error Executable::recordedDeviceError() {
+  DeviceErrorRecord r;
+  if (Error err = alloc->readErrorRecord(r))
+    return err;
+  if (r.code == 0)
+    return Error::success();
+  return makeError(recordedErrorText(r));
+}
+
 Error Executable::execute(const InputViews &inputTensors,
                           const RunOptions &options, const OutputSink &sink) {
   if (!alloc)
@@ -455,6 +486,10 @@ Error Executable::execute(const InputViews &inputTensors,
   ctx.slots = &state.slots;
   ctx.seed = options.seed;
   alloc->resetPeak();
+  // Queued before the run's kernels, so that an error a previous run left
+  // in the record is not this run's.
+  if (Error err = alloc->clearErrorRecord())
+    return err;
   if (prof)
     prof->counters.push_back(
         {profileClockNs(), state.live, alloc->allocatedBytes()});
@@ -553,12 +588,26 @@ Error Executable::execute(const InputViews &inputTensors,
       if (state.live != liveAtLaunch)
         prof->counters.push_back({endNs, state.live, alloc->allocatedBytes()});
     }
-    if (ctx.failed())
+    if (ctx.failed()) {
+      // An error an earlier kernel recorded on the device came first (and
+      // may be why this call failed: its data was left unwritten). Waiting
+      // for the device costs nothing next to a failed run. Where the record
+      // cannot be read (a kernel faulted), the call's own error, naming its
+      // op, says more.
+      DeviceErrorRecord r;
+      if (!alloc->readErrorRecord(r) && r.code != 0)
+        return makeError(recordedErrorText(r));
       return makeError(opWhere(ops[instr.op]) + ": " + ctx.error);
+    }
     // View results share a storage; copies a view-or-copy op had to make
     // are tied to its input's storage by the kernel.
   }
 
+  // The one wait for the errors the device's kernels recorded (none on the
+  // CPU, whose kernels failed their calls at once): before any output is
+  // handed over.
+  if (Error err = recordedDeviceError())
+    return err;
   for (size_t i = 0; i < outputSlots.size(); ++i) {
     const Tensor &t = state.slots[outputSlots[i]];
     if (!t.storage || t.storage->freed)

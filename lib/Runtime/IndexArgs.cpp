@@ -329,8 +329,8 @@ bool traceir::indexPutCall(KernelContext &ctx, IndexCall &call) {
 
 void traceir::failIndexRange(KernelContext &ctx, const IxCheck &check,
                              int64_t value) {
-  ctx.fail("index " + strCat(value) + " is out of bounds for dimension " +
-           strCat(check.dim) + " with size " + strCat(check.size));
+  ctx.fail(deviceErrorMessage(deviceError(DeviceErrorCode::IndexRange, value,
+                                          check.size, 0, check.dim)));
 }
 
 namespace {

@@ -227,9 +227,8 @@ bool traceir::maxPool2dBackwardArgs(KernelContext &ctx, MaxPool2dArgs &a) {
 
 void traceir::failPoolIndex(KernelContext &ctx, int64_t index,
                             int64_t planeSize) {
-  ctx.fail("max_pool2d_with_indices_backward: index " + strCat(index) +
-           " is out of range for an input plane of " + strCat(planeSize) +
-           " elements");
+  ctx.fail(deviceErrorMessage(
+      deviceError(DeviceErrorCode::PoolIndex, index, planeSize)));
 }
 
 bool traceir::convolutionBackwardArgs(KernelContext &ctx, ConvGeometry &g,
@@ -728,8 +727,8 @@ bool traceir::embeddingArgs(KernelContext &ctx) {
 
 void traceir::failEmbeddingIndex(KernelContext &ctx, int64_t index,
                                  int64_t rows) {
-  ctx.fail("index " + strCat(index) + " is out of range for " + strCat(rows) +
-           " embeddings");
+  ctx.fail(deviceErrorMessage(
+      deviceError(DeviceErrorCode::EmbeddingIndex, index, rows)));
 }
 
 int64_t AttentionArgs::batchOffset(const AttentionOperand &o, int64_t b) const {

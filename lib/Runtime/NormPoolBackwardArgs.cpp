@@ -298,6 +298,6 @@ bool traceir::embeddingDenseBackwardPlan(KernelContext &ctx,
 
 void traceir::failEmbeddingBackwardIndex(KernelContext &ctx, int64_t index,
                                          int64_t numWeights) {
-  ctx.fail("index " + strCat(index) +
-           " is out of range for num_weights=" + strCat(numWeights));
+  ctx.fail(deviceErrorMessage(
+      deviceError(DeviceErrorCode::EmbeddingBackwardIndex, index, numWeights)));
 }

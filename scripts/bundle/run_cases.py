@@ -11,6 +11,7 @@ table and writes results.json (for --only FAILED).
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -119,6 +120,10 @@ class Runner:
                 else:
                     r["result"] = "ERROR AS EXPECTED"
                     r["why"] = proc.stderr.strip().splitlines()[-1][:160]
+                    if meta.get("recover"):
+                        why = self.recovery(trx, case, params, inputs, meta, proc.stderr)
+                        if why:
+                            r["result"], r["why"] = "FAIL", why
                 return r
             if proc.returncode != 0:
                 r["result"], r["why"] = "FAIL", proc.stderr.strip()[-300:]
@@ -180,6 +185,40 @@ class Runner:
             if len(flows) != len(ops):
                 return f"{len(flows)} launch arrows for {len(ops)} ops"
         return ""
+
+    def recovery(self, trx, case, params, inputs, meta, stderr):
+        """A device-error case (test_device_errors.py): the run failed with
+        the CPU run's message, naming the op; through the Python module the
+        same executable fails those inputs again, then runs the good ones
+        twice (the device's error record is cleared per run). "" or why
+        not."""
+        found = re.search(r"op '.*", meta["error"])
+        want_msg = found.group(0).strip() if found else ""
+        if want_msg not in stderr:
+            return f"not the CPU's error {want_msg[:100]!r}: {stderr.strip()[-120:]}"
+        import traceir
+        try:
+            exe = traceir.load_executable(trx, params=params, device=self.device)
+            try:
+                exe(**inputs)
+                return "the Python module ran the failing inputs"
+            except Exception as e:  # the error this case is about
+                if want_msg not in str(e):
+                    return f"the Python module's error is not the CPU's: {str(e)[-120:]}"
+            good = load_file(os.path.join(case, "recover-inputs.safetensors"))
+            e = load_file(os.path.join(case, "recover-expected.safetensors"))
+            want = [e[f"output{i}"] for i in range(len(e))]
+            for _ in range(2):
+                outs = exe(**good)
+                outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+                outs = [o if isinstance(o, torch.Tensor) else torch.from_numpy(o) for o in outs]
+                why = compare([o.cpu() for o in outs], want, meta.get("rtol", 1e-4),
+                              meta.get("atol", 1e-5))
+                if why:
+                    return "the good run after the error: " + why
+            return ""
+        except Exception as e:  # reported in the table, not raised
+            return f"the good run after the error: {type(e).__name__}: {e}"[:200]
 
     def python_path(self, trx, params, inputs, want, meta):
         import traceir

@@ -3,6 +3,7 @@
 #ifndef TRACEIR_RUNTIME_ALLOCATOR_H
 #define TRACEIR_RUNTIME_ALLOCATOR_H
 
+#include "TraceIR/Runtime/DeviceError.h"
 #include "TraceIR/Runtime/Tensor.h"
 
 #include "TraceIR/Support/Error.h"
@@ -64,6 +65,20 @@ public:
   /// so that memory handed over is ready to read on any stream; an error
   /// says what failed (CUDA reports a kernel's fault here).
   virtual Error synchronize() { return Error::success(); }
+
+  /// The record kernels on this device write the run's first error to
+  /// (DeviceError.h), in device memory allocated once with the allocator;
+  /// null where kernels fail their calls themselves (the CPU).
+  virtual DeviceErrorRecord *errorRecord() { return nullptr; }
+  /// Clears the record behind the work queued on the device (no wait): each
+  /// run starts with none.
+  virtual Error clearErrorRecord() { return Error::success(); }
+  /// The record, read once the work queued on the device is done (code 0:
+  /// no error); an error says what failed (a kernel's fault, say).
+  virtual Error readErrorRecord(DeviceErrorRecord &out) {
+    out = DeviceErrorRecord();
+    return Error::success();
+  }
 
   int64_t allocatedBytes() const { return allocated; }
   int64_t peakAllocatedBytes() const { return peakAllocated; }

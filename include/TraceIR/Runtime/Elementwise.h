@@ -763,9 +763,12 @@ TRACEIR_HD inline void ewElement(const EwLaunch &L, int64_t k,
   }
 }
 
-/// Runs a launch on a CUDA device (Elementwise.cu). Returns false when the
-/// launch failed or an integer division by zero happened.
-bool launchElementwiseCUDA(const EwLaunch &launch, bool &divByZero);
+struct DeviceErrorSlot;
+/// Queues a launch on a CUDA device (Elementwise.cu); false when the launch
+/// failed. An integer division by zero is recorded in `errors`
+/// (DeviceError.h; null: not checked), found when the run ends.
+bool launchElementwiseCUDA(const EwLaunch &launch,
+                           const DeviceErrorSlot *errors = nullptr);
 
 } // namespace traceir
 

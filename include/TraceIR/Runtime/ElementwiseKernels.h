@@ -46,7 +46,8 @@ struct Elementwise {
       return ctx.fail("the elementwise kernel failed to run on " +
                       strCat(ctx.result(0).storage->device.str()));
     if (divByZero)
-      ctx.fail("integer division by zero");
+      ctx.fail(deviceErrorMessage(
+          deviceError(DeviceErrorCode::IntegerDivisionByZero, 0, 0)));
   }
   static double alpha(KernelContext &ctx) {
     return ctx.isNone(2) ? 1.0 : ctx.scalar(2).number();

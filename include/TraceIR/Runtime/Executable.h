@@ -223,6 +223,11 @@ private:
   /// and hands each output to `sink`.
   Error execute(const InputViews &inputs, const RunOptions &options,
                 const OutputSink &sink);
+  /// The error the device's kernels recorded in this run (waiting for
+  /// them), naming its op, or success when there is none.
+  Error recordedDeviceError();
+  /// A recorded error's message, naming its op.
+  std::string recordedErrorText(const DeviceErrorRecord &r) const;
   /// Copies `t` contiguously into host memory `dst` (t.nbytes() bytes),
   /// gathering strides on the device first.
   Error copyOutToHost(const Tensor &t, void *dst, const std::string &what);
@@ -304,6 +309,19 @@ public:
   Allocator &allocator() const { return *exe->alloc; }
   /// Fails the call; the run stops with an error naming the op.
   void fail(const std::string &message);
+  /// Where this call's kernels record an error found in their data
+  /// (DeviceError.h): the device's record (null on the CPU, whose kernels
+  /// fail the call instead) and this call's op.
+  DeviceErrorSlot deviceErrors() const {
+    return {exe->alloc->errorRecord(), static_cast<int32_t>(instr->op)};
+  }
+  /// For a call that has just waited for its device anyway (one whose
+  /// result's shape depends on its data): whether an earlier kernel of the
+  /// run recorded an error, which then fails this call (the run reports the
+  /// recorded error, naming its op), so that it does not act on data that
+  /// error left unwritten. Reading the record waits for the device: never
+  /// call it where the call would not wait otherwise.
+  bool deviceFailed();
   bool failed() const { return !error.empty(); }
   /// Records that the call took `t`'s path (KernelTier.h); every call
   /// starts as portable.

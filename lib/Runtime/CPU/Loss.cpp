@@ -109,7 +109,8 @@ void lossImpl(KernelContext &ctx, bool crossEntropy) {
         continue;
       }
       if (k < 0 || k >= C)
-        return ctx.fail("Target " + strCat(k) + " is out of bounds.");
+        return ctx.fail(
+            deviceErrorMessage(deviceError(DeviceErrorCode::Target, k, 0)));
       double wk = w ? w[k] : 1.0;
       double l = -wk * logp[at(p, k)];
       if (smoothing > 0) {
@@ -188,7 +189,8 @@ void cpu::nll_loss_backward(KernelContext &ctx) {
     if (k == ignore)
       continue;
     if (k < 0 || k >= C)
-      return ctx.fail("Target " + strCat(k) + " is out of bounds.");
+      return ctx.fail(
+          deviceErrorMessage(deviceError(DeviceErrorCode::Target, k, 0)));
     double grad = a.reduction == Reduction::None ? g[p] : g[0];
     if (a.reduction == Reduction::Mean)
       grad /= tw[0];

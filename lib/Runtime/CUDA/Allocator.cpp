@@ -24,12 +24,14 @@ namespace {
 
 class CUDAAllocator final : public Allocator {
 public:
-  explicit CUDAAllocator(int index) : index(index) {}
+  CUDAAllocator(int index, DeviceErrorRecord *record)
+      : index(index), record(record) {}
   ~CUDAAllocator() override {
     releaseCache();
     cudaSetDevice(index);
     for (auto &[ptr, size] : blockSize)
       cudaFree(ptr); // blocks still in use when the allocator goes
+    cudaFree(record);
   }
 
   static constexpr size_t kRound = 512;
@@ -125,8 +127,33 @@ public:
     return Error::success();
   }
 
+  DeviceErrorRecord *errorRecord() override { return record; }
+  Error clearErrorRecord() override {
+    cudaSetDevice(index);
+    // Two memsets, not a copy from the host: they queue without a wait.
+    cudaError_t err = cudaMemsetAsync(record, 0, sizeof(*record));
+    if (err == cudaSuccess)
+      err = cudaMemsetAsync(&record->pending, 0xFF, sizeof(record->pending));
+    if (err != cudaSuccess)
+      return cuda::failure("cuda:" + strCat(index) + " failed", err);
+    return Error::success();
+  }
+  Error readErrorRecord(DeviceErrorRecord &out) override {
+    cudaSetDevice(index);
+    // Waits for the kernels queued before it (one stream); a kernel that
+    // faulted is reported here.
+    cudaError_t err =
+        cudaMemcpy(&out, record, sizeof(out), cudaMemcpyDeviceToHost);
+    if (err != cudaSuccess)
+      return cuda::failure("cuda:" + strCat(index) + " failed", err);
+    return Error::success();
+  }
+
 private:
   int index;
+  /// The executable's error record (DeviceError.h): one small block for the
+  /// allocator's life, not one per call.
+  DeviceErrorRecord *record;
   std::multimap<size_t, void *> cache;
   std::unordered_map<void *, size_t> blockSize;
 };
@@ -151,5 +178,14 @@ Error traceir::selectCUDADevice(int index) {
 Expected<std::unique_ptr<Allocator>> traceir::createCUDAAllocator(int index) {
   if (Error err = selectCUDADevice(index))
     return err;
-  return std::make_unique<CUDAAllocator>(index);
+  void *record = nullptr;
+  if (cudaError_t err = cudaMalloc(&record, sizeof(DeviceErrorRecord));
+      err != cudaSuccess)
+    return cuda::failure(
+        "cannot allocate cuda:" + strCat(index) + "'s error record", err);
+  auto alloc = std::make_unique<CUDAAllocator>(
+      index, static_cast<DeviceErrorRecord *>(record));
+  if (Error err = alloc->clearErrorRecord())
+    return err;
+  return std::unique_ptr<Allocator>(std::move(alloc));
 }

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/CUDA/Device.h"
+#include "TraceIR/Runtime/CUDA/DeviceErrorLaunch.h"
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/CUDA/NNLaunch.h"
 #include "TraceIR/Runtime/NNArgs.h"
@@ -177,8 +178,9 @@ void cuda::conv2d(KernelContext &ctx) {
 
 /// max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
 /// padding, dilation, ceil_mode, indices): the indices are checked first
-/// (one read back), then each input element sums the gradients of the
-/// outputs whose index names it.
+/// (the first bad one recorded for the run's end, DeviceErrorLaunch.h), then
+/// each input element sums the gradients of the outputs whose index names
+/// it.
 void cuda::max_pool2d_with_indices_backward(KernelContext &ctx) {
   const char *op = "max_pool2d_with_indices_backward";
   MaxPool2dArgs a;
@@ -192,10 +194,7 @@ void cuda::max_pool2d_with_indices_backward(KernelContext &ctx) {
   L.indices =
       ok ? reinterpret_cast<const int64_t *>(nn::gatherAs(ctx, idx, DType::I64))
          : nullptr;
-  auto *bad = L.indices ? static_cast<unsigned long long *>(
-                              ctx.scratch(1, sizeof(unsigned long long)))
-                        : nullptr;
-  if (!bad)
+  if (!L.indices)
     return;
   L.gI = gI.bytes();
   L.gIDtype = static_cast<int32_t>(gI.dtype);
@@ -205,23 +204,18 @@ void cuda::max_pool2d_with_indices_backward(KernelContext &ctx) {
   L.OH = gO.shape[gO.rank() - 2];
   L.OW = gO.shape[gO.rank() - 1];
   setWindow(L, a);
-  L.badPosition = bad;
-  unsigned long long first = 0;
-  if (!nn::launched(ctx, cudaMemset(bad, 0xFF, sizeof(first)), op) ||
-      !nn::launched(ctx, launchMaxPoolIndexCheck(L), op) ||
-      !nn::launched(
-          ctx, cudaMemcpy(&first, bad, sizeof(first), cudaMemcpyDeviceToHost),
-          op))
+  // The first bad index is recorded on the device (no wait), and the run
+  // fails at its end.
+  DeviceErrorCommit commit;
+  commit.slot = ctx.deviceErrors();
+  L.badPosition = &commit.slot.record->pending;
+  commit.code = static_cast<int32_t>(DeviceErrorCode::PoolIndex);
+  commit.limit = L.H * L.W;
+  commit.src[0] = deviceErrorSource(L.indices, I64, L.planes * L.OH * L.OW);
+  if (!nn::launched(ctx, launchMaxPoolIndexCheck(L), op))
     return;
-  if (first != ~0ull) {
-    int64_t value = 0;
-    if (nn::launched(ctx,
-                     cudaMemcpy(&value, L.indices + first, sizeof(value),
-                                cudaMemcpyDeviceToHost),
-                     op))
-      failPoolIndex(ctx, value, L.H * L.W);
-    return;
-  }
+  if (const char *err = launchDeviceErrorCommit(commit))
+    return ctx.fail(strCat(op) + " kernel failed on CUDA: " + err);
   nn::launched(ctx, launchMaxPoolBackward(L), op);
 }
 

@@ -35,14 +35,10 @@ void cuda::_embedding_bag(KernelContext &ctx) {
   EmbeddingBagPlan p;
   if (!embeddingBagPlan(ctx, p))
     return;
-  void *scratch = ctx.scratch(1, sizeof(unsigned long long));
-  if (!scratch)
-    return; // scratch() failed the call
-  int64_t badKey = -1, badValue = 0;
-  if (const char *err = launchEmbeddingBagCUDA(p, scratch, badKey, badValue))
-    return launched(ctx, "_embedding_bag", err);
-  if (badKey >= 0)
-    failEmbeddingBag(ctx, p, badKey, badValue);
+  // A bad offset or index is recorded on the device and fails the run at
+  // its end.
+  if (const char *err = launchEmbeddingBagCUDA(p, ctx.deviceErrors()))
+    launched(ctx, "_embedding_bag", err);
 }
 
 void cuda::grid_sampler_2d(KernelContext &ctx) {

@@ -3,11 +3,13 @@
 // Grid-stride loops, a thread per result element, each running the plan's
 // per-element function of Runtime/Distance.h (the CPU kernels' own).
 // _embedding_bag first checks its offsets and indices in a kernel of its
-// own and reads back the first bad position (the one wait), as embedding
-// does.
+// own and records the first bad one in the run's error record
+// (DeviceErrorLaunch.h; no wait), as embedding does; its bags then do
+// nothing.
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Runtime/CUDA/DeviceErrorLaunch.h"
 #include "TraceIR/Runtime/CUDA/DistanceLaunch.h"
 #include "TraceIR/Runtime/CUDA/ReduceLaunch.h"
 
@@ -15,7 +17,8 @@ using namespace traceir;
 using namespace traceir::cudadev;
 
 namespace {
-/// `firstBad` ends as the smallest check position that fails.
+/// `firstBad` (the error record's `pending`) ends as the smallest check
+/// position that fails.
 __global__ void embeddingBagCheckKernel(EmbeddingBagPlan plan, int64_t n,
                                         unsigned long long *firstBad) {
   int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -25,10 +28,6 @@ __global__ void embeddingBagCheckKernel(EmbeddingBagPlan plan, int64_t n,
       atomicMin(firstBad, static_cast<unsigned long long>(k));
 }
 
-const char *failed(cudaError_t err) {
-  cudaGetLastError();
-  return cudaGetErrorString(err);
-}
 } // namespace
 
 const char *traceir::launchDistanceCUDA(const DistancePlan &plan) {
@@ -41,53 +40,44 @@ const char *traceir::launchGridSampleCUDA(const GridSamplePlan &plan) {
 }
 
 const char *traceir::launchEmbeddingBagCUDA(const EmbeddingBagPlan &plan,
-                                            void *scratch, int64_t &badKey,
-                                            int64_t &badValue) {
-  badKey = -1;
-  badValue = 0;
+                                            DeviceErrorSlot errors) {
   int64_t checks = plan.numOffsets + plan.N;
   if (checks > 0) {
-    auto *firstBad = static_cast<unsigned long long *>(scratch);
-    cudaError_t err = cudaMemset(firstBad, 0xFF, sizeof(*firstBad)); // none
-    if (err != cudaSuccess)
-      return failed(err);
     embeddingBagCheckKernel<<<
         static_cast<unsigned>(gridFor(checks, kMaxThreads)), kMaxThreads>>>(
-        plan, checks, firstBad);
+        plan, checks, &errors.record->pending);
     if (const char *e = lastError())
       return e;
-    // Reading the flag back waits for the kernel.
-    unsigned long long bad = 0;
-    err = cudaMemcpy(&bad, firstBad, sizeof(bad), cudaMemcpyDeviceToHost);
-    if (err != cudaSuccess)
-      return failed(err);
-    if (bad != ~0ull) {
-      badKey = static_cast<int64_t>(bad);
-      bool isOffset = badKey < plan.numOffsets;
-      int32_t dtype = isOffset ? plan.offsetsDtype : plan.indicesDtype;
-      int64_t pos = isOffset ? badKey : badKey - plan.numOffsets;
-      const char *at =
-          (isOffset ? plan.offsets + pos * plan.offsetsStride * ewSize(dtype)
-                    : plan.indices + pos * plan.indicesStride * ewSize(dtype));
-      char value[8] = {};
-      err = cudaMemcpy(value, at, ewSize(dtype), cudaMemcpyDeviceToHost);
-      if (err != cudaSuccess)
-        return failed(err);
-      badValue = ewLoadInt(value, dtype);
-      return nullptr;
-    }
+    // Check positions run over the offsets, then the indices.
+    DeviceErrorCommit commit;
+    commit.slot = errors;
+    commit.split = plan.numOffsets;
+    commit.code = static_cast<int32_t>(DeviceErrorCode::EmbeddingBagOffset);
+    commit.limit = plan.N;
+    commit.src[0] = deviceErrorSource(plan.offsets, plan.offsetsDtype,
+                                      plan.numOffsets, plan.offsetsStride);
+    commit.code1 = static_cast<int32_t>(DeviceErrorCode::EmbeddingBagIndex);
+    commit.limit1 = plan.rows;
+    commit.src[1] = deviceErrorSource(plan.indices, plan.indicesDtype, plan.N,
+                                      plan.indicesStride);
+    if (const char *e = launchDeviceErrorCommit(commit))
+      return e;
   }
+  // Bags read by their offsets and indices: nothing once one is bad.
+  const DeviceErrorRecord *record = errors.record;
   if (plan.out)
-    if (const char *e = launchPerElement<EmbeddingBagPlan, embeddingBagElement>(
-            plan, plan.numBags * plan.D))
+    if (const char *e =
+            launchPerElementUnlessError<EmbeddingBagPlan, embeddingBagElement>(
+                plan, plan.numBags * plan.D, record))
       return e;
   if (plan.bagSize)
-    if (const char *e =
-            launchPerElement<EmbeddingBagPlan, embeddingBagSizeElement>(
-                plan, plan.numSizes))
+    if (const char *e = launchPerElementUnlessError<EmbeddingBagPlan,
+                                                    embeddingBagSizeElement>(
+            plan, plan.numSizes, record))
       return e;
   if (plan.offset2bag)
-    return launchPerElement<EmbeddingBagPlan, embeddingBagOffset2bagElement>(
-        plan, plan.N);
+    return launchPerElementUnlessError<EmbeddingBagPlan,
+                                       embeddingBagOffset2bagElement>(
+        plan, plan.N, record);
   return nullptr;
 }

@@ -1,12 +1,14 @@
 //===- Indexing.cpp - Host side of the gathers and scatters on CUDA -------===//
 //
 // Reads each call with the CPU's reader (IndexArgs.cpp), range-checks the
-// index tensors on the device and reads back the first bad position, as
-// embedding does (the only wait), then launches Indexing.cu. A scatter's
-// result starts as a device copy of self.
+// index tensors on the device, recording the first bad index in the run's
+// error record (DeviceErrorLaunch.h; no wait), then launches Indexing.cu,
+// whose kernels do nothing once the record is set. A scatter's result
+// starts as a device copy of self.
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Runtime/CUDA/DeviceErrorLaunch.h"
 #include "TraceIR/Runtime/CUDA/IndexLaunch.h"
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/CUDA/ReduceLaunch.h"
@@ -34,52 +36,36 @@ bool cudaOk(KernelContext &ctx, const char *op, cudaError_t err) {
   return cudaOk(ctx, op, cudaGetErrorString(err));
 }
 
-/// Range-checks every index tensor of `call` on the device, then reads the
-/// flags back (waiting for the checks) and fails the call on the first bad
-/// index, naming it as the CPU does.
+/// Range-checks every index tensor of `call` on the device, each check
+/// followed by its commit, so that the run's error is the first bad index
+/// of the first check that has one (row-major), named as the CPU names it.
 bool checkIndices(KernelContext &ctx, const char *op, const IndexCall &call) {
-  size_t n = call.checks.size();
-  if (call.numel == 0 || n == 0)
+  if (call.numel == 0)
     return true;
-  auto *flags = static_cast<unsigned long long *>(
-      ctx.scratch(int64_t(n), sizeof(unsigned long long)));
-  if (!flags ||
-      !cudaOk(ctx, op,
-              cudaMemsetAsync(flags, 0xFF, n * sizeof(unsigned long long))))
-    return false;
-  std::vector<IxCheckLaunch> launches(n);
-  for (size_t i = 0; i < n; ++i) {
-    const Tensor &t = *call.checks[i].t;
-    IxCheckLaunch &L = launches[i];
-    L.data = t.bytes();
-    L.dtype = static_cast<int32_t>(t.dtype);
-    L.rank = static_cast<int32_t>(t.rank());
+  DeviceErrorSlot errors = ctx.deviceErrors();
+  for (const IxCheck &check : call.checks) {
+    const Tensor &t = *check.t;
+    IxCheckLaunch L;
+    DeviceErrorCommit commit;
+    commit.slot = errors;
+    commit.code = static_cast<int32_t>(DeviceErrorCode::IndexRange);
+    commit.limit = check.size;
+    commit.dim = check.dim;
+    DeviceErrorSource &src = commit.src[0];
+    L.data = src.data = t.bytes();
+    L.dtype = src.dtype = static_cast<int32_t>(t.dtype);
+    L.rank = src.rank = static_cast<int32_t>(t.rank());
     std::copy(t.shape.begin(), t.shape.end(), L.shape);
     std::copy(t.strides.begin(), t.strides.end(), L.strides);
+    std::copy(t.shape.begin(), t.shape.end(), src.shape);
+    std::copy(t.strides.begin(), t.strides.end(), src.strides);
     L.numel = t.numel();
-    L.size = call.checks[i].size;
-    L.negative = call.checks[i].negative;
-    L.firstBad = flags + i;
-    if (!cudaOk(ctx, op, launchIndexCheckCUDA(L)))
+    L.size = check.size;
+    L.negative = check.negative;
+    L.firstBad = &errors.record->pending;
+    if (!cudaOk(ctx, op, launchIndexCheckCUDA(L)) ||
+        !cudaOk(ctx, op, launchDeviceErrorCommit(commit)))
       return false;
-  }
-  std::vector<unsigned long long> bad(n);
-  if (!cudaOk(ctx, op,
-              cudaMemcpy(bad.data(), flags, n * sizeof(unsigned long long),
-                         cudaMemcpyDeviceToHost)))
-    return false;
-  for (size_t i = 0; i < n; ++i) {
-    if (bad[i] == ~0ull)
-      continue;
-    const IxCheckLaunch &L = launches[i];
-    int64_t off =
-        rdOffsetOf(static_cast<int64_t>(bad[i]), L.rank, L.shape, L.strides);
-    char value[8] = {};
-    if (cudaOk(ctx, op,
-               cudaMemcpy(value, L.data + off * ewSize(L.dtype),
-                          ewSize(L.dtype), cudaMemcpyDeviceToHost)))
-      failIndexRange(ctx, call.checks[i], ewLoadInt(value, L.dtype));
-    return false;
   }
   return true;
 }
@@ -90,7 +76,7 @@ void run(KernelContext &ctx, const char *op, bool read, IndexCall &call) {
     return;
   const IxMap &m = call.map;
   if (!call.scatter) {
-    cudaOk(ctx, op, launchGatherCUDA(m, call.numel));
+    cudaOk(ctx, op, launchGatherCUDA(m, call.numel, ctx.deviceErrors().record));
     return;
   }
   Tensor &out = ctx.result(0);
@@ -103,7 +89,9 @@ void run(KernelContext &ctx, const char *op, bool read, IndexCall &call) {
               cudaMemsetAsync(m.counts, 0, out.numel() * sizeof(int64_t))))
     return;
   if (call.numel > 0)
-    cudaOk(ctx, op, launchScatterCUDA(m, call.mean, out.numel()));
+    cudaOk(ctx, op,
+           launchScatterCUDA(m, call.mean, out.numel(),
+                             ctx.deviceErrors().record));
 }
 
 /// slice_scatter and select_scatter: self, then src over `view`.
@@ -176,6 +164,10 @@ void cuda::masked_scatter(KernelContext &ctx) {
   if (!cudaOk(ctx, "masked_scatter",
               cudaMemcpy(&trues, starts + chunks, sizeof(int64_t),
                          cudaMemcpyDeviceToHost)))
+    return;
+  // The count waited for the device: an error recorded before it (the
+  // mask may be an unwritten result) fails the run now.
+  if (ctx.deviceFailed())
     return;
   if (trues > L.sourceNumel)
     return failMaskedScatterCount(ctx, trues, L.sourceNumel);

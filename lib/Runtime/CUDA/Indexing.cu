@@ -4,13 +4,16 @@
 // CPU's own) run by one thread per gathered element, or per scatter line,
 // whose points one thread combines in order: no atomics, and each target's
 // sources combine in the CPU's order, to the bit. The range check finds the
-// first bad position with atomicMin before anything reads by an index.
+// first bad position with atomicMin for the commit that records it
+// (DeviceErrorLaunch.h); the gathers and scatters after it do nothing once
+// the run has an error, so nothing reads by a bad index.
 // masked_scatter counts each chunk's Trues, scans the counts (the host
 // checks the total against source's size), then each chunk's block scans
 // its mask tile by tile to find each True's source element.
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Runtime/CUDA/DeviceErrorLaunch.h"
 #include "TraceIR/Runtime/CUDA/IndexLaunch.h"
 #include "TraceIR/Runtime/CUDA/ReduceLaunch.h"
 
@@ -32,14 +35,20 @@ __global__ void indexCheckKernel(IxCheckLaunch L) {
   }
 }
 
-__global__ void gatherKernel(IxMap m, int64_t numel) {
+__global__ void gatherKernel(IxMap m, int64_t numel,
+                             const DeviceErrorRecord *errors) {
+  if (deviceErrorSet(errors))
+    return; // an index may be out of range
   int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        k < numel; k += stride)
     ixGatherElement(m, k);
 }
 
-__global__ void scatterKernel(IxMap m, int64_t lines, int64_t perLine) {
+__global__ void scatterKernel(IxMap m, int64_t lines, int64_t perLine,
+                              const DeviceErrorRecord *errors) {
+  if (deviceErrorSet(errors))
+    return; // an index may be out of range
   int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t l = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        l < lines; l += stride)
@@ -151,21 +160,23 @@ const char *traceir::launchIndexCheckCUDA(const IxCheckLaunch &launch) {
   return lastError();
 }
 
-const char *traceir::launchGatherCUDA(const IxMap &map, int64_t numel) {
+const char *traceir::launchGatherCUDA(const IxMap &map, int64_t numel,
+                                      const DeviceErrorRecord *errors) {
   if (numel == 0)
     return nullptr;
   gatherKernel<<<static_cast<unsigned>(gridFor(numel, kMaxThreads)),
-                 kMaxThreads>>>(map, numel);
+                 kMaxThreads>>>(map, numel, errors);
   return lastError();
 }
 
 const char *traceir::launchScatterCUDA(const IxMap &map, bool mean,
-                                       int64_t baseNumel) {
+                                       int64_t baseNumel,
+                                       const DeviceErrorRecord *errors) {
   int64_t lines, perLine;
   ixLines(map, lines, perLine);
   if (lines > 0 && perLine > 0) {
     scatterKernel<<<static_cast<unsigned>(gridFor(lines, kMaxThreads)),
-                    kMaxThreads>>>(map, lines, perLine);
+                    kMaxThreads>>>(map, lines, perLine, errors);
     if (const char *err = lastError())
       return err;
   }

@@ -144,17 +144,16 @@ bool addScaled(const Tensor &bias, Tensor &out, double scaleOut,
   L.in[1].dtype = static_cast<int32_t>(bias.dtype);
   L.floating = true;
   L.alpha = scaleBias;
-  bool divByZero = false;
   if (scaleOut != 1.0) {
     EwLaunch S = L;
     S.op = EwOp::Mul;
     S.numOperands = 2;
     S.in[1] = EwOperand();
     S.in[1].number = scaleOut;
-    if (!launchElementwiseCUDA(S, divByZero))
+    if (!launchElementwiseCUDA(S)) // floating: nothing to check
       return false;
   }
-  return launchElementwiseCUDA(L, divByZero);
+  return launchElementwiseCUDA(L);
 }
 } // namespace
 

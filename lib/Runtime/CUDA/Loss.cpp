@@ -7,10 +7,12 @@
 // input and a probability target are read in their dtype (gathered when
 // strided), class indices as i64, the weight as f64; everything is computed
 // in f64 and rounded once. An out-of-range class index is found on the
-// device and reported by reading back the first offending position.
+// device and recorded in the run's error record (DeviceErrorLaunch.h), which
+// the run reads at its end: no call waits.
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Runtime/CUDA/DeviceErrorLaunch.h"
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/CUDA/NNLaunch.h"
 #include "TraceIR/Runtime/NNArgs.h"
@@ -21,42 +23,24 @@ using namespace traceir;
 using namespace traceir::cuda;
 
 namespace {
-/// Fails the call with "op: <CUDA error>" unless `err` is success.
-bool cudaOk(KernelContext &ctx, const char *op, cudaError_t err) {
-  if (err == cudaSuccess)
-    return true;
-  ctx.fail(strCat(op) + ": " + cudaGetErrorName(err) + " (" +
-           cudaGetErrorString(err) + ")");
-  return false;
+/// The kernels skip a position whose class index is out of range and
+/// atomicMin it into the error record's `pending`; the commit queued after
+/// them records the first such index for the run's end (no wait). Returns
+/// the `pending` the kernels write.
+unsigned long long *badPositionOf(KernelContext &ctx) {
+  return &ctx.deviceErrors().record->pending;
 }
 
-/// `badPosition` (device, set to ~0 before the launch) holds the first
-/// position whose class index is out of range, if any: fails the call
-/// naming that index, as the CPU does. This waits for the kernels.
-void reportBadTarget(KernelContext &ctx, const char *op,
-                     const unsigned long long *badPosition,
-                     const int64_t *indices) {
-  unsigned long long bad = 0;
-  if (!cudaOk(
-          ctx, op,
-          cudaMemcpy(&bad, badPosition, sizeof(bad), cudaMemcpyDeviceToHost)) ||
-      bad == ~0ull)
-    return;
-  int64_t k = 0;
-  if (cudaOk(ctx, op,
-             cudaMemcpy(&k, indices + bad, sizeof(k), cudaMemcpyDeviceToHost)))
-    ctx.fail("Target " + strCat(k) + " is out of bounds.");
-}
-
-/// Device scratch for the first bad position, set to ~0 (null after a
-/// failure).
-unsigned long long *newBadPosition(KernelContext &ctx, const char *op) {
-  auto *p = static_cast<unsigned long long *>(
-      ctx.scratch(sizeof(unsigned long long)));
-  if (!p || !nn::launched(
-                ctx, cudaMemsetAsync(p, 0xFF, sizeof(unsigned long long)), op))
-    return nullptr;
-  return p;
+/// Queues the commit of the kernels' first bad position among `positions`
+/// class indices.
+void commitBadTarget(KernelContext &ctx, const char *op, const int64_t *indices,
+                     int64_t positions) {
+  DeviceErrorCommit commit;
+  commit.slot = ctx.deviceErrors();
+  commit.code = static_cast<int32_t>(DeviceErrorCode::Target);
+  commit.src[0] = deviceErrorSource(indices, I64, positions);
+  if (const char *err = launchDeviceErrorCommit(commit))
+    ctx.fail(strCat(op) + " kernel failed on CUDA: " + err);
 }
 
 void lossImpl(KernelContext &ctx, bool crossEntropy) {
@@ -97,8 +81,7 @@ void lossImpl(KernelContext &ctx, bool crossEntropy) {
         nn::gatherAs(ctx, target, DType::I64));
     if (!L.indices)
       return;
-    if (!(L.badPosition = newBadPosition(ctx, op)))
-      return;
+    L.badPosition = badPositionOf(ctx);
   }
   int64_t P = N * S;
   L.loss = nn::newF64(ctx, P);
@@ -128,7 +111,7 @@ void lossImpl(KernelContext &ctx, bool crossEntropy) {
   }
   if (!nn::launched(ctx, launchLoss(L), op) || probabilities)
     return;
-  reportBadTarget(ctx, op, L.badPosition, L.indices);
+  commitBadTarget(ctx, op, L.indices, P);
 }
 } // namespace
 
@@ -162,9 +145,9 @@ void cuda::nll_loss_backward(KernelContext &ctx) {
   L.indices = reinterpret_cast<const int64_t *>(
       nn::gatherAs(ctx, ctx.tensor(2), DType::I64));
   L.w = nn::optF64(ctx, 3, ok);
-  if (!ok || !L.g || !L.tw || !L.indices || !nn::zeroFill(ctx, out, op) ||
-      !(L.badPosition = newBadPosition(ctx, op)))
+  if (!ok || !L.g || !L.tw || !L.indices || !nn::zeroFill(ctx, out, op))
     return;
+  L.badPosition = badPositionOf(ctx);
   L.N = a.N;
   L.C = a.C;
   L.S = a.S;
@@ -173,5 +156,5 @@ void cuda::nll_loss_backward(KernelContext &ctx) {
   L.out = out.bytes();
   L.outDtype = static_cast<int32_t>(out.dtype);
   if (nn::launched(ctx, launchNllLossBackward(L), op))
-    reportBadTarget(ctx, op, L.badPosition, L.indices);
+    commitBadTarget(ctx, op, L.indices, a.N * a.S);
 }

@@ -54,14 +54,13 @@ void cuda::embedding(KernelContext &ctx) {
   L.colStride = w.strides[1];
   L.elementSize = dtypeSize(w.dtype);
   L.out = out.bytes();
-  L.scratch = ctx.scratch(n + 1, sizeof(int64_t));
+  L.scratch = ctx.scratch(n, sizeof(int64_t));
   if (!L.scratch)
     return; // scratch() failed the call
-  int64_t badPosition = -1, badIndex = 0;
-  if (const char *err = launchEmbeddingCUDA(L, badPosition, badIndex))
+  // A bad index is recorded on the device and fails the run at its end.
+  L.errors = ctx.deviceErrors();
+  if (const char *err = launchEmbeddingCUDA(L))
     return failLaunch(ctx, "embedding", err);
-  if (badPosition >= 0)
-    failEmbeddingIndex(ctx, badIndex, rows);
 }
 
 /// dropout(input, p, train): in training, zero each element with

@@ -2,12 +2,14 @@
 //
 // The device halves of CUDA/NN.cpp, mirroring CPU/NN.cpp: layer_norm in
 // double with a two-pass variance (one block per row); embedding gathers the
-// indices first and reports the first one out of range before reading any
-// row; dropout draws one Philox uniform per element from (seed, element
-// index), so a run's seed fixes the mask whatever the launch shape.
+// indices first and records the first one out of range in the run's error
+// record (DeviceErrorLaunch.h), and then reads no row; dropout draws one Philox
+// uniform per element from (seed, element index), so a run's seed fixes the
+// mask whatever the launch shape.
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Runtime/CUDA/DeviceErrorLaunch.h"
 #include "TraceIR/Runtime/CUDA/ReduceLaunch.h"
 
 #include <cuda_runtime.h>
@@ -57,7 +59,8 @@ __global__ void layerNormKernel(LayerNormLaunch L) {
 }
 
 /// Gathers the indices (any strides) as int64 into `gathered`; `firstBad`
-/// ends as the smallest position holding an index out of [0, rows).
+/// (the error record's `pending`) ends as the smallest position holding an
+/// index out of [0, rows).
 __global__ void embeddingIndexKernel(EmbeddingLaunch L, int64_t *gathered,
                                      unsigned long long *firstBad) {
   int ies = ewSize(L.indexDtype);
@@ -72,9 +75,12 @@ __global__ void embeddingIndexKernel(EmbeddingLaunch L, int64_t *gathered,
   }
 }
 
-/// out[i * dim + j] = weight[gathered[i], j], element by element (bytes).
+/// out[i * dim + j] = weight[gathered[i], j], element by element (bytes);
+/// nothing once the run has an error (an index may be out of range).
 __global__ void embeddingGatherKernel(EmbeddingLaunch L,
                                       const int64_t *gathered) {
+  if (deviceErrorSet(L.errors.record))
+    return;
   int64_t total = L.numIndices * L.dim, es = L.elementSize;
   int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -137,44 +143,23 @@ const char *traceir::launchLayerNormCUDA(const LayerNormLaunch &launch) {
   return lastError();
 }
 
-const char *traceir::launchEmbeddingCUDA(const EmbeddingLaunch &launch,
-                                         int64_t &badPosition,
-                                         int64_t &badIndex) {
-  badPosition = -1;
-  badIndex = 0;
+const char *traceir::launchEmbeddingCUDA(const EmbeddingLaunch &launch) {
   if (launch.numIndices == 0)
     return nullptr;
   auto *gathered = static_cast<int64_t *>(launch.scratch);
-  auto *firstBad =
-      reinterpret_cast<unsigned long long *>(gathered + launch.numIndices);
-  cudaError_t err =
-      cudaMemset(firstBad, 0xFF, sizeof(unsigned long long)); // "none"
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    return cudaGetErrorString(err);
-  }
+  DeviceErrorRecord *record = launch.errors.record;
   embeddingIndexKernel<<<static_cast<unsigned>(
                              gridFor(launch.numIndices, kMaxThreads)),
-                         kMaxThreads>>>(launch, gathered, firstBad);
+                         kMaxThreads>>>(launch, gathered, &record->pending);
   if (const char *e = lastError())
     return e;
-  // Reading the flag back waits for the kernel.
-  unsigned long long bad = 0;
-  err = cudaMemcpy(&bad, firstBad, sizeof(bad), cudaMemcpyDeviceToHost);
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    return cudaGetErrorString(err);
-  }
-  if (bad != ~0ull) {
-    badPosition = static_cast<int64_t>(bad);
-    err = cudaMemcpy(&badIndex, gathered + bad, sizeof(int64_t),
-                     cudaMemcpyDeviceToHost);
-    if (err != cudaSuccess) {
-      cudaGetLastError();
-      return cudaGetErrorString(err);
-    }
-    return nullptr;
-  }
+  DeviceErrorCommit commit;
+  commit.slot = launch.errors;
+  commit.code = static_cast<int32_t>(DeviceErrorCode::EmbeddingIndex);
+  commit.limit = launch.rows;
+  commit.src[0] = deviceErrorSource(gathered, I64, launch.numIndices);
+  if (const char *e = launchDeviceErrorCommit(commit))
+    return e;
   int64_t total = launch.numIndices * launch.dim;
   if (total == 0)
     return nullptr;

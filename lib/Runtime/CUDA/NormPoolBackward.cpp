@@ -61,18 +61,16 @@ void cuda::embedding_dense_backward(KernelContext &ctx) {
   StridedOperand idx;
   if (!embeddingDenseBackwardPlan(ctx, p, idx))
     return;
-  // index and order (L each), start (V + 1), next (V), the flag; an empty
-  // result (whose V may be any size) needs no buckets.
+  // index and order (L each), start (V + 1), next (V); an empty result
+  // (whose V may be any size) needs no buckets.
   int64_t buckets = p.numel() > 0 ? p.V : 0;
   std::optional<int64_t> count = checkedAdd(2 * p.L, 2 * buckets);
   auto *scratch = static_cast<int64_t *>(
-      ctx.scratch(count.value_or(-1), sizeof(int64_t), 2 * sizeof(int64_t)));
+      ctx.scratch(count.value_or(-1), sizeof(int64_t), sizeof(int64_t)));
   if (!scratch)
     return; // scratch() failed the call
-  int64_t badPosition = -1, badIndex = 0;
+  // A bad index is recorded on the device and fails the run at its end.
   if (const char *err =
-          launchEmbeddingBackwardCUDA(p, idx, scratch, badPosition, badIndex))
+          launchEmbeddingBackwardCUDA(p, idx, scratch, ctx.deviceErrors()))
     return launched(ctx, "embedding_dense_backward", err);
-  if (badPosition >= 0)
-    failEmbeddingBackwardIndex(ctx, badIndex, p.V);
 }

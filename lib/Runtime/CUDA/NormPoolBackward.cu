@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Runtime/CUDA/DeviceErrorLaunch.h"
 #include "TraceIR/Runtime/CUDA/NormPoolBackwardLaunch.h"
 #include "TraceIR/Runtime/CUDA/ReduceLaunch.h"
 
@@ -15,8 +16,9 @@ using namespace traceir;
 using namespace traceir::cudadev;
 
 namespace {
-/// index[i] = indices[i]; start[w + 1] counts index w; `firstBad` ends as
-/// the smallest position holding an index out of [0, V).
+/// index[i] = indices[i]; start[w + 1] counts index w; `firstBad` (the error
+/// record's `pending`) ends as the smallest position holding an index out
+/// of [0, V), which is not counted.
 __global__ void embeddingCountKernel(StridedOperand indices, int64_t L,
                                      int64_t V, int64_t *index,
                                      unsigned long long *start,
@@ -34,11 +36,13 @@ __global__ void embeddingCountKernel(StridedOperand indices, int64_t L,
 }
 
 /// One thread: the counts' prefix sums, then a stable counting sort of the
-/// positions (in position order, as the CPU's).
+/// positions (in position order, as the CPU's). Nothing once the run has an
+/// error: a bad index would write outside `order`.
 __global__ void embeddingSortKernel(int64_t L, int64_t V, const int64_t *index,
                                     int64_t *start, int64_t *next,
-                                    int64_t *order) {
-  if (blockIdx.x != 0 || threadIdx.x != 0)
+                                    int64_t *order,
+                                    const DeviceErrorRecord *errors) {
+  if (blockIdx.x != 0 || threadIdx.x != 0 || deviceErrorSet(errors))
     return;
   for (int64_t w = 0; w < V; ++w) {
     start[w + 1] += start[w];
@@ -46,6 +50,18 @@ __global__ void embeddingSortKernel(int64_t L, int64_t V, const int64_t *index,
   }
   for (int64_t i = 0; i < L; ++i)
     order[next[index[i]]++] = i;
+}
+
+/// embeddingBackwardElement for every k < n, unless the run has an error
+/// (the sort did not run: `order` holds nothing to read by).
+__global__ void embeddingBackwardKernel(EmbeddingBackwardPlan plan, int64_t n,
+                                        const DeviceErrorRecord *errors) {
+  if (deviceErrorSet(errors))
+    return;
+  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       k < n; k += stride)
+    embeddingBackwardElement(plan, k);
 }
 
 const char *cudaText(cudaError_t err) {
@@ -79,47 +95,40 @@ const char *traceir::launchNormBackwardCUDA(const NormBackwardPlan &plan) {
 const char *traceir::launchEmbeddingBackwardCUDA(EmbeddingBackwardPlan plan,
                                                  const StridedOperand &indices,
                                                  int64_t *scratch,
-                                                 int64_t &badPosition,
-                                                 int64_t &badIndex) {
-  badPosition = -1;
-  badIndex = 0;
+                                                 DeviceErrorSlot errors) {
   // An empty result (whose V may be any size) only checks the indices.
   bool buckets = plan.numel() > 0;
   int64_t L = plan.L, V = plan.V, B = buckets ? V : 0;
   int64_t *index = scratch, *order = index + L, *start = order + L;
-  int64_t *next = start + B + 1, *flag = next + B;
-  // start zeroed, the flag "none".
-  if (const char *e = cudaText(cudaMemset(start, 0, (B + 1) * sizeof(int64_t))))
+  int64_t *next = start + B + 1;
+  if (const char *e =
+          cudaText(cudaMemsetAsync(start, 0, (B + 1) * sizeof(int64_t))))
     return e;
-  if (const char *e = cudaText(cudaMemset(flag, 0xFF, sizeof(int64_t))))
-    return e;
-  auto *firstBad = reinterpret_cast<unsigned long long *>(flag);
   if (L > 0) {
     embeddingCountKernel<<<static_cast<unsigned>(gridFor(L, kMaxThreads)),
                            kMaxThreads>>>(
         indices, L, V, index,
         buckets ? reinterpret_cast<unsigned long long *>(start) : nullptr,
-        firstBad);
+        &errors.record->pending);
     if (const char *e = lastError())
       return e;
-    // Reading the flag back waits for the kernel.
-    unsigned long long bad = 0;
-    if (const char *e = cudaText(
-            cudaMemcpy(&bad, firstBad, sizeof(bad), cudaMemcpyDeviceToHost)))
+    DeviceErrorCommit commit;
+    commit.slot = errors;
+    commit.code = static_cast<int32_t>(DeviceErrorCode::EmbeddingBackwardIndex);
+    commit.limit = V;
+    commit.src[0] = deviceErrorSource(index, I64, L);
+    if (const char *e = launchDeviceErrorCommit(commit))
       return e;
-    if (bad != ~0ull) {
-      badPosition = static_cast<int64_t>(bad);
-      return cudaText(cudaMemcpy(&badIndex, index + bad, sizeof(int64_t),
-                                 cudaMemcpyDeviceToHost));
-    }
   }
   if (!buckets)
     return nullptr;
-  embeddingSortKernel<<<1, 1>>>(L, V, index, start, next, order);
+  embeddingSortKernel<<<1, 1>>>(L, V, index, start, next, order, errors.record);
   if (const char *e = lastError())
     return e;
   plan.order = order;
   plan.start = start;
-  return launchPerElement<EmbeddingBackwardPlan, embeddingBackwardElement>(
-      plan, plan.numel());
+  int64_t n = plan.numel();
+  embeddingBackwardKernel<<<static_cast<unsigned>(gridFor(n, kMaxThreads)),
+                            kMaxThreads>>>(plan, n, errors.record);
+  return lastError();
 }

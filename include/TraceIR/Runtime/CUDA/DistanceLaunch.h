@@ -11,6 +11,7 @@
 #ifndef TRACEIR_RUNTIME_CUDA_DISTANCELAUNCH_H
 #define TRACEIR_RUNTIME_CUDA_DISTANCELAUNCH_H
 
+#include "TraceIR/Runtime/DeviceError.h"
 #include "TraceIR/Runtime/Distance.h"
 
 namespace traceir {
@@ -19,12 +20,12 @@ namespace traceir {
 /// result launches nothing.
 const char *launchDistanceCUDA(const DistancePlan &plan);
 const char *launchGridSampleCUDA(const GridSamplePlan &plan);
-/// Checks the offsets and indices on the device (`scratch`: device memory
-/// for one uint64); where one is bad sets `badKey` to the first bad check
-/// position (embeddingBagFault's k) and `badValue` to its value and writes
-/// nothing, else sets `badKey` to -1 and computes every result.
-const char *launchEmbeddingBagCUDA(const EmbeddingBagPlan &plan, void *scratch,
-                                   int64_t &badKey, int64_t &badValue);
+/// Checks the offsets and indices on the device, recording the first bad
+/// one (embeddingBagFault's order) in `errors` (DeviceErrorLaunch.h; no
+/// wait), then computes every result, which does nothing once the run has
+/// an error.
+const char *launchEmbeddingBagCUDA(const EmbeddingBagPlan &plan,
+                                   DeviceErrorSlot errors);
 
 } // namespace traceir
 

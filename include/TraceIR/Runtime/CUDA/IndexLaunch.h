@@ -11,6 +11,7 @@
 #ifndef TRACEIR_RUNTIME_CUDA_INDEXLAUNCH_H
 #define TRACEIR_RUNTIME_CUDA_INDEXLAUNCH_H
 
+#include "TraceIR/Runtime/DeviceError.h"
 #include "TraceIR/Runtime/Indexing.h"
 #include "TraceIR/Runtime/MaskedScatter.h"
 
@@ -19,8 +20,8 @@
 namespace traceir {
 
 /// The range check of one index tensor (any strides): the smallest
-/// row-major position holding an index out of range goes to *firstBad (a
-/// device flag the host set to ~0 and reads back).
+/// row-major position holding an index out of range goes to *firstBad (the
+/// error record's `pending`, which a commit then reads: DeviceErrorLaunch.h).
 struct IxCheckLaunch {
   const char *data = nullptr; ///< at its storage offset
   int32_t dtype = I64;
@@ -33,12 +34,16 @@ struct IxCheckLaunch {
 
 /// Each returns null on success, else the CUDA error's text.
 const char *launchIndexCheckCUDA(const IxCheckLaunch &launch);
-/// Gathers `numel` elements into the map's contiguous result.
-const char *launchGatherCUDA(const IxMap &map, int64_t numel);
+/// Gathers `numel` elements into the map's contiguous result; nothing when
+/// `errors` holds an error (the indices may be out of range).
+const char *launchGatherCUDA(const IxMap &map, int64_t numel,
+                             const DeviceErrorRecord *errors);
 /// Scatters every line of the map into its base (the result, already a
 /// copy of self, with its counts zeroed); then, for `mean`, divides each of
-/// its `baseNumel` elements by its count.
-const char *launchScatterCUDA(const IxMap &map, bool mean, int64_t baseNumel);
+/// its `baseNumel` elements by its count. Nothing when `errors` holds an
+/// error.
+const char *launchScatterCUDA(const IxMap &map, bool mean, int64_t baseNumel,
+                              const DeviceErrorRecord *errors);
 
 /// masked_scatter splits the result into msChunks(numel) contiguous chunks,
 /// a block each: the first launch counts each chunk's Trues and scans the

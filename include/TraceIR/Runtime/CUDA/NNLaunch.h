@@ -62,9 +62,9 @@ cudaError_t launchConvBias(const ConvBiasLaunch &launch);
 /// max_pool2d_with_indices_backward: gI[p, i] = the sum of gO[p, o] over
 /// the outputs o of plane p whose index is i, each input element summing
 /// the windows that cover it (no atomics: every dtype, deterministic).
-/// `badPosition` (device, initialized to ~0) receives the first position
-/// whose index is outside [0, H * W); the host reads it back before the
-/// gathering launch.
+/// `badPosition` (the error record's `pending`, DeviceErrorLaunch.h)
+/// receives the first position whose index is outside [0, H * W), which a
+/// commit then records.
 struct MaxPoolBackwardLaunch {
   NNDense gO;                       ///< contiguous [planes, OH, OW]
   const int64_t *indices = nullptr; ///< contiguous [planes, OH, OW]
@@ -72,6 +72,9 @@ struct MaxPoolBackwardLaunch {
   int32_t gIDtype = F32;
   int64_t planes = 0, H = 0, W = 0, OH = 0, OW = 0;
   int64_t kH = 1, kW = 1, sH = 1, sW = 1, pH = 0, pW = 0, dH = 1, dW = 1;
+  /// The error record's `pending`, for the check (DeviceErrorLaunch.h). The
+  /// backward kernel reads no memory by an index, only compares them, so it
+  /// runs after a bad one as well.
   unsigned long long *badPosition = nullptr;
 };
 cudaError_t launchMaxPoolIndexCheck(const MaxPoolBackwardLaunch &launch);
@@ -167,9 +170,9 @@ cudaError_t launchBatchNormDoubleBackward(const BNDoubleBackwardLaunch &launch);
 /// nll_loss and cross_entropy over an input [N, C, S...] seen as P = N * S
 /// positions of C classes: element (p, c) is at (p / S * C + c) * S + p % S.
 /// One of `indices` (contiguous i64 [P]) and `probs` (shaped like the input)
-/// is given. `loss` and `den` are [P] f64 scratch; `badPosition` (device,
-/// initialized to ~0) receives the smallest position whose target is out of
-/// range.
+/// is given. `loss` and `den` are [P] f64 scratch; `badPosition` (the error
+/// record's `pending`, DeviceErrorLaunch.h) receives the smallest position
+/// whose target is out of range, which the kernels skip.
 struct LossLaunch {
   NNDense x;
   const int64_t *indices = nullptr;

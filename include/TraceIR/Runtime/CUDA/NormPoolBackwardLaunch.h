@@ -12,6 +12,7 @@
 #ifndef TRACEIR_RUNTIME_CUDA_NORMPOOLBACKWARDLAUNCH_H
 #define TRACEIR_RUNTIME_CUDA_NORMPOOLBACKWARDLAUNCH_H
 
+#include "TraceIR/Runtime/DeviceError.h"
 #include "TraceIR/Runtime/NormPoolBackward.h"
 
 namespace traceir {
@@ -22,16 +23,17 @@ const char *launchPoolBackwardCUDA(const PoolBackwardPlan &plan);
 /// The row sums (into plan.rowSums, device scratch of 2 M doubles, where
 /// plan.dx), grad_input, then grad_weight and grad_bias.
 const char *launchNormBackwardCUDA(const NormBackwardPlan &plan);
-/// embedding_dense_backward over device scratch of 2 L + 2 V + 2 int64s
-/// (2 L + 2 for an empty result, which only checks the indices):
-/// gathers and range-checks the indices, stops with `badPosition` >= 0 and
-/// `badIndex` at the first position whose index is outside [0, V) (read
-/// back: the one wait), else sorts the positions by index (stably, one
-/// thread) and sums each result element over its row's positions.
+/// embedding_dense_backward over device scratch of 2 L + 2 V + 1 int64s
+/// (2 L + 1 for an empty result, which only checks the indices):
+/// gathers and range-checks the indices, recording the first position whose
+/// index is outside [0, V) in `errors` (DeviceErrorLaunch.h; no wait), then
+/// sorts the positions by index (stably, one thread) and sums each result
+/// element over its row's positions, both doing nothing once the run has an
+/// error.
 const char *launchEmbeddingBackwardCUDA(EmbeddingBackwardPlan plan,
                                         const StridedOperand &indices,
-                                        int64_t *scratch, int64_t &badPosition,
-                                        int64_t &badIndex);
+                                        int64_t *scratch,
+                                        DeviceErrorSlot errors);
 
 } // namespace traceir
 

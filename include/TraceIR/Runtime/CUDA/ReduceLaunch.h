@@ -12,6 +12,7 @@
 #ifndef TRACEIR_RUNTIME_CUDA_REDUCELAUNCH_H
 #define TRACEIR_RUNTIME_CUDA_REDUCELAUNCH_H
 
+#include "TraceIR/Runtime/DeviceError.h"
 #include "TraceIR/Runtime/Elementwise.h"
 
 #include <cstdint>
@@ -163,9 +164,10 @@ struct EmbeddingLaunch {
   int64_t rows = 0, dim = 0, rowStride = 0, colStride = 0;
   int32_t elementSize = 4;
   char *out = nullptr;
-  /// Device scratch: numIndices int64 (the gathered indices) and one
-  /// uint64 flag after them.
+  /// Device scratch: numIndices int64 (the gathered indices).
   void *scratch = nullptr;
+  /// Where a bad index is recorded (DeviceErrorLaunch.h).
+  DeviceErrorSlot errors;
 };
 
 /// dropout in training: out = keep ? in * scale : 0, with keep drawn from
@@ -190,11 +192,10 @@ struct DropoutLaunch {
 };
 
 const char *launchLayerNormCUDA(const LayerNormLaunch &launch);
-/// Gathers the indices; when one is out of range sets `badPosition` to the
-/// first such position (in row-major order) and `badIndex` to its value
-/// and writes nothing, else sets `badPosition` to -1 and gathers the rows.
-const char *launchEmbeddingCUDA(const EmbeddingLaunch &launch,
-                                int64_t &badPosition, int64_t &badIndex);
+/// Gathers the indices and queues the rows' gather; the first index out of
+/// range (row-major) is recorded in `launch.errors` instead, and then
+/// nothing is written. No wait.
+const char *launchEmbeddingCUDA(const EmbeddingLaunch &launch);
 const char *launchDropoutCUDA(const DropoutLaunch &launch);
 
 //===--- Attention.cu -----------------------------------------------------===//

@@ -52,18 +52,6 @@ __global__ void embeddingSortKernel(int64_t L, int64_t V, const int64_t *index,
     order[next[index[i]]++] = i;
 }
 
-/// embeddingBackwardElement for every k < n, unless the run has an error
-/// (the sort did not run: `order` holds nothing to read by).
-__global__ void embeddingBackwardKernel(EmbeddingBackwardPlan plan, int64_t n,
-                                        const DeviceErrorRecord *errors) {
-  if (deviceErrorSet(errors))
-    return;
-  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       k < n; k += stride)
-    embeddingBackwardElement(plan, k);
-}
-
 const char *cudaText(cudaError_t err) {
   if (err == cudaSuccess)
     return nullptr;
@@ -128,7 +116,10 @@ const char *traceir::launchEmbeddingBackwardCUDA(EmbeddingBackwardPlan plan,
   plan.order = order;
   plan.start = start;
   int64_t n = plan.numel();
-  embeddingBackwardKernel<<<static_cast<unsigned>(gridFor(n, kMaxThreads)),
-                            kMaxThreads>>>(plan, n, errors.record);
+  // Nothing once the run has an error: the sort did not run, and `order`
+  // holds nothing to read by.
+  perElementUnlessErrorKernel<EmbeddingBackwardPlan, embeddingBackwardElement>
+      <<<static_cast<unsigned>(gridFor(n, kMaxThreads)), kMaxThreads>>>(
+          plan, n, errors.record);
   return lastError();
 }

@@ -33,8 +33,6 @@ using namespace traceir::cpu::optimized;
 
 namespace {
 
-constexpr int kLanes = 16;
-
 /// out[r, n] = bias[n] + dot(x[r, :], w[n, :]) for the rows r < R (a
 /// compile-time count, so the partial sums stay in registers) of output
 /// columns [nb, ne).
@@ -57,13 +55,7 @@ TRACEIR_VARIANT_TARGET void skinnyBlock(const SkinnyLinear &s, int64_t r0,
       T tail = 0;
       for (int64_t j = k; j < K; ++j)
         tail += x[r * s.ldx + j] * w[j];
-      T half[kLanes / 2];
-      for (int l = 0; l < kLanes / 2; ++l)
-        half[l] = acc[r][l] + acc[r][l + kLanes / 2];
-      T sum = 0;
-      for (int l = 0; l < kLanes / 2; ++l)
-        sum += half[l];
-      sum += tail;
+      T sum = combineLanes(acc[r]) + tail;
       out[r * s.N + n] = bias ? sum + bias[n] : sum;
     }
   }

@@ -75,6 +75,22 @@ inline double vexp(double x) { return exp(x); }
 inline float vtanh(float x) { return tanhf(x); }
 inline double vtanh(double x) { return tanh(x); }
 
+/// Partial results per lane: the reductions (Norm.cpp, Linear.cpp) keep this many
+/// accumulators, combined in a fixed order, so that the compiler
+/// vectorizes them without reassociating (no -ffast-math) and the result
+/// depends only on the row.
+constexpr int kLanes = 16;
+
+template <typename C> C combineLanes(const C (&acc)[kLanes]) {
+  C s[kLanes / 2];
+  for (int k = 0; k < kLanes / 2; ++k)
+    s[k] = acc[k] + acc[k + kLanes / 2];
+  C r = 0;
+  for (int k = 0; k < kLanes / 2; ++k)
+    r += s[k];
+  return r;
+}
+
 /// A dtype's storage type and compute type, with the conversions.
 template <int32_t DT> struct Elt;
 template <> struct Elt<F32> {

@@ -36,22 +36,6 @@ using namespace traceir::cpu::optimized;
 
 namespace {
 
-/// Partial results per lane: the reductions below keep this many
-/// accumulators, combined in a fixed order, so that the compiler
-/// vectorizes them without reassociating (no -ffast-math) and the result
-/// depends only on the row.
-constexpr int kLanes = 16;
-
-template <typename C> C combineLanes(const C (&acc)[kLanes]) {
-  C s[kLanes / 2];
-  for (int k = 0; k < kLanes / 2; ++k)
-    s[k] = acc[k] + acc[k + kLanes / 2];
-  C r = 0;
-  for (int k = 0; k < kLanes / 2; ++k)
-    r += s[k];
-  return r;
-}
-
 /// The max of n > 0 elements (a NaN gives a NaN row anyway: exp(NaN - m)
 /// enters its sum).
 template <int32_t DT>

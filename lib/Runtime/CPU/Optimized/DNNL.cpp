@@ -83,21 +83,27 @@ dnnl::engine &engine() {
 constexpr double kSerialConvMacs = 1 << 22;
 constexpr double kSerialPoolReads = 1 << 17;
 
-/// The runtime's thread count (one for less than `serialBelow` of `work`),
-/// given to oneDNN's OpenMP. (Work in double: a product of verified sizes
-/// that need not fit int64.)
-int useThreads(double work, double serialBelow) {
-  // Deterministic mode: a convolution's threads change its rounding (a
-  // pool's do not: each output is one window's, read in one order).
-  int n = work < serialBelow ||
-                  (serialBelow == kSerialConvMacs && cpu::deterministic())
-              ? 1
-              : cpu::numThreads();
+/// `n` threads for oneDNN's OpenMP, which reads omp_get_max_threads().
+int useThreads(int n) {
 #ifdef _OPENMP
   if (omp_get_max_threads() != n)
     omp_set_num_threads(n);
 #endif
   return n;
+}
+
+/// A convolution's threads: one below kSerialConvMacs multiply-adds, and in
+/// deterministic mode, where the threads would change its rounding. (Work
+/// in double: a product of verified sizes that need not fit int64.)
+int convThreads(double macs) {
+  return useThreads(
+      macs < kSerialConvMacs || cpu::deterministic() ? 1 : cpu::numThreads());
+}
+
+/// A pool's threads: one below kSerialPoolReads window reads. Its rounding
+/// does not depend on them: each output is one window's, read in one order.
+int poolThreads(double reads) {
+  return useThreads(reads < kSerialPoolReads ? 1 : cpu::numThreads());
 }
 
 /// Whether `t` is f32 and dense row-major (the NCHW oneDNN is told).
@@ -362,8 +368,8 @@ bool cpu::fast::conv2d(KernelContext &ctx) {
   std::optional<int64_t> pR = padAfter(g.W, g.OW, g.kW, g.sW, g.dW, g.pL);
   if (!pB || !pR)
     return false;
-  int threads = useThreads(double(g.N) * g.O * g.OH * g.OW * g.Cg * g.kH * g.kW,
-                           kSerialConvMacs);
+  int threads =
+      convThreads(double(g.N) * g.O * g.OH * g.OW * g.Cg * g.kH * g.kW);
   static PrimitiveCache<18> cache;
   const std::optional<Cached> &c = cache.get(
       {g.N, g.C, g.H, g.W, g.O, g.kH, g.kW, g.OH, g.OW, g.groups, g.sH, g.sW,
@@ -449,8 +455,8 @@ bool pool2d(KernelContext &ctx, dnnl::algorithm alg, const MaxPoolArgs<2> &a) {
   if (alg == dnnl::algorithm::pooling_avg_include_padding &&
       (*pB > a.padding[0] || *pR > a.padding[1]))
     return false;
-  int threads = useThreads(double(N) * C * OH * OW * a.kernel[0] * a.kernel[1],
-                           kSerialPoolReads);
+  int threads =
+      poolThreads(double(N) * C * OH * OW * a.kernel[0] * a.kernel[1]);
   static PrimitiveCache<17> cache;
   const std::optional<Cached> &c = cache.get(
       {static_cast<int64_t>(alg), N, C, H, W, OH, OW, a.kernel[0], a.kernel[1],

@@ -51,11 +51,8 @@ int initialThreads() {
 }
 
 std::atomic<int> &threads() {
-  static std::atomic<int> n = [] {
-    int t = initialThreads();
-    cpu::setGemmThreads(t);
-    return t;
-  }();
+  // The BLAS gets its count from applyGemmThreads, at load and on changes.
+  static std::atomic<int> n{initialThreads()};
   return n;
 }
 

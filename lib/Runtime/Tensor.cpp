@@ -6,9 +6,14 @@
 #include "TraceIR/Runtime/HostTensor.h"
 #include "TraceIR/Support/CheckedMath.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <new>
+#include <unordered_map>
+#include <vector>
 
 using namespace traceir;
 
@@ -197,28 +202,116 @@ Error traceir::allocateHostData(HostTensor &t, int64_t nbytes,
 Allocator::~Allocator() = default;
 
 namespace {
+
+/// Whether freed host blocks are kept for reuse. Not under AddressSanitizer:
+/// a block kept is never freed, so ASan would no longer see a kernel that
+/// reads a storage after its free.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kCacheHostBlocks = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kCacheHostBlocks = false;
+#else
+constexpr bool kCacheHostBlocks = true;
+#endif
+#else
+constexpr bool kCacheHostBlocks = true;
+#endif
+
+/// Blocks handed over to callers (adopt) come back here when the caller's
+/// last copy goes, from whatever thread drops it; the allocator takes them
+/// into its cache at its next allocation, on the run's thread, so its counts
+/// are only ever changed there. Shared with the owners, which may outlive
+/// the allocator (then they free their block).
+struct ReturnedBlocks {
+  std::mutex mutex;
+  std::vector<std::pair<void *, size_t>> blocks; // (block, its size)
+  size_t bytes = 0;
+  /// The most the cache may hold (the allocator's peak): blocks the caller
+  /// kept in numbers and frees at once beyond it are freed.
+  std::atomic<size_t> cap{0};
+  bool closed = false; // the allocator is gone
+};
+
 class CPUAllocator final : public Allocator {
 public:
   static constexpr size_t kAlign = 64;
+  /// Blocks below this come and go through malloc's own bins, which reuse
+  /// them already; large blocks come from mmap or the top of the heap,
+  /// which glibc unmaps or trims on free depending on its history (a
+  /// 6.4 MB result page-faulted on all of its 1568 pages on every call in
+  /// one process and on none in another): kept here, a run's second call
+  /// reuses warm memory, as PyTorch's caching allocators do.
+  static constexpr size_t kMinCached = size_t(64) << 10;
   static size_t rounded(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+  CPUAllocator() : returned(std::make_shared<ReturnedBlocks>()) {}
+  ~CPUAllocator() override {
+    releaseCache();
+    std::lock_guard<std::mutex> lock(returned->mutex);
+    returned->closed = true;
+    for (auto &[p, size] : returned->blocks)
+      std::free(p);
+    returned->blocks.clear();
+  }
 
   void *allocate(size_t nbytes) override {
     limitHit = false;
     if (nbytes > SIZE_MAX - kAlign)
       return nullptr; // rounding would wrap
     size_t size = rounded(std::max<size_t>(nbytes, 1));
-    if (!fitsLimit(size))
-      return nullptr;
+    if (kCacheHostBlocks && size >= kMinCached) {
+      takeReturned();
+      // A cached block of this size, or one at most twice as large (the
+      // CUDA allocator's rule).
+      auto it = cache.lower_bound(size);
+      if (it != cache.end() && it->first <= 2 * size) {
+        void *p = it->second;
+        cachedBytes -= it->first;
+        cache.erase(it);
+        return p;
+      }
+    }
+    // The memory limit counts cached blocks: return them before failing.
+    if (!fitsLimit(size)) {
+      releaseCache();
+      if (!fitsLimit(size))
+        return nullptr;
+    }
     void *p = std::aligned_alloc(kAlign, size);
-    if (p)
-      noteAllocated(size);
+    if (!p && !cache.empty()) {
+      releaseCache(); // retry once with the cache returned to the system
+      p = std::aligned_alloc(kAlign, size);
+    }
+    if (!p)
+      return nullptr;
+    if (kCacheHostBlocks && size >= kMinCached)
+      blockSize[p] = size;
+    noteAllocated(size);
     return p;
   }
   void deallocate(void *ptr, size_t nbytes) override {
     if (!ptr)
       return;
+    auto it = blockSize.find(ptr);
+    if (it != blockSize.end()) {
+      cache.emplace(it->second, ptr); // still counted: held from the system
+      cachedBytes += it->second;
+      noteCap();
+      return;
+    }
     std::free(ptr);
     noteAllocated(-static_cast<int64_t>(rounded(std::max<size_t>(nbytes, 1))));
+  }
+  void releaseCache() override {
+    takeReturned();
+    for (auto &[size, p] : cache) {
+      blockSize.erase(p);
+      std::free(p);
+      noteAllocated(-static_cast<int64_t>(size));
+    }
+    cache.clear();
+    cachedBytes = 0;
   }
   Device device() const override { return Device{}; }
   void copyFromHost(void *dst, const void *src, size_t nbytes) override {
@@ -250,7 +343,19 @@ public:
     // allocated, and then the run would free it again.
     struct Owner {
       void *p = nullptr;
-      ~Owner() { std::free(p); }
+      size_t size = 0;                      // a cacheable block's size
+      std::shared_ptr<ReturnedBlocks> back; // where it returns
+      ~Owner() {
+        if (back) {
+          std::lock_guard<std::mutex> lock(back->mutex);
+          if (!back->closed && back->bytes + size <= back->cap.load()) {
+            back->blocks.emplace_back(p, size);
+            back->bytes += size;
+            return;
+          }
+        }
+        std::free(p);
+      }
     };
     std::shared_ptr<Owner> owner;
     try {
@@ -259,9 +364,48 @@ public:
       return nullptr;
     }
     owner->p = ptr;
+    auto it = blockSize.find(ptr);
+    if (it != blockSize.end()) {
+      owner->size = it->second;
+      owner->back = returned;
+      blockSize.erase(it);
+      noteCap();
+    }
     noteAllocated(-static_cast<int64_t>(rounded(std::max<size_t>(nbytes, 1))));
     return std::shared_ptr<void>(owner, ptr);
   }
+
+private:
+  /// Takes the blocks callers returned into the cache, counted again.
+  void takeReturned() {
+    std::vector<std::pair<void *, size_t>> blocks;
+    {
+      std::lock_guard<std::mutex> lock(returned->mutex);
+      if (returned->blocks.empty())
+        return;
+      blocks.swap(returned->blocks);
+      returned->bytes = 0;
+    }
+    for (auto &[p, size] : blocks) {
+      blockSize[p] = size;
+      cache.emplace(size, p);
+      cachedBytes += size;
+      noteAllocated(static_cast<int64_t>(size));
+    }
+    noteCap();
+  }
+  /// Returned blocks may fill the cache up to the most this allocator ever
+  /// held (sampled here: runs reset the peak).
+  void noteCap() {
+    everPeak = std::max(everPeak, static_cast<size_t>(peakAllocatedBytes()));
+    returned->cap.store(everPeak > cachedBytes ? everPeak - cachedBytes : 0);
+  }
+
+  std::multimap<size_t, void *> cache;          // free blocks by size
+  std::unordered_map<void *, size_t> blockSize; // every cacheable block
+  size_t cachedBytes = 0;
+  size_t everPeak = 0;
+  std::shared_ptr<ReturnedBlocks> returned;
 };
 } // namespace
 

@@ -119,7 +119,11 @@ private:
   std::optional<int64_t> limit;
 };
 
-/// 64-byte aligned host memory, no cache: every byte it holds is live.
+/// 64-byte aligned host memory. Freed blocks of 64 KiB and more stay cached
+/// for reuse (counted, as the CUDA allocator counts its cache) until
+/// releaseCache(), a memory limit that needs them, or the allocator goes;
+/// so do outputs handed over (adopt) when the caller lets them go, up to the
+/// most the allocator once held. No cache under AddressSanitizer.
 std::unique_ptr<Allocator> createCPUAllocator();
 
 /// Makes CUDA device `index` current, or says plainly why it cannot (no

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 using namespace traceir;
 using namespace traceir::cpu::optimized;
@@ -60,6 +61,26 @@ computeBlock(const EwLaunch &__restrict L,
     for (int j = 0; j < N; ++j)
       a[j] = v[j][k];
     res[k] = ewCompute<C>(Op, L, a);
+  }
+}
+
+/// computeBlock on unit-stride operands in place (bit j of Vec; the
+/// others hoisted in c) into `out`, for dtypes computed as they are stored:
+/// no staging copies, whose 16-byte stores stalled the 32-byte loads that
+/// followed them. The same loop as computeBlock's, so the same results.
+template <EwOp Op, typename C, int N, unsigned Vec>
+TRACEIR_VARIANT_TARGET void
+computeDenseBlock(const EwLaunch &__restrict L,
+                  const C *const (&__restrict in)[kEwMaxOperands],
+                  const C (&__restrict c)[kEwMaxOperands], C *out) {
+  // `out` may be in[0] (in place): each element is read before it is
+  // written, in the same lane.
+  TRACEIR_OMP_SIMD
+  for (int k = 0; k < kBlock; ++k) {
+    C a[kEwMaxOperands] = {};
+    for (int j = 0; j < N; ++j)
+      a[j] = (Vec >> j) & 1 ? in[j][k] : c[j];
+    out[k] = ewCompute<C>(Op, L, a);
   }
 }
 
@@ -146,22 +167,37 @@ denseRow(const EwLaunch &__restrict L,
     // same as if the whole row were stridedRow's.
     const int64_t whole = r.n / kBlock * kBlock;
     T *out = reinterpret_cast<T *>(r.out);
-    C v[kEwMaxOperands][kBlock], res[kBlock];
-    for (int j = 0; j < N; ++j)
-      if (!((Vec >> j) & 1))
-        for (int k = 0; k < kBlock; ++k)
-          v[j][k] = r.c[j];
-    for (int64_t i0 = 0; i0 < whole; i0 += kBlock) {
+    if constexpr (std::is_same_v<T, C>) {
+      const C *in[kEwMaxOperands] = {};
+      C c[kEwMaxOperands] = {};
       for (int j = 0; j < N; ++j) {
-        if (!((Vec >> j) & 1))
-          continue;
-        const T *in = reinterpret_cast<const T *>(r.in[j]) + i0;
-        for (int k = 0; k < kBlock; ++k)
-          v[j][k] = E::load(in[k]);
+        in[j] = reinterpret_cast<const C *>(r.in[j]);
+        c[j] = r.c[j];
       }
-      computeBlock<Op, C, N>(L, v, res);
-      for (int k = 0; k < kBlock; ++k)
-        out[i0 + k] = E::store(res[k]);
+      for (int64_t i0 = 0; i0 < whole; i0 += kBlock) {
+        const C *at[kEwMaxOperands] = {};
+        for (int j = 0; j < N; ++j)
+          at[j] = (Vec >> j) & 1 ? in[j] + i0 : nullptr;
+        computeDenseBlock<Op, C, N, Vec>(L, at, c, out + i0);
+      }
+    } else {
+      C v[kEwMaxOperands][kBlock], res[kBlock];
+      for (int j = 0; j < N; ++j)
+        if (!((Vec >> j) & 1))
+          for (int k = 0; k < kBlock; ++k)
+            v[j][k] = r.c[j];
+      for (int64_t i0 = 0; i0 < whole; i0 += kBlock) {
+        for (int j = 0; j < N; ++j) {
+          if (!((Vec >> j) & 1))
+            continue;
+          const T *in = reinterpret_cast<const T *>(r.in[j]) + i0;
+          for (int k = 0; k < kBlock; ++k)
+            v[j][k] = E::load(in[k]);
+        }
+        computeBlock<Op, C, N>(L, v, res);
+        for (int k = 0; k < kBlock; ++k)
+          out[i0 + k] = E::store(res[k]);
+      }
     }
     if (whole < r.n) {
       Row<C> tail = r;

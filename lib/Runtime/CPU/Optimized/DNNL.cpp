@@ -73,6 +73,17 @@ dnnl::engine &engine() {
   return e;
 }
 
+/// NCHW in blocks of as many channels as oneDNN's vectors hold: 16 where it
+/// runs AVX-512 kernels, else 8.
+Tag channelBlocked() {
+  static const Tag tag = [] {
+    auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+    return (isa & avx512) == avx512 ? Tag::nChw16c : Tag::nChw8c;
+  }();
+  return tag;
+}
+
 /// Below these amounts of work a primitive runs on one thread: its
 /// parallel regions (reorders, the primitive, the reorder back) would cost
 /// more in waking the pool than the second thread saves. The bounds are
@@ -379,8 +390,15 @@ bool cpu::fast::conv2d(KernelContext &ctx) {
         Dims wdims = g.groups == 1
                          ? Dims{g.O, g.Cg, g.kH, g.kW}
                          : Dims{g.groups, g.O / g.groups, g.Cg, g.kH, g.kW};
-        dnnl::memory::desc src({g.N, g.C, g.H, g.W}, kF32, Tag::any);
-        dnnl::memory::desc dst({g.N, g.O, g.OH, g.OW}, kF32, Tag::any);
+        // A depthwise convolution's activations in the channel blocks of
+        // the CPU's vectors: left to choose (`any`), oneDNN 2.6 takes
+        // channels-last for its brdgmm kernel, whose reorders to and from
+        // NCHW (jit:uni) took most of the call: 8x96x56x56 3x3 took 6.4 ms
+        // against 2.1 ms blocked, eager's 2.1 to 3.0 (AVX-512 machine).
+        const bool depthwise = g.groups == g.C && g.groups == g.O;
+        const Tag act = depthwise ? channelBlocked() : Tag::any;
+        dnnl::memory::desc src({g.N, g.C, g.H, g.W}, kF32, act);
+        dnnl::memory::desc dst({g.N, g.O, g.OH, g.OW}, kF32, act);
         dnnl::memory::desc wts(wdims, kF32, Tag::any);
         dnnl::memory::desc bia({g.O}, kF32, Tag::a);
         // oneDNN counts dilation from 0 (1 is PyTorch's no dilation).

@@ -73,6 +73,16 @@ TEST(CPUAllocatorTest, AdoptedBlocksComeBackWhenTheCallerLetsGo) {
   EXPECT_EQ(q, p);
   EXPECT_EQ(a->allocatedBytes(), int64_t(kBig));
   a->deallocate(q, kBig);
+  // A cached block taken for a smaller output leaves the counts whole.
+  void *half = a->allocate(kBig / 2 + 64);
+  EXPECT_EQ(half, p);
+  std::shared_ptr<void> smaller = a->adopt(half, kBig / 2 + 64);
+  EXPECT_EQ(a->allocatedBytes(), 0);
+  smaller.reset();
+  void *again = a->allocate(kBig);
+  EXPECT_EQ(again, p);
+  EXPECT_EQ(a->allocatedBytes(), int64_t(kBig));
+  a->deallocate(again, kBig);
   // An output that outlives its allocator frees its own block.
   void *s = a->allocate(kBig);
   std::shared_ptr<void> kept = a->adopt(s, kBig);

@@ -364,14 +364,17 @@ public:
       return nullptr;
     }
     owner->p = ptr;
+    // What the block counts for: a cached block taken for a smaller request
+    // counts at its own size.
+    size_t counted = rounded(std::max<size_t>(nbytes, 1));
     auto it = blockSize.find(ptr);
     if (it != blockSize.end()) {
-      owner->size = it->second;
+      counted = owner->size = it->second;
       owner->back = returned;
       blockSize.erase(it);
-      noteCap();
     }
-    noteAllocated(-static_cast<int64_t>(rounded(std::max<size_t>(nbytes, 1))));
+    noteAllocated(-static_cast<int64_t>(counted));
+    noteCap();
     return std::shared_ptr<void>(owner, ptr);
   }
 

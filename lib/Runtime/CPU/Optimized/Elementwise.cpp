@@ -158,13 +158,14 @@ denseRow(const EwLaunch &__restrict L,
   using T = typename E::T;
   using C = typename E::C;
   if constexpr (callsLibm(Op)) {
-    // The library's functions run in blocks (kBlock). Whole blocks load
-    // their unit-stride operands with constant bounds and strides, a loop
-    // the compiler vectorizes (stridedRow's gather, by runtime stride and
-    // with its padding test, ran one element at a time: 40% of sigmoid's
-    // time); the last, partial block is stridedRow's, padded as there. The
-    // same computeBlock computes either, so every element's result is the
-    // same as if the whole row were stridedRow's.
+    // The library's functions run in blocks (kBlock). Whole blocks read
+    // their unit-stride operands where they lie (f32, f64) or load them
+    // with constant bounds (f16, bf16), loops the compiler vectorizes
+    // (stridedRow's gather, by runtime stride and with its padding test,
+    // ran one element at a time: 40% of sigmoid's time); the last, partial
+    // block is stridedRow's, padded as there. The same loop computes
+    // every block, so each element's result is what it would be if the
+    // whole row were stridedRow's.
     const int64_t whole = r.n / kBlock * kBlock;
     T *out = reinterpret_cast<T *>(r.out);
     if constexpr (std::is_same_v<T, C>) {

@@ -34,6 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Runtime/CPU/Gemm.h"
 #include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/CPU/Parallel.h"
 #include "TraceIR/Runtime/NNArgs.h"
@@ -340,6 +341,49 @@ void depthwiseDirect(const ConvGeometry &g, const Tensor &x, const float *w,
     }
   });
 }
+/// Whether conv2d is a matrix product per image: a 1x1 kernel, one group,
+/// no padding (any stride).
+bool isPointwise(const ConvGeometry &g) {
+  return g.kH == 1 && g.kW == 1 && g.groups == 1 && g.pT == 0 && g.pL == 0 &&
+         g.OH == (g.H - 1) / g.sH + 1 && g.OW == (g.W - 1) / g.sW + 1;
+}
+
+/// A pointwise conv2d of a contiguous input x: out[n] (O x OH*OW) = w (O x C)
+/// times x[n] (C x OH*OW, the pixels a stride keeps gathered into scratch
+/// first), the bias broadcast into the result before. Through the BLAS, as
+/// PyTorch's CPU convolution runs these (slow_conv2d, whose im2col is then
+/// a copy at most): oneDNN reorders the weight on every call (DNNL.cpp's
+/// header says why), and for resnet50's last stage at 2x2 pixels, 8 MB of
+/// weight for 4 pixels, that reorder was nearly all of a 6 ms call. False
+/// where scratch could not be had (the error is set).
+bool pointwise(KernelContext &ctx, const ConvGeometry &g, const float *x,
+               const float *w, const float *bias, float *out) {
+  const int64_t P = g.OH * g.OW, HW = g.H * g.W;
+  float *cols = nullptr;
+  if (P != HW) {
+    cols = static_cast<float *>(ctx.scratch(g.C * P, sizeof(float)));
+    if (!cols)
+      return false;
+  }
+  for (int64_t n = 0; n < g.N; ++n) {
+    const float *xn = x + n * g.C * HW;
+    float *on = out + n * g.O * P;
+    if (cols) {
+      for (int64_t c = 0; c < g.C; ++c)
+        for (int64_t oh = 0; oh < g.OH; ++oh)
+          for (int64_t ow = 0; ow < g.OW; ++ow)
+            cols[(c * g.OH + oh) * g.OW + ow] =
+                xn[(c * g.H + oh * g.sH) * g.W + ow * g.sW];
+      xn = cols;
+    }
+    if (bias)
+      for (int64_t o = 0; o < g.O; ++o)
+        std::fill(on + o * P, on + (o + 1) * P, bias[o]);
+    cpu::sgemm(false, false, g.O, P, g.C, 1.0f, w, g.C, xn, P,
+               bias ? 1.0f : 0.0f, on, P);
+  }
+  return true;
+}
 } // namespace
 
 /// conv2d of f32 operands, any groups, bias fused: the weight and bias
@@ -374,6 +418,12 @@ bool cpu::fast::conv2d(KernelContext &ctx) {
     x.offset = 0;
     x.strides = Tensor::contiguousStrides(x0.shape);
     cpu::copyTensor(x0, x);
+  }
+  if (isPointwise(g)) {
+    pointwise(ctx, g, x.data<float>(), w.data<float>(),
+              bias ? bias->data<float>() : nullptr,
+              ctx.result(0).data<float>());
+    return true;
   }
   std::optional<int64_t> pB = padAfter(g.H, g.OH, g.kH, g.sH, g.dH, g.pT);
   std::optional<int64_t> pR = padAfter(g.W, g.OW, g.kW, g.sW, g.dW, g.pL);

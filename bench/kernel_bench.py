@@ -64,15 +64,18 @@ def cases(torch):
         ("layer_norm", "8x64x256 over 256",
          lambda a, w, b: F.layer_norm(a, (256,), w, b), (emb, r(256), r(256))),
         ("batch_norm (eval)", "8x64x56x56", bn, (act,)),
-        # Convolution and pooling (oneDNN at the optimized tier, im2col +
-        # BLAS at the portable one): resnet18's stem and stages at batch 8,
-        # a mobilenet depthwise 3x3, resnet's stem pool.
+        # Convolution and pooling (oneDNN at the optimized tier, 1x1s as
+        # BLAS products; im2col + BLAS at the portable one): resnet18's stem
+        # and stages at batch 8, a resnet50 bottleneck's 1x1, a mobilenet
+        # depthwise 3x3, resnet's stem pool.
         ("conv2d 7x7 s2 (stem)", "8x3x224x224 -> 64",
          lambda x, w: F.conv2d(x, w, stride=2, padding=3), (r(8, 3, 224, 224), r(64, 3, 7, 7))),
         ("conv2d 3x3", "8x64x56x56 -> 64",
          lambda x, w: F.conv2d(x, w, padding=1), (act, r(64, 64, 3, 3))),
         ("conv2d 3x3", "8x128x28x28 -> 128",
          lambda x, w: F.conv2d(x, w, padding=1), (r(8, 128, 28, 28), r(128, 128, 3, 3))),
+        ("conv2d 1x1", "8x256x56x56 -> 64",
+         lambda x, w: F.conv2d(x, w), (r(8, 256, 56, 56), r(64, 256, 1, 1))),
         ("conv2d 3x3 depthwise", "8x96x56x56 g96",
          lambda x, w: F.conv2d(x, w, padding=1, groups=96), (r(8, 96, 56, 56), r(96, 1, 3, 3))),
         ("max_pool2d 3x3 s2 p1", "8x64x112x112",

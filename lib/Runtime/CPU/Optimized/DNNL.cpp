@@ -25,7 +25,8 @@
 // 96-channel depthwise 3x3 and 186 against 13 ms for the stem's max pool.
 // The weights are reordered every call too (the caller may change them
 // between runs, so a reordered copy could not be kept); they are small
-// beside the activations.
+// beside the activations, except in 1x1 convolutions over few pixels,
+// which therefore run as BLAS products instead (pointwise()).
 //
 // oneDNN threads with OpenMP (Debian's is built so) and reads the thread
 // count from omp_get_max_threads(): each call sets it to the runtime's

@@ -23,6 +23,14 @@ namespace {
 #endif
 #endif
 
+// The allocator keeps no cache under AddressSanitizer (Tensor.cpp).
+#ifdef TRACEIR_ASAN
+#define SKIP_WITHOUT_CACHE()                                                   \
+  GTEST_SKIP() << "no block cache under AddressSanitizer"
+#else
+#define SKIP_WITHOUT_CACHE() (void)0
+#endif
+
 constexpr size_t kBig = size_t(1) << 20;
 
 TEST(CPUAllocatorTest, SmallBlocksAreNotCached) {
@@ -35,9 +43,7 @@ TEST(CPUAllocatorTest, SmallBlocksAreNotCached) {
 }
 
 TEST(CPUAllocatorTest, FreedBlocksAreReusedAndCountedUntilReleased) {
-#ifdef TRACEIR_ASAN
-  GTEST_SKIP() << "no block cache under AddressSanitizer";
-#endif
+  SKIP_WITHOUT_CACHE();
   auto a = createCPUAllocator();
   void *p = a->allocate(kBig);
   ASSERT_NE(p, nullptr);
@@ -58,9 +64,7 @@ TEST(CPUAllocatorTest, FreedBlocksAreReusedAndCountedUntilReleased) {
 }
 
 TEST(CPUAllocatorTest, AdoptedBlocksComeBackWhenTheCallerLetsGo) {
-#ifdef TRACEIR_ASAN
-  GTEST_SKIP() << "no block cache under AddressSanitizer";
-#endif
+  SKIP_WITHOUT_CACHE();
   auto a = createCPUAllocator();
   void *p = a->allocate(kBig);
   ASSERT_NE(p, nullptr);
@@ -91,9 +95,7 @@ TEST(CPUAllocatorTest, AdoptedBlocksComeBackWhenTheCallerLetsGo) {
 }
 
 TEST(CPUAllocatorTest, ALimitReturnsTheCacheBeforeItFails) {
-#ifdef TRACEIR_ASAN
-  GTEST_SKIP() << "no block cache under AddressSanitizer";
-#endif
+  SKIP_WITHOUT_CACHE();
   auto a = createCPUAllocator();
   void *p = a->allocate(kBig);
   ASSERT_NE(p, nullptr);

@@ -2,6 +2,7 @@
 
 #include "TraceIR/Runtime/Tensor.h"
 #include "TraceIR/Runtime/Allocator.h"
+#include "TraceIR/Runtime/BlockCache.h"
 #include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/HostTensor.h"
 #include "TraceIR/Support/CheckedMath.h"
@@ -9,7 +10,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <new>
 #include <unordered_map>
@@ -262,15 +262,8 @@ public:
     size_t size = rounded(std::max<size_t>(nbytes, 1));
     if (kCacheHostBlocks && size >= kMinCached) {
       takeReturned();
-      // A cached block of this size, or one at most twice as large (the
-      // CUDA allocator's rule).
-      auto it = cache.lower_bound(size);
-      if (it != cache.end() && it->first <= 2 * size) {
-        void *p = it->second;
-        cachedBytes -= it->first;
-        cache.erase(it);
+      if (void *p = cache.take(size))
         return p;
-      }
     }
     // The memory limit counts cached blocks: return them before failing.
     if (!fitsLimit(size)) {
@@ -295,8 +288,7 @@ public:
       return;
     auto it = blockSize.find(ptr);
     if (it != blockSize.end()) {
-      cache.emplace(it->second, ptr); // still counted: held from the system
-      cachedBytes += it->second;
+      cache.put(ptr, it->second); // still counted: held from the system
       noteCap();
       return;
     }
@@ -305,13 +297,11 @@ public:
   }
   void releaseCache() override {
     takeReturned();
-    for (auto &[size, p] : cache) {
+    cache.drain([this](void *p, size_t size) {
       blockSize.erase(p);
       std::free(p);
       noteAllocated(-static_cast<int64_t>(size));
-    }
-    cache.clear();
-    cachedBytes = 0;
+    });
   }
   Device device() const override { return Device{}; }
   void copyFromHost(void *dst, const void *src, size_t nbytes) override {
@@ -391,8 +381,7 @@ private:
     }
     for (auto &[p, size] : blocks) {
       blockSize[p] = size;
-      cache.emplace(size, p);
-      cachedBytes += size;
+      cache.put(p, size);
       noteAllocated(static_cast<int64_t>(size));
     }
     noteCap();
@@ -401,12 +390,12 @@ private:
   /// held (sampled here: runs reset the peak).
   void noteCap() {
     everPeak = std::max(everPeak, static_cast<size_t>(peakAllocatedBytes()));
-    returned->cap.store(everPeak > cachedBytes ? everPeak - cachedBytes : 0);
+    returned->cap.store(everPeak > cache.bytes() ? everPeak - cache.bytes()
+                                                 : 0);
   }
 
-  std::multimap<size_t, void *> cache;          // free blocks by size
+  BlockCache cache;                             // free blocks
   std::unordered_map<void *, size_t> blockSize; // every cacheable block
-  size_t cachedBytes = 0;
   size_t everPeak = 0;
   std::shared_ptr<ReturnedBlocks> returned;
 };

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/Allocator.h"
+#include "TraceIR/Runtime/BlockCache.h"
 #include "TraceIR/Runtime/CUDA/Device.h"
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/Elementwise.h"
@@ -15,7 +16,6 @@
 
 #include <cuda_runtime.h>
 
-#include <map>
 #include <unordered_map>
 
 using namespace traceir;
@@ -45,12 +45,8 @@ public:
       return nullptr; // rounding would wrap
     size_t size = rounded(nbytes);
     // Reuse a cached block of this size, or one at most twice as large.
-    auto it = cache.lower_bound(size);
-    if (it != cache.end() && it->first <= 2 * size) {
-      void *p = it->second;
-      cache.erase(it);
+    if (void *p = cache.take(size))
       return p;
-    }
     // The memory limit counts cached blocks: return them before failing.
     if (!fitsLimit(size)) {
       releaseCache();
@@ -77,17 +73,16 @@ public:
       return;
     auto it = blockSize.find(ptr);
     if (it != blockSize.end())
-      cache.emplace(it->second, ptr);
+      cache.put(ptr, it->second);
   }
 
   void releaseCache() override {
     cudaSetDevice(index);
-    for (auto &[size, ptr] : cache) {
+    cache.drain([this](void *ptr, size_t size) {
       cudaFree(ptr);
       blockSize.erase(ptr);
       noteAllocated(-static_cast<int64_t>(size));
-    }
-    cache.clear();
+    });
   }
 
   Device device() const override { return Device{Device::Kind::CUDA, index}; }
@@ -154,7 +149,7 @@ private:
   /// The executable's error record (DeviceError.h): one small block for the
   /// allocator's life, not one per call.
   DeviceErrorRecord *record;
-  std::multimap<size_t, void *> cache;
+  BlockCache cache;
   std::unordered_map<void *, size_t> blockSize;
 };
 } // namespace

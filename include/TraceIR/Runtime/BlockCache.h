@@ -1,0 +1,54 @@
+//===- BlockCache.h - Free blocks by size, for the caching allocators -*- C++
+//-*-===//
+//
+// The CPU and CUDA allocators keep freed blocks for reuse (Allocator.h):
+// both hand out a cached block of the size asked for or up to twice it,
+// and give them all back at once. Not thread-safe: each allocator calls it
+// from the thread that runs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACEIR_RUNTIME_BLOCKCACHE_H
+#define TRACEIR_RUNTIME_BLOCKCACHE_H
+
+#include <cstddef>
+#include <map>
+
+namespace traceir {
+
+class BlockCache {
+public:
+  /// A cached block of at least `size` bytes and at most twice that (so
+  /// little is wasted), taken out of the cache; null if there is none.
+  void *take(size_t size) {
+    auto it = blocks.lower_bound(size);
+    if (it == blocks.end() || it->first > 2 * size)
+      return nullptr;
+    void *p = it->second;
+    total -= it->first;
+    blocks.erase(it);
+    return p;
+  }
+  void put(void *p, size_t size) {
+    blocks.emplace(size, p);
+    total += size;
+  }
+  /// Empties the cache, calling release(p, size) for each block.
+  template <typename F> void drain(F release) {
+    for (auto &[size, p] : blocks)
+      release(p, size);
+    blocks.clear();
+    total = 0;
+  }
+  bool empty() const { return blocks.empty(); }
+  /// The bytes of the blocks cached.
+  size_t bytes() const { return total; }
+
+private:
+  std::multimap<size_t, void *> blocks;
+  size_t total = 0;
+};
+
+} // namespace traceir
+
+#endif // TRACEIR_RUNTIME_BLOCKCACHE_H

@@ -343,8 +343,22 @@ def decompose_rest(ep, supported, rounds=3):
     return ep
 
 
+def _grad_mode_regions(graph):
+    """Whether the exported graph runs a region of its forward under another
+    grad mode (torch.no_grad() or enable_grad() inside forward): torch.export
+    keeps such a region as a wrap_with_set_grad_enabled call of a
+    submodule."""
+    hop = getattr(torch.ops.higher_order, "wrap_with_set_grad_enabled", None)
+    return hop is not None and any(n.op == "call_function" and n.target is hop
+                                   for n in graph.nodes)
+
+
 def import_exported(model, args, kwargs, decompose=None):
     ep = quiet_export(lambda: torch.export.export(model, tuple(args), kwargs or {}))
+    if _grad_mode_regions(ep.graph):
+        # Grad mode does not change a forward's values: the inference IR,
+        # with no decompositions, has the region's ATen calls inline.
+        ep = quiet_export(lambda: ep.run_decompositions({}))
     if decompose:
         ep = quiet_export(ep.run_decompositions)
     elif decompose is None:

@@ -307,3 +307,29 @@ def test_a_graph_that_writes_in_place_keeps_its_views():
     assert "relu_" in _targets(m) and "view" in _targets(m), _targets(m)
     with pytest.raises(traceir.TraceIRError, match=r"view: size \[2, 5, 12\] is not compatible"):
         traceir.compile(m, device=DEVICE)(*args)
+
+
+def test_regions_under_another_grad_mode_import_inline():
+    # torch.no_grad() (or enable_grad()) inside forward: torch.export keeps
+    # the region as a wrap_with_set_grad_enabled call of a submodule; the
+    # importer inlines its ATen calls (grad mode does not change values).
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            with torch.no_grad():
+                scale = x.abs().amax(-1, keepdim=True) + 1
+            with torch.enable_grad():
+                y = self.lin(x / scale)
+            return y.relu()
+
+    model, args = Model(), (r(3, 4),)
+    m = traceir.from_torch(model, args)
+    assert "wrap_with_set_grad_enabled" not in _targets(m)
+    assert {"abs", "amax", "linear", "relu"} <= set(_targets(m)), _targets(m)
+    exe = traceir.compile(m.run_passes("free-dead-tensors"), device=DEVICE)
+    with torch.no_grad():
+        want = model(*args)
+    torch.testing.assert_close(exe(*args), want, rtol=1e-5, atol=1e-6)

@@ -203,21 +203,6 @@ Allocator::~Allocator() = default;
 
 namespace {
 
-/// Whether freed host blocks are kept for reuse. Not under AddressSanitizer:
-/// a block kept is never freed, so ASan would no longer see a kernel that
-/// reads a storage after its free.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kCacheHostBlocks = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kCacheHostBlocks = false;
-#else
-constexpr bool kCacheHostBlocks = true;
-#endif
-#else
-constexpr bool kCacheHostBlocks = true;
-#endif
-
 /// Blocks handed over to callers (adopt) come back here when the caller's
 /// last copy goes, from whatever thread drops it; the allocator takes them
 /// into its cache at its next allocation, on the run's thread, so its counts
@@ -260,17 +245,14 @@ public:
     if (nbytes > SIZE_MAX - kAlign)
       return nullptr; // rounding would wrap
     size_t size = rounded(std::max<size_t>(nbytes, 1));
-    if (kCacheHostBlocks && size >= kMinCached) {
+    const bool cacheable = kCacheHostBlocks && size >= kMinCached;
+    if (cacheable) {
       takeReturned();
       if (void *p = cache.take(size))
         return p;
     }
-    // The memory limit counts cached blocks: return them before failing.
-    if (!fitsLimit(size)) {
-      releaseCache();
-      if (!fitsLimit(size))
-        return nullptr;
-    }
+    if (!fitsLimitReleasingCache(size))
+      return nullptr;
     void *p = std::aligned_alloc(kAlign, size);
     if (!p && !cache.empty()) {
       releaseCache(); // retry once with the cache returned to the system
@@ -278,7 +260,7 @@ public:
     }
     if (!p)
       return nullptr;
-    if (kCacheHostBlocks && size >= kMinCached)
+    if (cacheable)
       blockSize[p] = size;
     noteAllocated(size);
     return p;

@@ -106,6 +106,15 @@ protected:
                          allocated > *limit - static_cast<int64_t>(nbytes));
     return !limitHit;
   }
+  /// fitsLimit, after returning the cache where that is what it takes:
+  /// the limit counts cached blocks, so a caching allocator releases them
+  /// before it fails an allocation.
+  bool fitsLimitReleasingCache(size_t nbytes) {
+    if (fitsLimit(nbytes))
+      return true;
+    releaseCache();
+    return fitsLimit(nbytes);
+  }
   bool limitHit = false;
   void noteAllocated(int64_t delta) {
     allocated += delta;

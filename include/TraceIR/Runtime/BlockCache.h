@@ -1,5 +1,4 @@
-//===- BlockCache.h - Free blocks by size, for the caching allocators -*- C++
-//-*-===//
+//===- BlockCache.h - Freed blocks kept by size -----------------*- C++ -*-===//
 //
 // The CPU and CUDA allocators keep freed blocks for reuse (Allocator.h):
 // both hand out a cached block of the size asked for or up to twice it,
@@ -15,6 +14,21 @@
 #include <map>
 
 namespace traceir {
+
+/// Whether the CPU allocator keeps freed host blocks for reuse. Not under
+/// AddressSanitizer: a block kept is never freed, so ASan would no longer
+/// see a kernel that reads a storage after its free.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kCacheHostBlocks = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kCacheHostBlocks = false;
+#else
+constexpr bool kCacheHostBlocks = true;
+#endif
+#else
+constexpr bool kCacheHostBlocks = true;
+#endif
 
 class BlockCache {
 public:

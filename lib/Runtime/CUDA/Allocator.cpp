@@ -47,12 +47,8 @@ public:
     // Reuse a cached block of this size, or one at most twice as large.
     if (void *p = cache.take(size))
       return p;
-    // The memory limit counts cached blocks: return them before failing.
-    if (!fitsLimit(size)) {
-      releaseCache();
-      if (!fitsLimit(size))
-        return nullptr;
-    }
+    if (!fitsLimitReleasingCache(size))
+      return nullptr;
     cudaSetDevice(index);
     void *p = nullptr;
     if (cudaMalloc(&p, size) != cudaSuccess) {

@@ -16,11 +16,12 @@ with OMP_WAIT_POLICY=PASSIVE (torch.set_num_threads and
 traceir.set_num_threads to the same count), so one pool's spinning threads
 do not slow the other's.
 
-Usage: TRACEIR_BUILD=$PWD/build ~/.cache/traceir/venv/bin/python bench/kernel_bench.py [--runs 20] [--threads 1,2]
+Usage: TRACEIR_BUILD=$PWD/build ~/.cache/traceir/venv/bin/python bench/kernel_bench.py [--runs 20] [--threads 1,2] [--only REGEX]
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -122,7 +123,7 @@ def openblas_linear(M, K, N):
                                    ptr(c), N)
 
 
-def worker(threads, runs):
+def worker(threads, runs, only):
     sys.path.insert(0, os.path.join(os.environ.get("TRACEIR_BUILD", os.path.join(ROOT, "build")),
                                     "python"))
     sys.path.insert(0, os.path.join(ROOT, "test", "python"))
@@ -134,6 +135,8 @@ def worker(threads, runs):
     traceir.set_num_threads(threads)
     rows = []
     for name, shape, fn, args, *lib in cases(torch):
+        if only and not re.search(only, name):
+            continue
         compiled = traceir.compile(traceir.from_torch(Fn(fn), args), "cpu")
         best = {}
         for tier in ("optimized", "portable"):
@@ -173,13 +176,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--only", default="",
+                    help="run only the ops whose name matches this regular expression")
     ap.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
-        return worker(a.worker, a.runs)
+        return worker(a.worker, a.runs, a.only)
     env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
     for t in (int(x) for x in a.threads.split(",")):
-        out = subprocess.run([sys.executable, __file__, "--worker", str(t), "--runs", str(a.runs)],
+        out = subprocess.run([sys.executable, __file__, "--worker", str(t), "--runs", str(a.runs),
+                              "--only", a.only],
                              env=env, check=True, capture_output=True, text=True).stdout
         rows = json.loads(out.strip().splitlines()[-1])
         print(f"\n{t} thread{'s' if t > 1 else ''} (best of {a.runs} runs, us; ratio = "

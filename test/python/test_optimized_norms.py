@@ -72,6 +72,37 @@ def test_softmax_shapes():
         assert out["optimized"][1][op] == "optimized"
 
 
+def test_softmax_rows_on_onednn():
+    # f32 rows of at least 128k elements in all run on oneDNN's kernel
+    # (DNNL.cpp), whose max skips a NaN: a row with a NaN or +inf must
+    # still come out all NaN, as eager's, and the rows without one agree
+    # with eager and the portable tier; one and two threads bit for bit.
+    x = values((4096, 40), torch.float32) * 10
+    x[1, 3] = float("nan")
+    x[2, 0] = float("inf")
+    x[3, 5:] = float("-inf")
+    x[4] = float("-inf")
+    x[5, 7], x[5, 8] = float("inf"), float("-inf")
+    x[-1, -1] = float("nan")
+    fn = lambda t: F.softmax(t, -1)  # noqa: E731
+    want = fn(x)
+    compiled, out = run_tiers(Fn(fn), (x,))
+    (fast, ops), (slow, _) = out["optimized"], out["portable"]
+    assert ops["softmax"] == "optimized"
+    for row in (1, 2, 4, 5, 4095):
+        assert fast[row].isnan().all(), row
+    torch.testing.assert_close(fast, want, equal_nan=True, **TOL[torch.float32])
+    torch.testing.assert_close(fast, slow, equal_nan=True, **TOL[torch.float32])
+    before = traceir.num_threads()
+    try:
+        traceir.set_num_threads(1)
+        one = compiled(x)
+        traceir.set_num_threads(2)
+        assert torch.equal(one.nan_to_num(7), compiled(x).nan_to_num(7))
+    finally:
+        traceir.set_num_threads(before)
+
+
 def test_softmax_layouts_fall_back():
     x = values((40, 30), torch.float32)
     # A transposed input is not contiguous: the portable kernel runs it.

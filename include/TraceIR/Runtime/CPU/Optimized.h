@@ -107,6 +107,10 @@ struct SkinnyLinear {
 };
 void skinnyLinear(const SkinnyLinear &s);
 
+/// Whether the `n` floats at `p` hold a NaN, on the calling thread (the
+/// oneDNN kernels' checks, CPU/Optimized/DNNL.cpp).
+bool anyNaN(const float *p, int64_t n);
+
 /// The variants, each built from CPU/Optimized/Elementwise.cpp, Norm.cpp
 /// Recurrent.cpp and Linear.cpp.
 namespace base {
@@ -118,6 +122,7 @@ void channelAffine(const ChannelAffine &a);
 void lstmCells(const LstmCells &c);
 void gruCells(const GruCells &c);
 void skinnyLinear(const SkinnyLinear &s);
+bool anyNaN(const float *p, int64_t n);
 } // namespace base
 namespace avx2 { // no copy: the same bits in each variant, base's serves
 bool elementwise(const EwLaunch &L);
@@ -127,6 +132,7 @@ void channelAffine(const ChannelAffine &a);
 void lstmCells(const LstmCells &c);
 void gruCells(const GruCells &c);
 void skinnyLinear(const SkinnyLinear &s);
+bool anyNaN(const float *p, int64_t n);
 } // namespace avx2
 
 } // namespace traceir::cpu::optimized

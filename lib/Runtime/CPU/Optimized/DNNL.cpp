@@ -1,6 +1,7 @@
-//===- DNNL.cpp - conv2d and 2-D pooling on oneDNN ------------------------===//
+//===- DNNL.cpp - conv2d, 2-D pooling and softmax on oneDNN ---------------===//
 //
-// The optimized tier's conv2d, max_pool2d and avg_pool2d on oneDNN (Debian
+// The optimized tier's conv2d, max_pool2d, avg_pool2d and its f32
+// last-dim softmax (softmaxRows, below) on oneDNN (Debian
 // libdnnl-dev), the library PyTorch's CPU convolution runs on, for f32
 // NCHW operands that are contiguous (conv2d's input may be strided: it is
 // gathered first, and a depthwise conv of a few output pixels runs as a
@@ -37,14 +38,17 @@
 
 #include "TraceIR/Runtime/CPU/Gemm.h"
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Runtime/CPU/Optimized.h"
 #include "TraceIR/Runtime/CPU/Parallel.h"
 #include "TraceIR/Runtime/NNArgs.h"
 
 #ifdef TRACEIR_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -63,6 +67,9 @@ bool cpu::fast::conv2d(KernelContext &) { return false; }
 bool cpu::fast::max_pool2d(KernelContext &) { return false; }
 bool cpu::fast::avg_pool2d(KernelContext &) { return false; }
 const char *cpu::dnnlVersion() { return nullptr; }
+bool cpu::dnnlSoftmaxRows(const float *, float *, int64_t, int64_t) {
+  return false;
+}
 #else
 
 namespace {
@@ -214,20 +221,15 @@ bool execute(KernelContext &ctx, const Cached &c,
   return true;
 }
 
-/// Whether the `n` floats at `p` hold a NaN, in blocks the compiler
-/// vectorizes (no early exit inside one).
+/// Whether the `n` floats at `p` hold a NaN, on the pool's threads.
 bool hasNaN(const float *p, int64_t n) {
   std::atomic<bool> found{false};
   cpu::parallelFor(n, cpu::kGrainSize, [&](int64_t b, int64_t e) {
     constexpr int64_t kBlock = 4096;
     for (int64_t i = b; i < e && !found.load(std::memory_order_relaxed);
-         i += kBlock) {
-      int bad = 0;
-      for (int64_t j = i, end = std::min(e, i + kBlock); j < end; ++j)
-        bad |= p[j] != p[j];
-      if (bad)
+         i += kBlock)
+      if (cpu::optimized::anyNaN(p + i, std::min(e, i + kBlock) - i))
         found.store(true, std::memory_order_relaxed);
-    }
   });
   return found.load();
 }
@@ -590,6 +592,57 @@ bool cpu::fast::avg_pool2d(KernelContext &ctx) {
                     ? dnnl::algorithm::pooling_avg_include_padding
                     : dnnl::algorithm::pooling_avg_exclude_padding,
                 a);
+}
+
+/// Rows of softmax on oneDNN's JIT kernel: on attention's short rows
+/// (8x8x64x64, rows of 64) it took 160 us at one thread where the tier's
+/// own loops took 240 and eager 190, its exp inline where theirs call
+/// libmvec, its reductions across vector lanes in registers. Below
+/// kSerialPoolReads elements the call costs more than the tier's loops
+/// save, and they run it. Each row is one thread's, in a fixed order, so
+/// the result does not depend on the thread count.
+bool cpu::dnnlSoftmaxRows(const float *in, float *out, int64_t rows,
+                          int64_t n) {
+  double elements = double(rows) * n;
+  if (elements < kSerialPoolReads || rows < 2)
+    return false;
+  int threads = poolThreads(elements);
+  static PrimitiveCache<3> cache;
+  const std::optional<Cached> &c =
+      cache.get({rows, n, threads}, [&]() -> std::optional<Cached> {
+        dnnl::memory::desc md({rows, n}, kF32, Tag::ab);
+        dnnl::softmax_forward::primitive_desc pd(
+            {dnnl::prop_kind::forward_inference, md, 1}, userScratchpad(),
+            engine());
+        Cached c;
+        c.prim = dnnl::softmax_forward(pd);
+        c.scratchpad = pd.scratchpad_desc().get_size();
+        return c;
+      });
+  // A scratchpad would need the kernel context; oneDNN's softmax over a
+  // plain layout asks for none.
+  if (!c || c->scratchpad)
+    return false;
+  try {
+    dnnl::stream s(engine());
+    c->prim.execute(s, {{DNNL_ARG_SRC, plain({rows, n}, Tag::ab, in)},
+                        {DNNL_ARG_DST, plain({rows, n}, Tag::ab, out)}});
+    s.wait();
+  } catch (const dnnl::error &) {
+    return false; // the tier's loops will write every element
+  }
+  // A row holding a NaN or +inf is all NaN in PyTorch (its max is NaN or
+  // inf, and x - max NaN); oneDNN's max skips a NaN, so only the elements
+  // that were NaN or inf come out NaN. Each such row has one, which one
+  // pass over the (cached) result finds, on this thread: a parallel
+  // region's wake-up cost more than the pass.
+  if (cpu::optimized::anyNaN(out, rows * n))
+    for (int64_t r = 0; r < rows; ++r) {
+      float *y = out + r * n;
+      if (cpu::optimized::anyNaN(y, n))
+        std::fill(y, y + n, NAN);
+    }
+  return true;
 }
 
 #endif // TRACEIR_HAVE_DNNL

@@ -93,3 +93,11 @@ void cpu::optimized::skinnyLinear(const SkinnyLinear &s) {
   TRACEIR_DISPATCH(skinnyLinear, s)
 }
 #undef TRACEIR_DISPATCH
+
+bool cpu::optimized::anyNaN(const float *p, int64_t n) {
+#ifdef TRACEIR_HAVE_AVX2_VARIANT
+  if (useAVX2())
+    return avx2::anyNaN(p, n);
+#endif
+  return base::anyNaN(p, n);
+}

@@ -1,7 +1,7 @@
 //===- DNNL.cpp - conv2d, 2-D pooling and softmax on oneDNN ---------------===//
 //
 // The optimized tier's conv2d, max_pool2d, avg_pool2d and its f32
-// last-dim softmax (softmaxRows, below) on oneDNN (Debian
+// last-dim softmax (dnnlSoftmaxRows, below) on oneDNN (Debian
 // libdnnl-dev), the library PyTorch's CPU convolution runs on, for f32
 // NCHW operands that are contiguous (conv2d's input may be strided: it is
 // gathered first, and a depthwise conv of a few output pixels runs as a

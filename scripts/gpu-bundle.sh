@@ -72,12 +72,20 @@ endif()
 CMAKE
 cp scripts/bundle/run.sh scripts/bundle/run_cases.py "$OUT/"
 
+echo "== the per-op benchmark's cases (bench/gpu_ops.py)"
+# kernel_bench.py's ops, saved for cuda: run.sh times each there at both
+# tiers beside eager (the inputs are drawn there with kernel_bench's seed).
+rm -rf "$OUT/ops"
+mkdir -p "$OUT/ops"
+cp bench/gpu_ops.py bench/kernel_bench.py "$OUT/ops/"
+TRACEIR_BUILD="$BUILD" "$VENV/bin/python" bench/gpu_ops.py --save "$OUT/ops/cases" | sed 's/^/  /'
+
 echo "== sizes"
 # Bytes as they travel (apparent sizes, not disk blocks), in KiB.
 size() { du -sk --apparent-size "$1" | cut -f1; }
 tree_kb=$(git ls-files -z | xargs -0 stat -c %s 2>/dev/null | awk '{s += $1} END {print int(s / 1024)}')
 total=0
-for part in src third_party cases run.sh run_cases.py; do
+for part in src third_party cases ops run.sh run_cases.py; do
   kb=$(size "$OUT/$part"); total=$((total + kb))
   printf '  %-14s %8d KiB\n' "$part" "$kb"
 done

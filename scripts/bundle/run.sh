@@ -3,7 +3,8 @@
 # no LLVM, no MLIR and no network: prints what it finds, builds TraceIR's
 # runtime-only tree for this GPU, runs every case on cuda:0 (and cuda:1
 # where present) through trace-exec and the Python module, and prints one
-# table. Usage:
+# table; then, on a GPU, times kernel_bench's ops at both of CUDA's kernel
+# tiers beside eager (bench/gpu_ops.py). Usage:
 #   ./run.sh                  the GPU run
 #   ./run.sh --device cpu     the same cases on the CPU (CI, or no GPU)
 #   ./run.sh --only FAILED    rerun what failed last time
@@ -108,5 +109,10 @@ for dev in "${DEVICES[@]}"; do
   echo "== cases on $dev"
   "$PY" "$HERE/run_cases.py" --bundle "$HERE" --build "$BUILD" --device "$dev" "${PASS[@]}" || status=1
 done
+if [[ $DEVICE == cuda && -d $HERE/ops/cases ]]; then
+  echo "== the per-op benchmark (bench/gpu_ops.py): CUDA's tiers beside eager"
+  PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}" "$PY" "$HERE/ops/gpu_ops.py" \
+    --run "$HERE/ops/cases" || status=1
+fi
 echo "== done in $((SECONDS - START)) s"
 exit $status

@@ -459,7 +459,9 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
            (C(1) + tanh(k * (v[0] + C(0.044715) * v[0] * v[0] * v[0])));
   }
   case EwOp::Copy:
-    return v[L.operandIndex];
+    // Selects, not v[L.operandIndex]: an index known only at run time puts
+    // the operands in a GPU thread's local memory rather than registers.
+    return L.operandIndex == 0 ? v[0] : L.operandIndex == 1 ? v[1] : v[2];
   case EwOp::Zero:
     return C(0);
   case EwOp::ThresholdBackward:
@@ -805,11 +807,15 @@ TRACEIR_HD inline void ewElement(const EwLaunch &L, int64_t k,
 }
 
 struct DeviceErrorSlot;
+enum class KernelTier : uint8_t;
 /// Queues a launch on a CUDA device (Elementwise.cu); false when the launch
 /// failed. An integer division by zero is recorded in `errors`
-/// (DeviceError.h; null: not checked), found when the run ends.
+/// (DeviceError.h; null: not checked), found when the run ends. `tier`
+/// (if given) says which loop ran: the typed (optimized) one or the
+/// portable one.
 bool launchElementwiseCUDA(const EwLaunch &launch,
-                           const DeviceErrorSlot *errors = nullptr);
+                           const DeviceErrorSlot *errors = nullptr,
+                           KernelTier *tier = nullptr);
 
 } // namespace traceir
 

@@ -9,7 +9,11 @@ namespace {
 /// run's device error record instead, which the run reads at its end.
 static bool runOnCUDA(KernelContext &ctx, const EwLaunch &L, bool &) {
   DeviceErrorSlot errors = ctx.deviceErrors();
-  return launchElementwiseCUDA(L, &errors);
+  KernelTier tier = KernelTier::Portable;
+  if (!launchElementwiseCUDA(L, &errors, &tier))
+    return false;
+  ctx.ranTier(tier);
+  return true;
 }
 using CUDAElementwise = Elementwise<runOnCUDA>;
 } // namespace

@@ -10,7 +10,9 @@
 // either unit-stride or hoisted (a broadcast value or a Python number), so
 // the common cases are straight loops over arrays the compiler vectorizes.
 // Other inner strides get the same typed loop with strides. The op's
-// semantics are Elementwise.h's ewCompute, the portable kernels' own.
+// semantics are Elementwise.h's ewCompute, the portable kernels' own; the
+// ops covered, the dtypes' compute types and the coalescing are
+// ElementwisePlan.h's, which CUDA's typed loop shares.
 //
 //===----------------------------------------------------------------------===//
 
@@ -251,50 +253,11 @@ template <EwOp Op, int32_t DT, int N> struct Loops {
   static RowFn<C> strided() { return stridedRow<Op, DT, N>; }
 };
 
-/// The launch with dims of size 1 dropped and neighbours merged where
-/// every tensor walks them as one: strides in elements, innermost last.
-struct Plan {
-  int rank = 0;
-  int64_t shape[kEwMaxRank] = {};
-  int64_t os[kEwMaxRank] = {};
-  int64_t is[kEwMaxOperands][kEwMaxRank] = {};
-};
-
-Plan coalesce(const EwLaunch &L) {
-  Plan p;
-  for (int d = 0; d < L.rank; ++d) {
-    if (L.shape[d] == 1)
-      continue;
-    bool merge = p.rank > 0 && p.os[p.rank - 1] == L.outStrides[d] * L.shape[d];
-    for (int j = 0; j < L.numOperands && merge; ++j)
-      merge = !L.in[j].data ||
-              p.is[j][p.rank - 1] == L.in[j].strides[d] * L.shape[d];
-    if (merge) {
-      int q = p.rank - 1;
-      p.shape[q] *= L.shape[d];
-      p.os[q] = L.outStrides[d];
-      for (int j = 0; j < L.numOperands; ++j)
-        p.is[j][q] = L.in[j].strides[d];
-      continue;
-    }
-    int q = p.rank++;
-    p.shape[q] = L.shape[d];
-    p.os[q] = L.outStrides[d];
-    for (int j = 0; j < L.numOperands; ++j)
-      p.is[j][q] = L.in[j].data ? L.in[j].strides[d] : 0;
-  }
-  if (p.rank == 0) { // one element
-    p.rank = 1;
-    p.shape[0] = 1;
-  }
-  return p;
-}
-
 /// Calls row(outOffset, inOffsets, n) for the runs of the innermost dim
 /// that cover the plan's elements, split over threads: offsets in elements
 /// to each run's first element (for N operands), n its length.
 template <typename RowF>
-void forEachRun(const Plan &p, int N, int64_t numel, const RowF &row) {
+void forEachRun(const EwPlan &p, int N, int64_t numel, const RowF &row) {
   const int in = p.rank - 1; // the innermost dim
   const int64_t inner = p.shape[in];
   if (numel == 0 || inner == 0)
@@ -335,7 +298,7 @@ template <EwOp Op, int32_t DT, int N> void run(const EwLaunch &L) {
   using E = Elt<DT>;
   using T = typename E::T;
   using C = typename E::C;
-  const Plan p = coalesce(L);
+  const EwPlan p = ewCoalesce(L);
   const int in = p.rank - 1;
   // Operands hoisted in every run: numbers, and tensors broadcast along
   // the innermost dim (their value changes only between runs).
@@ -379,7 +342,7 @@ template <EwOp Op, int32_t DT, int N> void run(const EwLaunch &L) {
 /// A copy between tensors of one dtype (any: the bits move), by element
 /// size: memcpy for unit strides, else a strided loop.
 template <typename T> void copyRuns(const EwLaunch &L) {
-  const Plan p = coalesce(L);
+  const EwPlan p = ewCoalesce(L);
   const int in = p.rank - 1;
   const int64_t os = p.os[in], is = p.is[0][in];
   T *out = reinterpret_cast<T *>(L.out);
@@ -397,26 +360,13 @@ template <typename T> void copyRuns(const EwLaunch &L) {
 }
 #endif
 
-/// The ops the tier instantiates: those models spend their elementwise
-/// time in (activations, arithmetic, normalization's pieces, copies).
-/// Others run on the portable tier.
-// clang-format off
-#define TRACEIR_OPTIMIZED_EW_OPS(X)                                            \
-  X(Add, 2) X(Sub, 2) X(Mul, 2) X(Div, 2) X(Neg, 1) X(Abs, 1) X(Relu, 1)      \
-  X(Exp, 1) X(Log, 1) X(Sqrt, 1) X(Rsqrt, 1) X(Tanh, 1) X(Sigmoid, 1)        \
-  X(Gelu, 1) X(GeluTanh, 1) X(Copy, 1) X(Copy, 2) X(Hardtanh, 1) X(Silu, 1)  \
-  X(Hardswish, 1) X(Hardsigmoid, 1) X(LeakyRelu, 1) X(Maximum, 2)            \
-  X(Minimum, 2) X(Clamp, 3) X(Pow, 2) X(Reciprocal, 1) X(Erf, 1) X(Sin, 1)   \
-  X(Cos, 1) X(ThresholdBackward, 3)
-// clang-format on
-
 template <int32_t DT> bool runDtype(const EwLaunch &L) {
 #define TRACEIR_OPT_CASE(OP, N)                                                \
   if (L.op == EwOp::OP && L.numOperands == N) {                                \
     run<EwOp::OP, DT, N>(L);                                                   \
     return true;                                                               \
   }
-  TRACEIR_OPTIMIZED_EW_OPS(TRACEIR_OPT_CASE)
+  TRACEIR_TYPED_EW_OPS(TRACEIR_OPT_CASE)
 #undef TRACEIR_OPT_CASE
   return false;
 }
@@ -424,11 +374,8 @@ template <int32_t DT> bool runDtype(const EwLaunch &L) {
 } // namespace
 
 bool cpu::optimized::TRACEIR_CPU_VARIANT::elementwise(const EwLaunch &L) {
-  if (!optimizedTierEnabled() || !L.floating)
+  if (!optimizedTierEnabled() || !ewTypedCovers(L))
     return false;
-  for (int j = 0; j < L.numOperands; ++j)
-    if (L.in[j].data && L.in[j].dtype != L.outDtype)
-      return false;
   switch (L.outDtype) {
   case F32:
     return runDtype<F32>(L);

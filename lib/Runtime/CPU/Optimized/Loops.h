@@ -11,7 +11,7 @@
 #ifndef TRACEIR_RUNTIME_CPU_OPTIMIZED_LOOPS_H
 #define TRACEIR_RUNTIME_CPU_OPTIMIZED_LOOPS_H
 
-#include "TraceIR/Runtime/Elementwise.h"
+#include "TraceIR/Runtime/ElementwisePlan.h"
 
 #include <cmath>
 #include <cstdint>
@@ -91,32 +91,9 @@ template <typename C> C combineLanes(const C (&acc)[kLanes]) {
   return r;
 }
 
-/// A dtype's storage type and compute type, with the conversions.
-template <int32_t DT> struct Elt;
-template <> struct Elt<F32> {
-  using T = float;
-  using C = float;
-  static C load(T x) { return x; }
-  static T store(C c) { return c; }
-};
-template <> struct Elt<F64> {
-  using T = double;
-  using C = double;
-  static C load(T x) { return x; }
-  static T store(C c) { return c; }
-};
-template <> struct Elt<F16> {
-  using T = uint16_t;
-  using C = float;
-  static C load(T x) { return ewHalfToFloat(x); }
-  static T store(C c) { return ewFloatToHalf(c); }
-};
-template <> struct Elt<BF16> {
-  using T = uint16_t;
-  using C = float;
-  static C load(T x) { return ewBf16ToFloat(x); }
-  static T store(C c) { return ewFloatToBf16(c); }
-};
+/// A dtype's storage and compute types (ElementwisePlan.h's, which the
+/// CUDA loops share).
+template <int32_t DT> using Elt = EwElt<DT>;
 
 } // namespace
 } // namespace traceir::cpu::optimized

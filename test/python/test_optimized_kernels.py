@@ -224,25 +224,38 @@ def test_tier_and_thread_errors():
         traceir.set_num_threads(0)
 
 
-def test_profile_names_the_cpu_variant():
+def current_variant():
+    """The CPU variant the optimized loops run as here (the profile says)."""
     x = values((64, 64), torch.float32)
     compiled = traceir.compile(traceir.from_torch(Fn(torch.relu), (x,)), "cpu")
     with traceir.profile() as prof:
         compiled(x)
     (op,) = [e for e in prof.trace()["traceEvents"] if e.get("cat") == "cpu_op"]
     assert op["args"]["tier"] == "optimized"
-    assert op["args"]["cpu_capability"] in ("default", "avx2")
+    return op["args"]["cpu_capability"]
 
 
-@pytest.mark.skipif(os.environ.get("TRACEIR_CPU_CAPABILITY") == "default",
-                    reason="already the default variant")
-def test_default_variant_too():
-    # The tests above ran at the variant this CPU gets (avx2 where it has
-    # AVX2 and FMA); this runs them again at the baseline build, as CI
-    # runs every variant the machine supports.
-    env = dict(os.environ, TRACEIR_CPU_CAPABILITY="default")
+def test_profile_names_the_cpu_variant():
+    assert current_variant() in ("default", "avx2", "avx512")
+
+
+# Narrower variants than the one this CPU gets, which it also runs: each
+# below the current one (avx512 > avx2 > default).
+NARROWER = {"avx512": ("avx2", "default"), "avx2": ("default",), "default": ()}
+
+
+@pytest.mark.parametrize("variant", ["default", "avx2"])
+def test_narrower_variants_too(variant):
+    # The tests above ran at the variant this CPU gets (avx512 where it has
+    # AVX-512 F/BW/VL/DQ, else avx2 where it has AVX2 and FMA); this runs
+    # them again at each narrower one the CPU also has, as CI runs every
+    # variant the machine supports.
+    here = current_variant()
+    if variant not in NARROWER[here]:
+        pytest.skip(f"this CPU runs {here}: {variant} is not a narrower variant it has")
+    env = dict(os.environ, TRACEIR_CPU_CAPABILITY=variant)
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "-p", "no:xdist", __file__, "-k", "not default_variant_too"],
+                           "-p", "no:xdist", __file__, "-k", "not narrower_variants_too"],
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert " passed" in proc.stdout

@@ -29,9 +29,11 @@ bool elementwise(const EwLaunch &L);
 /// unit-stride, threaded. False (nothing written) otherwise.
 bool copy(const Tensor &src, Tensor &dst);
 
-/// The CPU variant the optimized loops run as: "avx2" (built with AVX2 and
-/// FMA, chosen where the CPU has both) or "default" (the target's baseline
-/// ISA); TRACEIR_CPU_CAPABILITY=default|avx2 forces one.
+/// The CPU variant the optimized loops run as: "avx512" (built with
+/// AVX-512 F, BW, VL and DQ, AVX2 and FMA, chosen where the CPU has them
+/// all), "avx2" (AVX2 and FMA) or "default" (the target's baseline ISA):
+/// the best the CPU has, as PyTorch's ATEN_CPU_CAPABILITY;
+/// TRACEIR_CPU_CAPABILITY=default|avx2|avx512 forces one the CPU has.
 const char *capability();
 
 /// softmax or log_softmax over the middle dim of a contiguous tensor seen
@@ -112,7 +114,7 @@ void skinnyLinear(const SkinnyLinear &s);
 bool anyNaN(const float *p, int64_t n);
 
 /// The variants, each built from CPU/Optimized/Elementwise.cpp, Norm.cpp
-/// Recurrent.cpp and Linear.cpp.
+/// Recurrent.cpp and Linear.cpp (the *AVX2.cpp and *AVX512.cpp files).
 namespace base {
 bool elementwise(const EwLaunch &L);
 bool copy(const Tensor &src, Tensor &dst);
@@ -134,6 +136,16 @@ void gruCells(const GruCells &c);
 void skinnyLinear(const SkinnyLinear &s);
 bool anyNaN(const float *p, int64_t n);
 } // namespace avx2
+namespace avx512 { // as avx2
+bool elementwise(const EwLaunch &L);
+void softmax(const SoftmaxRows &r);
+void normRows(const NormRows &r);
+void channelAffine(const ChannelAffine &a);
+void lstmCells(const LstmCells &c);
+void gruCells(const GruCells &c);
+void skinnyLinear(const SkinnyLinear &s);
+bool anyNaN(const float *p, int64_t n);
+} // namespace avx512
 
 } // namespace traceir::cpu::optimized
 

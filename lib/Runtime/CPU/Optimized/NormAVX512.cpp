@@ -1,0 +1,12 @@
+//===- NormAVX512.cpp - The fused row and channel loops for AVX-512 -------===//
+//
+// Norm.cpp again, its loops targeting AVX-512 (libmvec's 16-float exp), as
+// ElementwiseAVX512.cpp: Dispatch.cpp runs it where the CPU has it.
+//
+//===----------------------------------------------------------------------===//
+
+#define TRACEIR_CPU_VARIANT avx512
+#define TRACEIR_VARIANT_TARGET                                                 \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")))
+#define TRACEIR_LOOPS_ONLY // the kernels' entry points are the base file's
+#include "Norm.cpp"        // NOLINT: the same loops, another target

@@ -318,8 +318,9 @@ def test_sdpa_head_split_views():
 
 
 def test_sdpa_threads_bit_equal():
-    # The softmax's rows split over threads, each one thread's: one and two
-    # threads agree bit for bit.
+    # 32 batch matrices of 64 x 64 x 32: split over threads, a part each
+    # (Attention.cpp's attentionParts); one and two threads agree bit for
+    # bit.
     q, k, v = qkv(4, 8, 64, 64, 32, 32, torch.float32)
     fn = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)  # noqa: E731
     compiled = traceir.compile(traceir.from_torch(Fn(fn), (q, k, v)), "cpu")
@@ -329,6 +330,34 @@ def test_sdpa_threads_bit_equal():
         one = compiled(q, k, v)
         traceir.set_num_threads(2)
         assert torch.equal(one, compiled(q, k, v))
+    finally:
+        traceir.set_num_threads(before)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_sdpa_batches_over_threads(dtype):
+    # At two threads, shapes whose batches split over them (B x H = 30, not
+    # a multiple of the parts): against eager and the portable tier, with
+    # a float mask broadcast over the heads, causal, and on head-split
+    # views (strided rows).
+    sdpa = F.scaled_dot_product_attention
+    before = traceir.num_threads()
+    try:
+        traceir.set_num_threads(2)
+        q, k, v = qkv(5, 6, 64, 48, 32, 40, dtype)
+        check(lambda q, k, v: sdpa(q, k, v), (q, k, v), dtype, SDPA)
+        check(lambda q, k, v: sdpa(q, k, v, is_causal=True), (q, k, v), dtype, SDPA)
+        m = values((5, 1, 64, 48), dtype, 8)
+        check(lambda q, k, v, m: sdpa(q, k, v, attn_mask=m), (q, k, v, m), dtype, SDPA)
+        B, L, H, E = 6, 64, 5, 32
+
+        def split(x, y):
+            q = x.view(B, L, H, E).transpose(1, 2)
+            kv = y.view(B, L, H, E).transpose(1, 2)
+            return sdpa(q, kv, kv * 0.5, is_causal=True)
+
+        x, y = (values((B, L, H * E), dtype, s) / 2 for s in (1, 2))
+        check(split, (x, y), dtype, SDPA)
     finally:
         traceir.set_num_threads(before)
 

@@ -13,12 +13,14 @@
 // The optimized tier (cpu::fast::scaled_dot_product_attention, f32 and
 // f64) shares the per-batch loop and its GEMMs; it masks the scores in
 // their own dtype and runs the optimized row softmax (Optimized.h) over
-// each L x S block, in float for f32 as ATen does.
+// each L x S block, in float for f32 as ATen does, and splits the batches
+// over threads where the products are small.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/CPU/Optimized.h"
+#include "TraceIR/Runtime/CPU/Parallel.h"
 #include "TraceIR/Runtime/NNArgs.h"
 #include "TraceIR/Support/CheckedMath.h"
 
@@ -87,14 +89,16 @@ T *scoreBlocks(KernelContext &ctx, const AttentionArgs &a, int64_t n) {
   return static_cast<T *>(ctx.scratch(*count, sizeof(T), 1));
 }
 
-/// The per-batch loop both tiers share: scores = scale * Q @ K^T into
-/// `scores` (one L x S block, reused), `probs(b, scores)` turns them into
-/// probabilities (returning where it put them: in place or elsewhere), then
-/// out = P @ V. `probsOnly`: the probabilities are wanted even where the
-/// result is empty (their logsumexp is).
+/// The per-batch loop both tiers share, over batches [b0, b1) (all by
+/// default): scores = scale * Q @ K^T into `scores` (one L x S block,
+/// reused), `probs(b, scores)` turns them into probabilities (returning
+/// where it put them: in place or elsewhere), then out = P @ V.
+/// `probsOnly`: the probabilities are wanted even where the result is
+/// empty (their logsumexp is).
 template <typename T, typename Probs>
 void attentionBatches(KernelContext &ctx, const AttentionArgs &a, Tensor &out,
-                      T *scores, bool probsOnly, Probs probs) {
+                      T *scores, bool probsOnly, Probs probs, int64_t b0 = 0,
+                      int64_t b1 = -1) {
   DType dtype = a.q.t->dtype;
   size_t es = sizeof(T);
   if (a.B == 0 || a.L == 0 || (a.Ev == 0 && !probsOnly))
@@ -105,7 +109,9 @@ void attentionBatches(KernelContext &ctx, const AttentionArgs &a, Tensor &out,
     return static_cast<const char *>(o.t->storage->data);
   };
   const char *qd = base(a.q), *kd = base(a.k), *vd = base(a.v);
-  for (int64_t b = 0; b < a.B && !ctx.failed(); ++b) {
+  if (b1 < 0)
+    b1 = a.B;
+  for (int64_t b = b0; b < b1 && !ctx.failed(); ++b) {
     const char *qb = qd + a.batchOffset(a.q, b) * es;
     const char *kb = kd + a.batchOffset(a.k, b) * es;
     const char *vb = vd + a.batchOffset(a.v, b) * es;
@@ -189,40 +195,92 @@ bool maskRowFast(const AttentionArgs &a, int64_t b, int64_t i, T *x) {
   return !live;
 }
 
+/// Products of at most this many multiply-adds run on one thread in the
+/// BLAS (OpenBLAS's threshold: interface/gemm.c's SMP_THRESHOLD_MIN times
+/// GEMM_MULTITHREAD_THRESHOLD), so threads may each run their own.
+constexpr int64_t kSerialGemmMACs = 65536 * 4;
+/// The fewest multiply-adds worth a second thread (about 0.15 ms here: a
+/// parallel region's wake-up costs tens of microseconds).
+constexpr int64_t kParallelAttentionMACs = int64_t(1) << 22;
+
+/// How many threads share the batch matrices: each its own batches, its
+/// own scratch, the BLAS on one thread in each (ATen's CPU attention
+/// splits batch x heads the same way). One where the products are large
+/// enough for the BLAS's own threads, where gemm would gather an operand
+/// into scratch (the kernel context is not shared), or where the work is
+/// too small to pay for a thread.
+int64_t attentionParts(const AttentionArgs &a) {
+  int64_t threads = std::min<int64_t>(cpu::numThreads(), a.B);
+  if (threads < 2 || a.Ev == 0)
+    return 1;
+  std::optional<int64_t> ls = checkedMul(a.L, a.S);
+  std::optional<int64_t> qk = ls ? checkedMul(*ls, a.E) : std::nullopt;
+  std::optional<int64_t> pv = ls ? checkedMul(*ls, a.Ev) : std::nullopt;
+  if (!qk || !pv || *qk > kSerialGemmMACs || *pv > kSerialGemmMACs)
+    return 1;
+  std::optional<int64_t> total = checkedMul(*qk + *pv, a.B);
+  if (!total || *total < kParallelAttentionMACs)
+    return 1;
+  if (!cpu::blasTakes(a.L, a.E, a.q.rs, a.q.cs) ||
+      !cpu::blasTakes(a.E, a.S, a.k.cs, a.k.rs) ||
+      !cpu::blasTakes(a.S, a.Ev, a.v.rs, a.v.cs))
+    return 1;
+  return threads;
+}
+
 /// The optimized tier's attention for T = float or double: the same loop,
 /// the mask applied to the scores in T and the softmax in T through the
-/// optimized row softmax, over the L x S block at once.
+/// optimized row softmax, over the L x S block at once; the batches split
+/// over threads where attentionParts says so. Each batch is computed the
+/// same way whichever thread runs it, so results do not depend on the
+/// thread count.
 template <typename T>
 void attentionFast(KernelContext &ctx, const AttentionArgs &a) {
-  // The softmax reads the scores and writes the probabilities elsewhere
-  // (its loops take them as not aliasing).
-  T *scores = scoreBlocks<T>(ctx, a, 2);
-  auto *dead = static_cast<uint8_t *>(ctx.scratch(a.L, 1, 1));
+  const int64_t parts = attentionParts(a);
+  // Per part: the scores and the probabilities (the softmax reads the one
+  // and writes the other: its loops take them as not aliasing), and which
+  // rows are masked out entirely.
+  T *scores = scoreBlocks<T>(ctx, a, 2 * parts);
+  auto *dead = static_cast<uint8_t *>(ctx.scratch(a.L * parts, 1, 1));
   if (!scores || !dead)
     return;
-  T *probs = scores + a.L * a.S;
-  optimized::SoftmaxRows r{reinterpret_cast<const char *>(scores),
-                           reinterpret_cast<char *>(probs),
-                           static_cast<int32_t>(a.q.t->dtype),
-                           a.L,
-                           a.S,
-                           1,
-                           false};
-  attentionBatches<T>(
-      ctx, a, ctx.result(0), scores, false, [&](int64_t b, T *s) -> const T * {
-        bool anyDead = false;
-        for (int64_t i = 0; i < a.L; ++i) {
-          dead[i] = maskRowFast<T>(a, b, i, s + i * a.S);
-          anyDead = anyDead || dead[i];
-        }
-        optimized::softmax(r);
-        // Rows masked out entirely: zeros, as PyTorch's _safe_softmax.
-        if (anyDead)
-          for (int64_t i = 0; i < a.L; ++i)
-            if (dead[i])
-              std::fill(probs + i * a.S, probs + (i + 1) * a.S, T(0));
-        return probs;
-      });
+  Tensor &out = ctx.result(0);
+  auto batches = [&](int64_t part, int64_t b0, int64_t b1) {
+    T *s0 = scores + 2 * part * a.L * a.S;
+    T *probs = s0 + a.L * a.S;
+    uint8_t *deadRows = dead + part * a.L;
+    optimized::SoftmaxRows r{reinterpret_cast<const char *>(s0),
+                             reinterpret_cast<char *>(probs),
+                             static_cast<int32_t>(a.q.t->dtype),
+                             a.L,
+                             a.S,
+                             1,
+                             false};
+    attentionBatches<T>(
+        ctx, a, out, s0, false,
+        [&](int64_t b, T *s) -> const T * {
+          bool anyDead = false;
+          for (int64_t i = 0; i < a.L; ++i) {
+            deadRows[i] = maskRowFast<T>(a, b, i, s + i * a.S);
+            anyDead = anyDead || deadRows[i];
+          }
+          // Inside a part's thread its loops run on that thread.
+          optimized::softmax(r);
+          // Rows masked out entirely: zeros, as PyTorch's _safe_softmax.
+          if (anyDead)
+            for (int64_t i = 0; i < a.L; ++i)
+              if (deadRows[i])
+                std::fill(probs + i * a.S, probs + (i + 1) * a.S, T(0));
+          return probs;
+        },
+        b0, b1);
+  };
+  if (parts == 1)
+    return batches(0, 0, a.B);
+  cpu::parallelFor(parts, 1, [&](int64_t pb, int64_t pe) {
+    for (int64_t p = pb; p < pe; ++p)
+      batches(p, p * a.B / parts, (p + 1) * a.B / parts);
+  });
 }
 } // namespace
 

@@ -44,6 +44,11 @@ bool asBlas(const char *base, int64_t rows, int64_t cols, int64_t rs,
 
 } // namespace
 
+bool cpu::blasTakes(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  Mat m;
+  return asBlas(nullptr, rows, cols, rs, cs, m);
+}
+
 namespace {
 /// Integer products as ATen's CPU computes them: wrapping arithmetic in the
 /// dtype. Sums and products modulo 2^64 reduce to the same values modulo

@@ -43,6 +43,10 @@ void gemm(KernelContext &ctx, DType dtype, const char *a, int64_t ars,
           int64_t acs, const char *b, int64_t brs, int64_t bcs, char *c,
           int64_t ldc, int64_t M, int64_t N, int64_t K, double alpha,
           double beta);
+/// Whether gemm passes a rows x cols matrix with strides (rs, cs) to the
+/// BLAS as it lies (row- or column-major): an f32 or f64 product of such
+/// operands touches no scratch and cannot fail, so threads may run several.
+bool blasTakes(int64_t rows, int64_t cols, int64_t rs, int64_t cs);
 /// Normalizes a possibly negative dim.
 int64_t wrapDim(int64_t dim, int64_t rank);
 

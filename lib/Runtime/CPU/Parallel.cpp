@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -87,6 +88,18 @@ bool cpu::deterministic() {
 void cpu::setDeterministic(bool on) {
   deterministicFlag().store(on, std::memory_order_relaxed);
   applyGemmThreads();
+}
+
+int64_t cpu::grainSize() {
+  static const int64_t grain = [] {
+    // OMP_WAIT_POLICY's values are case-insensitive.
+    std::string policy =
+        std::getenv("OMP_WAIT_POLICY") ? std::getenv("OMP_WAIT_POLICY") : "";
+    for (char &c : policy)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return policy == "passive" ? kGrainSize * kPassiveGrainFactor : kGrainSize;
+  }();
+  return grain;
 }
 
 const char *cpu::threadingBackend() {

@@ -66,6 +66,17 @@ void parallelFor(int64_t n, int64_t grain, RangeFn fn);
 /// Grain for memory-bound loops: below it a thread costs more than it
 /// saves (PyTorch's at::internal::GRAIN_SIZE).
 constexpr int64_t kGrainSize = 32768;
+/// How much more work a thread must get when the pool's threads sleep as
+/// soon as a loop ends (OMP_WAIT_POLICY=passive): every parallel loop then
+/// wakes them, 20-40 us on this project's 2-core VMs (a futex wake and the
+/// idle vCPU's), more than a 128k-element memory pass takes on one thread
+/// (layer_norm over 8x64x256: 24 us alone, 55 us on two); with the
+/// default policy they spin a while between loops and answer in a few.
+constexpr int64_t kPassiveGrainFactor = 8;
+/// The grain the optimized loops use: kGrainSize, times
+/// kPassiveGrainFactor under a passive wait policy (read once, as the
+/// OpenMP runtime reads it).
+int64_t grainSize();
 
 } // namespace traceir::cpu
 

@@ -224,7 +224,7 @@ bool execute(KernelContext &ctx, const Cached &c,
 /// Whether the `n` floats at `p` hold a NaN, on the pool's threads.
 bool hasNaN(const float *p, int64_t n) {
   std::atomic<bool> found{false};
-  cpu::parallelFor(n, cpu::kGrainSize, [&](int64_t b, int64_t e) {
+  cpu::parallelFor(n, cpu::grainSize(), [&](int64_t b, int64_t e) {
     constexpr int64_t kBlock = 4096;
     for (int64_t i = b; i < e && !found.load(std::memory_order_relaxed);
          i += kBlock)
@@ -320,7 +320,7 @@ void depthwiseDirect(const ConvGeometry &g, const Tensor &x, const float *w,
           sh = x.strides[lead + 1], sw = x.strides[lead + 2];
   const float *in = x.data<float>();
   int64_t planes = g.N * g.C, taps = g.kH * g.kW, pixels = g.OH * g.OW;
-  int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / (taps * pixels));
+  int64_t grain = std::max<int64_t>(1, cpu::grainSize() / (taps * pixels));
   cpu::parallelFor(planes, grain, [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
       int64_t n = p / g.C, c = p % g.C;

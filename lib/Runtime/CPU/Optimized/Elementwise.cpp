@@ -262,7 +262,7 @@ void forEachRun(const EwPlan &p, int N, int64_t numel, const RowF &row) {
   const int64_t inner = p.shape[in];
   if (numel == 0 || inner == 0)
     return;
-  cpu::parallelFor(numel, cpu::kGrainSize, [&](int64_t b, int64_t e) {
+  cpu::parallelFor(numel, cpu::grainSize(), [&](int64_t b, int64_t e) {
     int64_t col = b % inner;
     // The first run's outer index, walked by increments after it.
     int64_t idx[kEwMaxRank] = {};

@@ -43,7 +43,7 @@ bool gatherRows(KernelContext &ctx, const Tensor &w, const I *idx, int64_t n,
   const char *src = w.bytes();
   char *dst = out.bytes();
   int64_t rowStride = w.strides[0] * static_cast<int64_t>(es);
-  int64_t grain = std::max<int64_t>(1, cpu::kGrainSize * 4 /
+  int64_t grain = std::max<int64_t>(1, cpu::grainSize() * 4 /
                                            static_cast<int64_t>(rowBytes));
   cpu::parallelFor(n, grain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {

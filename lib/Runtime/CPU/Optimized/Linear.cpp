@@ -65,7 +65,7 @@ template <typename T> void skinnyTyped(const SkinnyLinear &s) {
   // Threads split the output columns, so each reads its share of the
   // weight once; grain: a thread is worth it from ~kGrainSize weights.
   int64_t grain =
-      std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(s.K, 1));
+      std::max<int64_t>(1, cpu::grainSize() / std::max<int64_t>(s.K, 1));
   cpu::parallelFor(s.N, grain, [&](int64_t nb, int64_t ne) {
     for (int64_t r = 0; r < s.M;) {
       // Rows four at a time, then the rest: each weight row is read once

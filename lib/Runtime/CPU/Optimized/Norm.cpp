@@ -212,7 +212,7 @@ template <int32_t DT> void softmaxTyped(const SoftmaxRows &r) {
   int64_t tasks = r.inner == 1
                       ? r.outer
                       : r.outer * ((r.inner + kInnerBlock - 1) / kInnerBlock);
-  int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / (r.dim * width));
+  int64_t grain = std::max<int64_t>(1, cpu::grainSize() / (r.dim * width));
   cpu::parallelFor(tasks, grain,
                    [&](int64_t b, int64_t e) { softmaxChunk<DT>(r, b, e); });
 }
@@ -270,7 +270,7 @@ TRACEIR_VARIANT_TARGET void normChunk(const NormRows &r, int64_t b, int64_t e) {
 }
 
 template <int32_t DT> void normRowsTyped(const NormRows &r) {
-  int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / r.inner);
+  int64_t grain = std::max<int64_t>(1, cpu::grainSize() / r.inner);
   cpu::parallelFor(r.rows, grain,
                    [&](int64_t b, int64_t e) { normChunk<DT>(r, b, e); });
 }
@@ -296,7 +296,7 @@ TRACEIR_VARIANT_TARGET void affineChunk(const ChannelAffine &a, int64_t b,
 
 template <int32_t DT> void channelAffineTyped(const ChannelAffine &a) {
   // Tasks: the N * C planes of S elements.
-  int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / a.S);
+  int64_t grain = std::max<int64_t>(1, cpu::grainSize() / a.S);
   cpu::parallelFor(a.N * a.C, grain,
                    [&](int64_t b, int64_t e) { affineChunk<DT>(a, b, e); });
 }

@@ -90,32 +90,15 @@ void fill(char *p, int32_t dt, int64_t n, unsigned seed) {
     ewStoreDouble(p + i * ewSize(dt), dt, u(gen));
 }
 
-/// Runs every thread of the CUDA typed loop on the host.
-template <int32_t DT, int N, int VEC>
-void runTyped(const EwLaunch &L, const EwPlan &p) {
-  const uint32_t n = static_cast<uint32_t>(L.numel);
-  for (uint32_t t = 0; t < (n + VEC - 1) / VEC; ++t)
-    ewTypedVector<DT, N, VEC, uint32_t>(L, p, n, t);
-}
-
-template <int32_t DT, int N>
-void runTypedWidth(const EwLaunch &L, const EwPlan &p, int vec) {
-  constexpr int kVec = kEwVectorBytes / sizeof(typename EwElt<DT>::T);
-  if (vec == kVec)
-    runTyped<DT, N, kVec>(L, p);
-  else
-    runTyped<DT, N, 1>(L, p);
-}
-
-template <int32_t DT>
-void runTypedDtype(const EwLaunch &L, const EwPlan &p, int vec) {
-  if (L.numOperands == 1)
-    runTypedWidth<DT, 1>(L, p, vec);
-  else if (L.numOperands == 2)
-    runTypedWidth<DT, 2>(L, p, vec);
-  else
-    runTypedWidth<DT, 3>(L, p, vec);
-}
+/// Every thread of the CUDA typed loop, run on the host (for
+/// ewTypedDispatch, as the CUDA launch).
+template <int32_t DT, int N, int VEC> struct RunTyped {
+  static void run(const EwLaunch &L, const EwPlan &p) {
+    const uint32_t n = static_cast<uint32_t>(L.numel);
+    for (uint32_t t = 0; t < (n + VEC - 1) / VEC; ++t)
+      ewTypedVector<DT, N, VEC, uint32_t>(L, p, n, t);
+  }
+};
 
 /// The typed loop at the width ewVectorWidth picks (and, where that is
 /// wider than 1, also element by element) against the portable loop: each
@@ -137,20 +120,7 @@ void expectTypedMatchesPortable(EwLaunch L, int expectVec, double tol) {
     ewElement(P, k, dz);
   for (int width : {vec, 1}) {
     std::memset(L.out, 0x7f, static_cast<size_t>(bytes));
-    switch (L.outDtype) {
-    case F32:
-      runTypedDtype<F32>(L, p, width);
-      break;
-    case F64:
-      runTypedDtype<F64>(L, p, width);
-      break;
-    case F16:
-      runTypedDtype<F16>(L, p, width);
-      break;
-    default:
-      runTypedDtype<BF16>(L, p, width);
-      break;
-    }
+    ewTypedDispatch<RunTyped>(L, p, width);
     for (int64_t k = 0; k < L.numel; ++k) {
       double got = ewLoadDouble(L.out + k * size, L.outDtype);
       double ref = ewLoadDouble(want.data() + k * size, L.outDtype);

@@ -249,6 +249,43 @@ TRACEIR_HD inline void ewTypedVector(const EwLaunch &L, const EwPlan &p,
   }
 }
 
+/// Calls Run<DT, N, VEC>::run(L, p) for the launch's dtype (one
+/// ewTypedCovers accepts), operand count and vector width (`vec`, from
+/// ewVectorWidth: 1 or the dtype's full width): the switch the CUDA loop's
+/// launch and the tests' host run of it share.
+template <template <int32_t, int, int> class Run, int32_t DT, int N>
+inline void ewTypedByWidth(const EwLaunch &L, const EwPlan &p, int vec) {
+  constexpr int kVec = kEwVectorBytes / sizeof(typename EwElt<DT>::T);
+  if (vec == kVec)
+    Run<DT, N, kVec>::run(L, p);
+  else
+    Run<DT, N, 1>::run(L, p);
+}
+template <template <int32_t, int, int> class Run, int32_t DT>
+inline void ewTypedByOperands(const EwLaunch &L, const EwPlan &p, int vec) {
+  switch (L.numOperands) {
+  case 1:
+    return ewTypedByWidth<Run, DT, 1>(L, p, vec);
+  case 2:
+    return ewTypedByWidth<Run, DT, 2>(L, p, vec);
+  default:
+    return ewTypedByWidth<Run, DT, 3>(L, p, vec);
+  }
+}
+template <template <int32_t, int, int> class Run>
+inline void ewTypedDispatch(const EwLaunch &L, const EwPlan &p, int vec) {
+  switch (L.outDtype) {
+  case F32:
+    return ewTypedByOperands<Run, F32>(L, p, vec);
+  case F64:
+    return ewTypedByOperands<Run, F64>(L, p, vec);
+  case F16:
+    return ewTypedByOperands<Run, F16>(L, p, vec);
+  default:
+    return ewTypedByOperands<Run, BF16>(L, p, vec);
+  }
+}
+
 } // namespace traceir
 
 #endif // TRACEIR_RUNTIME_ELEMENTWISEPLAN_H

@@ -57,37 +57,19 @@ __global__ void typedKernel(EwLaunch L, EwPlan p, I numel) {
     ewTypedVector<DT, N, VEC, I>(L, p, numel, t);
 }
 
-template <int32_t DT, int N, int VEC>
-void launchTyped(const EwLaunch &L, const EwPlan &p) {
-  unsigned grid = gridFor((L.numel + VEC - 1) / VEC);
-  if (L.numel <= INT32_MAX - VEC)
-    typedKernel<DT, N, VEC, uint32_t>
-        <<<grid, kThreads>>>(L, p, static_cast<uint32_t>(L.numel));
-  else
-    typedKernel<DT, N, VEC, uint64_t>
-        <<<grid, kThreads>>>(L, p, static_cast<uint64_t>(L.numel));
-}
-
-template <int32_t DT, int N>
-void launchTypedWidth(const EwLaunch &L, const EwPlan &p, int vec) {
-  constexpr int kVec = kEwVectorBytes / sizeof(typename EwElt<DT>::T);
-  if (vec == kVec)
-    launchTyped<DT, N, kVec>(L, p);
-  else
-    launchTyped<DT, N, 1>(L, p);
-}
-
-template <int32_t DT>
-void launchTypedDtype(const EwLaunch &L, const EwPlan &p, int vec) {
-  switch (L.numOperands) {
-  case 1:
-    return launchTypedWidth<DT, 1>(L, p, vec);
-  case 2:
-    return launchTypedWidth<DT, 2>(L, p, vec);
-  default:
-    return launchTypedWidth<DT, 3>(L, p, vec);
+/// The typed loop's launch, for ewTypedDispatch: 32-bit indices where the
+/// launch fits.
+template <int32_t DT, int N, int VEC> struct LaunchTyped {
+  static void run(const EwLaunch &L, const EwPlan &p) {
+    unsigned grid = gridFor((L.numel + VEC - 1) / VEC);
+    if (L.numel <= INT32_MAX - VEC)
+      typedKernel<DT, N, VEC, uint32_t>
+          <<<grid, kThreads>>>(L, p, static_cast<uint32_t>(L.numel));
+    else
+      typedKernel<DT, N, VEC, uint64_t>
+          <<<grid, kThreads>>>(L, p, static_cast<uint64_t>(L.numel));
   }
-}
+};
 } // namespace
 
 bool traceir::launchElementwiseCUDA(const EwLaunch &launch,
@@ -99,21 +81,7 @@ bool traceir::launchElementwiseCUDA(const EwLaunch &launch,
     return true;
   if (optimizedTierEnabled() && ewTypedCovers(launch)) {
     const EwPlan p = ewCoalesce(launch);
-    const int vec = ewVectorWidth(launch, p);
-    switch (launch.outDtype) {
-    case F32:
-      launchTypedDtype<F32>(launch, p, vec);
-      break;
-    case F64:
-      launchTypedDtype<F64>(launch, p, vec);
-      break;
-    case F16:
-      launchTypedDtype<F16>(launch, p, vec);
-      break;
-    default:
-      launchTypedDtype<BF16>(launch, p, vec);
-      break;
-    }
+    ewTypedDispatch<LaunchTyped>(launch, p, ewVectorWidth(launch, p));
     if (tier)
       *tier = KernelTier::Optimized;
     return cudaGetLastError() == cudaSuccess;

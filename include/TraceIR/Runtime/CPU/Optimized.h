@@ -114,38 +114,29 @@ void skinnyLinear(const SkinnyLinear &s);
 bool anyNaN(const float *p, int64_t n);
 
 /// The variants, each built from CPU/Optimized/Elementwise.cpp, Norm.cpp
-/// Recurrent.cpp and Linear.cpp (the *AVX2.cpp and *AVX512.cpp files).
+/// Recurrent.cpp and Linear.cpp (the *AVX2.cpp and *AVX512.cpp files),
+/// each defining these.
+#define TRACEIR_OPTIMIZED_VARIANT_API                                          \
+  bool elementwise(const EwLaunch &L);                                         \
+  void softmax(const SoftmaxRows &r);                                          \
+  void normRows(const NormRows &r);                                            \
+  void channelAffine(const ChannelAffine &a);                                  \
+  void lstmCells(const LstmCells &c);                                          \
+  void gruCells(const GruCells &c);                                            \
+  void skinnyLinear(const SkinnyLinear &s);                                    \
+  bool anyNaN(const float *p, int64_t n);
 namespace base {
-bool elementwise(const EwLaunch &L);
+TRACEIR_OPTIMIZED_VARIANT_API
+// The copy moves the same bits in each variant: base's serves.
 bool copy(const Tensor &src, Tensor &dst);
-void softmax(const SoftmaxRows &r);
-void normRows(const NormRows &r);
-void channelAffine(const ChannelAffine &a);
-void lstmCells(const LstmCells &c);
-void gruCells(const GruCells &c);
-void skinnyLinear(const SkinnyLinear &s);
-bool anyNaN(const float *p, int64_t n);
 } // namespace base
-namespace avx2 { // no copy: the same bits in each variant, base's serves
-bool elementwise(const EwLaunch &L);
-void softmax(const SoftmaxRows &r);
-void normRows(const NormRows &r);
-void channelAffine(const ChannelAffine &a);
-void lstmCells(const LstmCells &c);
-void gruCells(const GruCells &c);
-void skinnyLinear(const SkinnyLinear &s);
-bool anyNaN(const float *p, int64_t n);
+namespace avx2 {
+TRACEIR_OPTIMIZED_VARIANT_API
 } // namespace avx2
-namespace avx512 { // as avx2
-bool elementwise(const EwLaunch &L);
-void softmax(const SoftmaxRows &r);
-void normRows(const NormRows &r);
-void channelAffine(const ChannelAffine &a);
-void lstmCells(const LstmCells &c);
-void gruCells(const GruCells &c);
-void skinnyLinear(const SkinnyLinear &s);
-bool anyNaN(const float *p, int64_t n);
+namespace avx512 {
+TRACEIR_OPTIMIZED_VARIANT_API
 } // namespace avx512
+#undef TRACEIR_OPTIMIZED_VARIANT_API
 
 } // namespace traceir::cpu::optimized
 

@@ -138,6 +138,11 @@ def test_strided_copies(dtype):
         want = fn(x)
         assert torch.equal(out["optimized"][0], want)
         assert torch.equal(out["portable"][0], want)
+    # Zero-size: nothing to tile.
+    for shape in ((3, 0, 40), (3, 40, 0)):
+        z = values(shape, torch.float64).to(dtype)
+        out = run_both(lambda t: t.transpose(1, 2).contiguous(), (z,))
+        assert out["optimized"][0].shape == (3, shape[2], shape[1])
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int8])

@@ -358,7 +358,7 @@ bool transposeRuns(const EwPlan &p, int64_t numel, T *out, const T *src) {
   for (int k = 0; k < in; ++k)
     if (p.is[0][k] == 1)
       d = k;
-  if (d < 0 || p.os[in] != 1 || p.is[0][in] == 1)
+  if (numel == 0 || d < 0 || p.os[in] != 1 || p.is[0][in] == 1)
     return false;
   const int64_t R = p.shape[d], C = p.shape[in];
   const int64_t tilesR = (R + kTile - 1) / kTile,

@@ -391,6 +391,15 @@ TRACEIR_HD inline float ewGeluFloat(float x) {
   return 0.5f * x * (1.0f + copysignf(e, z));
 }
 
+/// Copy's value: operand L.operandIndex, by selects rather than
+/// v[L.operandIndex], as an index known only at run time puts the operands
+/// in a GPU thread's local memory rather than its registers.
+template <typename V>
+TRACEIR_HD TRACEIR_ALWAYS_INLINE inline V ewCopied(const EwLaunch &L,
+                                                   const V *v) {
+  return L.operandIndex == 0 ? v[0] : L.operandIndex == 1 ? v[1] : v[2];
+}
+
 /// The floating semantics of every op in compute type C: double for the
 /// portable kernels (which then round once to the result's dtype), float
 /// for the optimized tier's f32, f16 and bf16 (PyTorch's opmath type).
@@ -459,9 +468,7 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
            (C(1) + tanh(k * (v[0] + C(0.044715) * v[0] * v[0] * v[0])));
   }
   case EwOp::Copy:
-    // Selects, not v[L.operandIndex]: an index known only at run time puts
-    // the operands in a GPU thread's local memory rather than registers.
-    return L.operandIndex == 0 ? v[0] : L.operandIndex == 1 ? v[1] : v[2];
+    return ewCopied(L, v);
   case EwOp::Zero:
     return C(0);
   case EwOp::ThresholdBackward:
@@ -696,7 +703,7 @@ TRACEIR_HD inline int64_t ewApplyInt(const EwLaunch &L, const int64_t *v,
   case EwOp::Relu:
     return v[0] > 0 ? v[0] : 0;
   case EwOp::Copy:
-    return v[L.operandIndex];
+    return ewCopied(L, v);
   case EwOp::Zero:
     return 0;
   case EwOp::ThresholdBackward:

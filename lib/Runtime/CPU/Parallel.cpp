@@ -93,8 +93,8 @@ void cpu::setDeterministic(bool on) {
 int64_t cpu::grainSize() {
   static const int64_t grain = [] {
     // OMP_WAIT_POLICY's values are case-insensitive.
-    std::string policy =
-        std::getenv("OMP_WAIT_POLICY") ? std::getenv("OMP_WAIT_POLICY") : "";
+    const char *v = std::getenv("OMP_WAIT_POLICY");
+    std::string policy = v ? v : "";
     for (char &c : policy)
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return policy == "passive" ? kGrainSize * kPassiveGrainFactor : kGrainSize;

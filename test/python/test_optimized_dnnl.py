@@ -202,6 +202,32 @@ def test_threads_do_not_change_results():
     torch.testing.assert_close(results[0], results[1], **TOL[torch.float32])
 
 
+POINTWISE_OVER_THREADS = [
+    # (N, C, H, W), O, stride: enough work that the images split over two
+    # threads (DNNL.cpp's pointwiseParts), an image count the threads do not
+    # divide, and a stride whose pixels each thread gathers into its own
+    # scratch.
+    ((4, 64, 32, 32), 64, 1),
+    ((3, 48, 33, 31), 96, 1),
+    ((5, 64, 64, 62), 64, 2),
+]
+
+
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+@pytest.mark.parametrize("case", POINTWISE_OVER_THREADS, ids=lambda c: "x".join(map(str, c[0])) + f"-s{c[2]}")
+def test_pointwise_conv_images_over_threads(case, bias):
+    xs, o, stride = case
+    x, w = values(xs), values((o, xs[1], 1, 1), seed=1) * 0.2
+    b = values((o,), seed=2) if bias else None
+    before = traceir.num_threads()
+    try:
+        traceir.set_num_threads(2)
+        check(lambda x, w, *b: F.conv2d(x, w, b[0] if b else None, stride),
+              (x, w) + ((b,) if bias else ()))
+    finally:
+        traceir.set_num_threads(before)
+
+
 @pytest.mark.skipif(not HAVE_DNNL, reason=NO_DNNL)
 def test_dnnl_version():
     assert traceir.dnnl_version().count(".") == 2

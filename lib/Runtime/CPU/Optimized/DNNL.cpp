@@ -351,40 +351,79 @@ bool isPointwise(const ConvGeometry &g) {
          g.OH == (g.H - 1) / g.sH + 1 && g.OW == (g.W - 1) / g.sW + 1;
 }
 
+/// How many parts a pointwise conv2d's images split into, each part's
+/// images on one thread with oneDNN's sgemm on that thread alone; 1 where
+/// each image's product runs on the BLAS's own threads instead: one thread,
+/// deterministic mode (the split changes the rounding), fewer images than
+/// threads, or too little work to wake a second thread. Measured on
+/// resnet50's 1x1 shapes at batch 8 with two threads (bench/README.md),
+/// OpenBLAS 0.3.21 spread each image's product over both threads at about
+/// 1.1-1.9x its one-thread speed, while whole images per thread ran at
+/// nearly 2x: 8x256x56x56 -> 64 took 6.3 ms against 4.4, 8x2048x2x2 ->
+/// 512 3.4 against 1.8.
+int64_t pointwiseParts(const ConvGeometry &g) {
+  const int64_t threads = cpu::numThreads();
+  if (threads < 2 || cpu::deterministic() || g.N < threads ||
+      double(g.N) * g.O * g.OH * g.OW * g.C < kSerialConvMacs)
+    return 1;
+  return threads;
+}
+
 /// A pointwise conv2d of a contiguous input x: out[n] (O x OH*OW) = w (O x C)
 /// times x[n] (C x OH*OW, the pixels a stride keeps gathered into scratch
 /// first), the bias broadcast into the result before. Through the BLAS, as
 /// PyTorch's CPU convolution runs these (slow_conv2d, whose im2col is then
 /// a copy at most): oneDNN reorders the weight on every call (DNNL.cpp's
 /// header says why), and for resnet50's last stage at 2x2 pixels, 8 MB of
-/// weight for 4 pixels, that reorder was nearly all of a 6 ms call. False
-/// where scratch could not be had (the error is set).
+/// weight for 4 pixels, that reorder was nearly all of a 6 ms call. The
+/// images split over threads where pointwiseParts says so. False where
+/// scratch could not be had (the error is set).
 bool pointwise(KernelContext &ctx, const ConvGeometry &g, const float *x,
                const float *w, const float *bias, float *out) {
   const int64_t P = g.OH * g.OW, HW = g.H * g.W;
+  const int64_t parts = pointwiseParts(g);
   float *cols = nullptr;
   if (P != HW) {
-    cols = static_cast<float *>(ctx.scratch(g.C * P, sizeof(float)));
+    // parts <= threads, and C * P is at most the input's element count.
+    cols = static_cast<float *>(ctx.scratch(parts * g.C * P, sizeof(float)));
     if (!cols)
       return false;
   }
-  for (int64_t n = 0; n < g.N; ++n) {
+  // Image n with the strided pixels gathered into `part`'s columns; its
+  // product on this thread alone (`serial`) or on the BLAS's threads.
+  auto image = [&](int64_t n, int64_t part, bool serial) {
     const float *xn = x + n * g.C * HW;
     float *on = out + n * g.O * P;
     if (cols) {
+      float *pc = cols + part * g.C * P;
       for (int64_t c = 0; c < g.C; ++c)
         for (int64_t oh = 0; oh < g.OH; ++oh)
           for (int64_t ow = 0; ow < g.OW; ++ow)
-            cols[(c * g.OH + oh) * g.OW + ow] =
+            pc[(c * g.OH + oh) * g.OW + ow] =
                 xn[(c * g.H + oh * g.sH) * g.W + ow * g.sW];
-      xn = cols;
+      xn = pc;
     }
     if (bias)
       for (int64_t o = 0; o < g.O; ++o)
         std::fill(on + o * P, on + (o + 1) * P, bias[o]);
-    cpu::sgemm(false, false, g.O, P, g.C, 1.0f, w, g.C, xn, P,
-               bias ? 1.0f : 0.0f, on, P);
+    const float beta = bias ? 1.0f : 0.0f;
+    if (serial)
+      // Inside a parallel region oneDNN's sgemm (row-major, as cblas's
+      // here) runs on the calling thread.
+      dnnl_sgemm('N', 'N', g.O, P, g.C, 1.0f, w, g.C, xn, P, beta, on, P);
+    else
+      cpu::sgemm(false, false, g.O, P, g.C, 1.0f, w, g.C, xn, P, beta, on, P);
+  };
+  if (parts == 1) {
+    for (int64_t n = 0; n < g.N; ++n)
+      image(n, 0, false);
+    return true;
   }
+  cpu::parallelFor(parts, 1, [&](int64_t b, int64_t e) {
+    for (int64_t part = b; part < e; ++part)
+      for (int64_t n = part * g.N / parts; n < (part + 1) * g.N / parts; ++n)
+        image(n, part, true);
+  });
   return true;
 }
 } // namespace

@@ -23,6 +23,8 @@ Error cuda::checkBackend() {
 
 std::span<const cuda::NamedKernel> cuda::kernelTable() { return {}; }
 
+const char *cuda::cudnnVersion() { return nullptr; }
+
 namespace {
 Error noDevice(int index) {
   return makeError("cannot use cuda:" + strCat(index) + ": " +

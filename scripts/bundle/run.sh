@@ -74,6 +74,13 @@ cublas="$(ls "$CUDA_HOME"/lib64/libcublas.so* "$CUDA_HOME"/lib/libcublas.so* 2>/
   cublas="$(ls "$d"/lib/libcublas.so* 2>/dev/null | head -n1)"; [[ -n $cublas ]] && break
 done
 echo "  cuBLAS: ${cublas:-not found (the CUDA build needs it)}"
+# cuDNN for the optimized tier's convolutions: the toolkit's, else the
+# nvidia-cudnn wheel torch brings (CUDNN_ROOT for CMake).
+CUDNN_ROOT=""
+[[ -f $CUDA_HOME/include/cudnn.h ]] || for d in $NVIDIA_PIP; do
+  [[ -f $d/include/cudnn.h ]] && { CUDNN_ROOT="$d"; break; }
+done
+echo "  cuDNN: ${CUDNN_ROOT:-$([[ -f $CUDA_HOME/include/cudnn.h ]] && echo "the toolkit's" || echo "not found (convolutions run the portable CUDA kernels)")}"
 if ldconfig -p 2>/dev/null | grep -q libopenblas; then echo "  CPU BLAS: OpenBLAS"; else echo "  CPU BLAS: none (the portable GEMM)"; fi
 have nvidia-smi && nvidia-smi --query-gpu=index,name,compute_cap,memory.total --format=csv,noheader | sed 's/^/  GPU /'
 
@@ -90,6 +97,7 @@ if ! cmake -S "$HERE/src" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CUDA_COMPILER="$CUDA_HOME/bin/nvcc" \
     -DCMAKE_PREFIX_PATH="$HERE/third_party" -DFLATBUFFERS_INCLUDE_DIR="$HERE/third_party/include" \
     -DPython_EXECUTABLE="$PY" ${NANOBIND_DIR:+-Dnanobind_DIR="$NANOBIND_DIR"} \
+    ${CUDNN_ROOT:+-DCUDNN_ROOT="$CUDNN_ROOT"} \
     >"$HERE/cmake-$DEVICE.log" 2>&1; then
   tail -n 30 "$HERE/cmake-$DEVICE.log"; echo "run.sh: configure failed ($HERE/cmake-$DEVICE.log)"; exit 1
 fi

@@ -77,6 +77,8 @@ int main(int argc, char **argv) {
                 << (cpu::dnnlVersion() ? cpu::dnnlVersion() : "none")
                 << ", CUDA "
                 << (cuda::checkBackend() ? "none (built without CUDA)" : "yes")
+                << ", cuDNN "
+                << (cuda::cudnnVersion() ? cuda::cudnnVersion() : "none")
                 << "\n";
       return 0;
     }

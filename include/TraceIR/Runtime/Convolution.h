@@ -44,6 +44,8 @@ struct ConvolutionPlan {
   int64_t biasStride = 0;
   int64_t N = 0, C = 0, O = 0, groups = 1;
   bool transposed = false;
+  /// The call's spatial dims (1 to 3), right-aligned in the arrays below.
+  int32_t spatial = 2;
   int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, out3[3] = {1, 1, 1};
   int64_t stride[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, dil[3] = {1, 1, 1};
 

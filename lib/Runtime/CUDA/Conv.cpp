@@ -5,16 +5,19 @@
 // scratch in its dtype, then per chunk of images runs one im2col launch and,
 // per group, one strided-batched cuBLAS gemm over the chunk's images (a 1x1
 // kernel with unit stride and no padding reads the input as is), then adds
-// the bias (the forward pools are Resample.cpp's). Output sizes (ceil_mode,
-// padding='same') come from the result's static shape. Unbatched [C, H, W]
-// inputs are a batch of one.
+// the bias; at the optimized tier, cuDNN runs the convolution instead where
+// it takes the call (CuDNN.h). The forward pools are Resample.cpp's. Output
+// sizes (ceil_mode, padding='same') come from the result's static shape.
+// Unbatched [C, H, W] inputs are a batch of one.
 //
 //===----------------------------------------------------------------------===//
 
+#include "TraceIR/Runtime/CUDA/CuDNN.h"
 #include "TraceIR/Runtime/CUDA/Device.h"
 #include "TraceIR/Runtime/CUDA/DeviceErrorLaunch.h"
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/CUDA/NNLaunch.h"
+#include "TraceIR/Runtime/ConvolutionPlan.h"
 #include "TraceIR/Runtime/NNArgs.h"
 
 #include <cublas_v2.h>
@@ -67,12 +70,40 @@ bool convGemm(cublasHandle_t h, DType dtype, const ConvGeometry &g,
   return true;
 }
 
+/// out[n, o, ...] += bias[o] (ConvBiasLaunch).
+void addConvBias(KernelContext &ctx, const ConvGeometry &g, DType dtype,
+                 const Tensor &bias, Tensor &out) {
+  ConvBiasLaunch bl;
+  bl.out = out.bytes();
+  bl.dtype = static_cast<int32_t>(dtype);
+  bl.bias = bias.bytes();
+  bl.biasDtype = static_cast<int32_t>(bias.dtype);
+  bl.biasStride = bias.strides[0];
+  bl.N = g.N;
+  bl.O = g.O;
+  bl.L = g.OH * g.OW;
+  nn::launched(ctx, launchConvBias(bl), "conv2d");
+}
+
 void conv2dImpl(KernelContext &ctx, const ConvGeometry &g, DType dtype,
                 const char *x, const char *w, const Tensor *bias, Tensor &out) {
   int64_t Og = g.O / g.groups, K = g.Cg * g.kH * g.kW, L = g.OH * g.OW;
   size_t es = dtypeSize(dtype);
   if (out.numel() == 0)
     return;
+  // The optimized tier: cuDNN, where it takes the call (CuDNN.h).
+  if (optimizedTierEnabled()) {
+    ConvolutionPlan p = convolutionPlanOf(g);
+    p.dtype = static_cast<int32_t>(dtype);
+    if (cuda::cudnnConvolutionForward(ctx, p, x, w, out.bytes())) {
+      if (ctx.failed())
+        return;
+      ctx.ranTier(KernelTier::Optimized);
+      if (bias)
+        addConvBias(ctx, g, dtype, *bias, out);
+      return;
+    }
+  }
   if (K == 0) {
     // An empty reduction: the products are zero.
     if (!nn::zeroFill(ctx, out, "conv2d"))
@@ -126,18 +157,8 @@ void conv2dImpl(KernelContext &ctx, const ConvGeometry &g, DType dtype,
     if (!ok)
       return ctx.fail("conv2d: cuBLAS gemm failed");
   }
-  if (!bias)
-    return;
-  ConvBiasLaunch bl;
-  bl.out = out.bytes();
-  bl.dtype = static_cast<int32_t>(dtype);
-  bl.bias = bias->bytes();
-  bl.biasDtype = static_cast<int32_t>(bias->dtype);
-  bl.biasStride = bias->strides[0];
-  bl.N = g.N;
-  bl.O = g.O;
-  bl.L = L;
-  nn::launched(ctx, launchConvBias(bl), "conv2d");
+  if (bias)
+    addConvBias(ctx, g, dtype, *bias, out);
 }
 
 /// A max pooling launch's window (MaxPoolBackwardLaunch).

@@ -55,6 +55,23 @@ template <typename T> __global__ void convBiasKernel(ConvBiasLaunch L) {
   }
 }
 
+/// convBiasKernel for f16 and bf16 results: each sum in double, rounded
+/// once.
+__global__ void convBiasHalfKernel(ConvBiasLaunch L) {
+  int64_t total = L.N * L.O * L.L;
+  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  int osz = ewSize(L.dtype), esz = ewSize(L.biasDtype);
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       k < total; k += stride) {
+    int64_t oc = k / L.L % L.O;
+    char *o = L.out + k * osz;
+    ewStoreDouble(
+        o, L.dtype,
+        ewLoadDouble(o, L.dtype) +
+            ewLoadDouble(L.bias + oc * L.biasStride * esz, L.biasDtype));
+  }
+}
+
 /// Records the first position whose index is outside its plane.
 __global__ void maxPoolIndexCheckKernel(MaxPoolBackwardLaunch L) {
   int64_t total = L.planes * L.OH * L.OW, HW = L.H * L.W;
@@ -193,8 +210,10 @@ cudaError_t cuda::launchConvBias(const ConvBiasLaunch &L) {
     return cudaSuccess;
   if (L.dtype == F64)
     convBiasKernel<double><<<nnBlocks(total, kThreads), kThreads>>>(L);
-  else
+  else if (L.dtype == F32)
     convBiasKernel<float><<<nnBlocks(total, kThreads), kThreads>>>(L);
+  else
+    convBiasHalfKernel<<<nnBlocks(total, kThreads), kThreads>>>(L);
   return cudaGetLastError();
 }
 

@@ -2,8 +2,8 @@
 //
 // Besides the entry points that take a CUDA device (selectCUDADevice and
 // createCUDAAllocator in Allocator.h, loadGpuLibrary and cudaDeviceChip in
-// GeneratedKernels.h), the runtime asks its CUDA backend two things: whether
-// it is there, and which kernels it has. lib/Runtime/CUDA/ answers in a build
+// GeneratedKernels.h), the runtime asks its CUDA backend whether it is
+// there, which kernels it has and which cuDNN it uses. lib/Runtime/CUDA/ answers in a build
 // with CUDA; a runtime-only build without CUDA (TRACEIR_ENABLE_CUDA=OFF, or
 // no toolkit) compiles lib/Runtime/NoCUDA.cpp instead, where every one of
 // these entry points fails with checkBackend()'s error and the kernel table
@@ -35,6 +35,10 @@ struct NamedKernel {
 /// The registry's CUDA column: the CUDA kernels, then the device-neutral
 /// view kernels (a later entry of the same name wins). Empty without CUDA.
 std::span<const NamedKernel> kernelTable();
+
+/// The cuDNN version this runtime's CUDA convolutions were built with
+/// ("9.19.0"), or null where it has none (CuDNN.h).
+const char *cudnnVersion();
 
 } // namespace traceir::cuda
 

@@ -15,8 +15,10 @@
 #include "TraceIR/Support/Error.h"
 
 #include <cublas_v2.h>
+#include <cuda_runtime.h>
 
 #include <memory>
+#include <mutex>
 
 namespace traceir {
 class DeviceTimer;
@@ -27,8 +29,33 @@ namespace cuda {
 /// another call for it.
 Error failure(const std::string &what, cudaError_t err);
 
-/// The cuBLAS handle of CUDA device `device`, created on first use (with
-/// the current device restored afterwards); null if cuBLAS cannot start.
+/// A CUDA library's handle for device `device` (cuBLAS's, cuBLASLt's,
+/// cuDNN's), made by `create(Handle &) -> bool` on first use and kept for
+/// the process; null where the library cannot start (tried again at the
+/// next call). A handle binds to the device current when it is made, so
+/// `device` is made current for `create` and the caller's device restored
+/// after it: making a handle never moves the caller's work.
+template <typename Handle, typename Create>
+Handle perDeviceHandle(int device, Create create) {
+  constexpr int kMaxDevices = 64;
+  static std::mutex mutex;
+  static Handle handles[kMaxDevices] = {};
+  std::lock_guard<std::mutex> lock(mutex);
+  if (device < 0 || device >= kMaxDevices)
+    return nullptr;
+  if (!handles[device]) {
+    int current = 0;
+    if (cudaGetDevice(&current) != cudaSuccess)
+      current = device;
+    cudaSetDevice(device);
+    if (!create(handles[device]))
+      handles[device] = nullptr;
+    cudaSetDevice(current);
+  }
+  return handles[device];
+}
+
+/// The cuBLAS handle of CUDA device `device` (perDeviceHandle).
 cublasHandle_t cublasHandle(int device);
 
 /// cuBLAS's name for a floating-point dtype (f32 for anything else).

@@ -48,7 +48,8 @@ struct Im2colLaunch {
 cudaError_t launchIm2col(const Im2colLaunch &launch);
 
 /// out[n, o, l] += T(bias[o]) over a contiguous [N, O, L] output of dtype
-/// F32 or F64 (T), as the CPU adds the bias after the products.
+/// F32 or F64 (T), as the CPU adds the bias after the products; an F16 or
+/// BF16 output adds in double and rounds once (cuDNN's convolutions).
 struct ConvBiasLaunch {
   char *out = nullptr;
   int32_t dtype = F32;

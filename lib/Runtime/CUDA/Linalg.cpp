@@ -4,7 +4,9 @@
 // one cuBLAS gemm with the operands swapped. An operand whose last two dims
 // are row- or column-major is passed as is (with the transpose flag);
 // anything else is gathered on the device first. f16 and bf16 go through
-// cublasGemmEx with f32 accumulation.
+// cublasGemmEx with f32 accumulation. At the optimized tier, linear with a
+// bias runs as one cuBLASLt product with the bias in its epilogue, as
+// PyTorch's CUDA addmm does, where the operands allow (linearLt).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,8 +15,11 @@
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Support/CheckedMath.h"
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+
+#include <cstdint>
 
 using namespace traceir;
 
@@ -155,6 +160,124 @@ bool addScaled(const Tensor &bias, Tensor &out, double scaleOut,
   }
   return launchElementwiseCUDA(L);
 }
+/// cuBLASLt's workspace for one product: PyTorch's default for its Lt
+/// calls (CUBLASLT_WORKSPACE_SIZE, 1 MiB), from the op's scratch.
+constexpr size_t kLtWorkspaceBytes = size_t(1) << 20;
+
+/// The largest power of two (up to 256, what cuBLASLt asks about) dividing
+/// `p`'s address: a heuristic must not pick a kernel whose vector loads
+/// assume more alignment than an operand has.
+uint32_t alignmentOf(const void *p) {
+  uint32_t a = 256;
+  while (a > 1 && reinterpret_cast<uintptr_t>(p) % a != 0)
+    a /= 2;
+  return a;
+}
+
+/// Destroys a cuBLASLt object when the product is done.
+template <typename T, cublasStatus_t (*Destroy)(T)> struct LtOwned {
+  T v = nullptr;
+  ~LtOwned() {
+    if (v)
+      Destroy(v);
+  }
+};
+
+/// out [..., N] = x [..., K] @ wt [K, N] + bias [N] as one cuBLASLt
+/// product with CUBLASLT_EPILOGUE_BIAS, for f32 (no TF32: f32 math), f16
+/// and bf16 (f32 accumulation) operands of one dtype, a unit-stride 16-byte
+/// aligned bias, a contiguous result and an x of rank 2 or more whose rows
+/// fold into one matrix (foldedRowStride). False,
+/// having written nothing, where it does not apply or cuBLASLt offers no
+/// algorithm; true when it ran or failed the op.
+bool linearLt(KernelContext &ctx, const Tensor &x, const Tensor &wt,
+              const Tensor &bias, Tensor &out) {
+  DType dt = x.dtype;
+  if ((dt != DType::F32 && dt != DType::F16 && dt != DType::BF16) ||
+      wt.dtype != dt || bias.dtype != dt || out.dtype != dt || wt.rank() != 2 ||
+      bias.rank() != 1 || x.rank() < 2 || out.rank() != x.rank() ||
+      !out.isContiguous())
+    return false;
+  const int64_t K = wt.shape[0], N = wt.shape[1];
+  std::optional<int64_t> rs = foldedRowStride(x);
+  if (!rs || x.shape.back() != K || x.numel() == 0 || N == 0 || K == 0 ||
+      bias.shape[0] != N || (N > 1 && bias.strides[0] != 1) ||
+      alignmentOf(bias.bytes()) < 16 || N > INT32_MAX || K > INT32_MAX)
+    return false;
+  const int64_t M = x.numel() / K;
+  if (M > INT32_MAX)
+    return false;
+  Operand A, B;
+  if (!describe(x.bytes(), M, K, *rs, x.strides.back(), A) ||
+      !describe(wt.bytes(), K, N, wt.strides[0], wt.strides[1], B))
+    return false;
+  cublasLtHandle_t h = cuda::perDeviceHandle<cublasLtHandle_t>(
+      out.storage->device.index, [](cublasLtHandle_t &lt) {
+        return cublasLtCreate(&lt) == CUBLAS_STATUS_SUCCESS;
+      });
+  if (!h)
+    return false;
+  // Column-major, as gemm(): D^T [N, M] = op(B^T) [N, K] @ op(A^T) [K, M].
+  const cudaDataType_t type = cuda::dataType(dt);
+  LtOwned<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> desc;
+  LtOwned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> la, lb, lc;
+  LtOwned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref;
+  cublasOperation_t opB = B.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opA = A.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  const void *biasData = bias.bytes();
+  uint64_t workspace = kLtWorkspaceBytes;
+  uint32_t alignB = alignmentOf(B.data), alignA = alignmentOf(A.data),
+           alignC = alignmentOf(out.bytes());
+  auto ok = [](cublasStatus_t st) { return st == CUBLAS_STATUS_SUCCESS; };
+  if (!ok(cublasLtMatmulDescCreate(&desc.v, CUBLAS_COMPUTE_32F, CUDA_R_32F)) ||
+      !ok(cublasLtMatmulDescSetAttribute(desc.v, CUBLASLT_MATMUL_DESC_TRANSA,
+                                         &opB, sizeof opB)) ||
+      !ok(cublasLtMatmulDescSetAttribute(desc.v, CUBLASLT_MATMUL_DESC_TRANSB,
+                                         &opA, sizeof opA)) ||
+      !ok(cublasLtMatmulDescSetAttribute(desc.v, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                         &epilogue, sizeof epilogue)) ||
+      !ok(cublasLtMatmulDescSetAttribute(desc.v,
+                                         CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                         &biasData, sizeof biasData)) ||
+      !ok(cublasLtMatrixLayoutCreate(&la.v, type, B.trans ? K : N,
+                                     B.trans ? N : K, B.ld)) ||
+      !ok(cublasLtMatrixLayoutCreate(&lb.v, type, A.trans ? M : K,
+                                     A.trans ? K : M, A.ld)) ||
+      !ok(cublasLtMatrixLayoutCreate(&lc.v, type, N, M, N)) ||
+      !ok(cublasLtMatmulPreferenceCreate(&pref.v)) ||
+      !ok(cublasLtMatmulPreferenceSetAttribute(
+          pref.v, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+          sizeof workspace)) ||
+      !ok(cublasLtMatmulPreferenceSetAttribute(
+          pref.v, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignB,
+          sizeof alignB)) ||
+      !ok(cublasLtMatmulPreferenceSetAttribute(
+          pref.v, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignA,
+          sizeof alignA)) ||
+      !ok(cublasLtMatmulPreferenceSetAttribute(
+          pref.v, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignC,
+          sizeof alignC)) ||
+      !ok(cublasLtMatmulPreferenceSetAttribute(
+          pref.v, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignC,
+          sizeof alignC)))
+    return false;
+  cublasLtMatmulHeuristicResult_t best = {};
+  int found = 0;
+  if (!ok(cublasLtMatmulAlgoGetHeuristic(h, desc.v, la.v, lb.v, lc.v, lc.v,
+                                         pref.v, 1, &best, &found)) ||
+      found == 0)
+    return false;
+  void *ws = nullptr;
+  if (best.workspaceSize && !(ws = ctx.scratch(best.workspaceSize)))
+    return true; // scratch() failed the op
+  const float one = 1, zero = 0;
+  if (!ok(cublasLtMatmul(h, desc.v, &one, B.data, la.v, A.data, lb.v, &zero,
+                         out.bytes(), lc.v, out.bytes(), lc.v, &best.algo, ws,
+                         best.workspaceSize, /*stream=*/0)))
+    ctx.fail("cuBLASLt matmul with a bias epilogue failed");
+  return true;
+}
 } // namespace
 
 void cuda::matmul(KernelContext &ctx) {
@@ -165,6 +288,12 @@ void cuda::linear(KernelContext &ctx) {
   Tensor wt = ctx.tensor(1);
   std::reverse(wt.shape.begin(), wt.shape.end());
   std::reverse(wt.strides.begin(), wt.strides.end());
+  if (optimizedTierEnabled() && ctx.isTensor(2) &&
+      linearLt(ctx, ctx.tensor(0), wt, ctx.tensor(2), ctx.result(0))) {
+    if (!ctx.failed())
+      ctx.ranTier(KernelTier::Optimized);
+    return;
+  }
   matmulInto(ctx, ctx.tensor(0), wt, ctx.result(0));
   if (!ctx.failed() && ctx.isTensor(2) &&
       !addScaled(ctx.tensor(2), ctx.result(0), 1.0, 1.0))

@@ -106,7 +106,8 @@ BUNDLE_CI_IGNORE="test_opinfo.py test_cpu_twin.py test_ir.py test_import_ops.py
   test_nesting_depth.py test_op_list.py test_bad_arguments.py test_zoo.py test_joint_models.py
   test_create_ops.py::test_empty_shape_and_dtype
   test_optimized_kernels.py::test_transposing_copy_over_threads
-  test_optimized_norms.py::test_sdpa_threads_bit_equal test_optimized_norms.py::test_sdpa_batches_over_threads"
+  test_optimized_norms.py::test_sdpa_threads_bit_equal test_optimized_norms.py::test_sdpa_batches_over_threads
+  test_optimized_dnnl.py::test_pointwise_conv_images_over_threads"
 run_bundle() {
   local log
   TRACEIR_BUNDLE_RECORDED=1 "$ROOT/scripts/gpu-bundle.sh" "$BUNDLE_DIR" || return 1

@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <utility>
 
 using namespace traceir;
 
@@ -227,8 +228,6 @@ bool linearLt(KernelContext &ctx, const Tensor &x, const Tensor &wt,
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
   const void *biasData = bias.bytes();
   uint64_t workspace = kLtWorkspaceBytes;
-  uint32_t alignB = alignmentOf(B.data), alignA = alignmentOf(A.data),
-           alignC = alignmentOf(out.bytes());
   auto ok = [](cublasStatus_t st) { return st == CUBLAS_STATUS_SUCCESS; };
   if (!ok(cublasLtMatmulDescCreate(&desc.v, CUBLAS_COMPUTE_32F, CUDA_R_32F)) ||
       !ok(cublasLtMatmulDescSetAttribute(desc.v, CUBLASLT_MATMUL_DESC_TRANSA,
@@ -248,20 +247,21 @@ bool linearLt(KernelContext &ctx, const Tensor &x, const Tensor &wt,
       !ok(cublasLtMatmulPreferenceCreate(&pref.v)) ||
       !ok(cublasLtMatmulPreferenceSetAttribute(
           pref.v, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
-          sizeof workspace)) ||
-      !ok(cublasLtMatmulPreferenceSetAttribute(
-          pref.v, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignB,
-          sizeof alignB)) ||
-      !ok(cublasLtMatmulPreferenceSetAttribute(
-          pref.v, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignA,
-          sizeof alignA)) ||
-      !ok(cublasLtMatmulPreferenceSetAttribute(
-          pref.v, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignC,
-          sizeof alignC)) ||
-      !ok(cublasLtMatmulPreferenceSetAttribute(
-          pref.v, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignC,
-          sizeof alignC)))
+          sizeof workspace)))
     return false;
+  // Lt's A is our B, its B our A; C and D are the result.
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, const void *>
+      alignments[] = {
+          {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, B.data},
+          {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, A.data},
+          {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, out.bytes()},
+          {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, out.bytes()}};
+  for (const auto &[attribute, data] : alignments) {
+    uint32_t alignment = alignmentOf(data);
+    if (!ok(cublasLtMatmulPreferenceSetAttribute(pref.v, attribute, &alignment,
+                                                 sizeof alignment)))
+      return false;
+  }
   cublasLtMatmulHeuristicResult_t best = {};
   int found = 0;
   if (!ok(cublasLtMatmulAlgoGetHeuristic(h, desc.v, la.v, lb.v, lc.v, lc.v,

@@ -1,7 +1,9 @@
 //===- Reductions.cpp - Host side of the reductions and softmax on CUDA ---===//
 //
 // Reads the arguments as CPU/Reductions.cpp does, splits the input around
-// the reduced dims (any strides) and launches Reductions.cu.
+// the reduced dims (any strides) and launches Reductions.cu. At the
+// optimized tier, softmax and log_softmax over the last dim of contiguous
+// tensors run the typed row kernel instead (SoftmaxRows.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,6 +101,24 @@ void softmaxImpl(KernelContext &ctx, bool log) {
   }
   if (!checkResultShape(ctx, 0, in.shape))
     return;
+  // The optimized tier: contiguous rows along the last dim, one floating
+  // dtype (SoftmaxRows.h).
+  if (optimizedTierEnabled() && in.rank() > 0 && dim == in.rank() - 1 &&
+      in.dtype == out.dtype && isFloatingDType(in.dtype) && in.isContiguous() &&
+      out.isContiguous()) {
+    SoftmaxRowsPlan p;
+    p.in = in.bytes();
+    p.out = out.bytes();
+    p.dtype = static_cast<int32_t>(in.dtype);
+    p.n = in.shape.back();
+    p.rows = p.n == 0 ? 0 : in.numel() / p.n;
+    p.log = log;
+    p.vec = softmaxRowsVectorWidth(p);
+    if (const char *err = launchSoftmaxRowsCUDA(p))
+      return failLaunch(ctx, log ? "log_softmax" : "softmax", err);
+    ctx.ranTier(KernelTier::Optimized);
+    return;
+  }
   SoftmaxLaunch L;
   if (!splitGroups(in, reduced, L.in) || !splitGroups(out, reduced, L.out))
     return failRank(ctx, in);

@@ -6,7 +6,8 @@
 // the first NaN else the first extreme, softmax subtracts the row's max.
 // Short groups take one thread each (the CPU's sequential loop); longer
 // ones one block each, reducing in shared memory. Both orders are fixed, so
-// results are deterministic.
+// results are deterministic. The optimized tier's softmax over contiguous
+// rows (softmaxRowsKernel) computes in the dtype's opmath type instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -321,6 +322,39 @@ __global__ void softmaxKernel(SoftmaxLaunch L) {
   }
 }
 
+/// The optimized tier's softmax (SoftmaxRows.h): one block per row, each
+/// pass's per-thread values reduced over the block in the opmath type.
+template <typename R> struct RowMax {
+  __device__ typename R::C operator()(typename R::C a, typename R::C b) const {
+    return R::maxOf(a, b);
+  }
+};
+template <typename C> struct RowSum {
+  __device__ C operator()(C a, C b) const { return a + b; }
+};
+template <int32_t DT, int VEC>
+__global__ void softmaxRowsKernel(SoftmaxRowsPlan p) {
+  using R = SoftmaxRow<DT, VEC>;
+  using T = typename R::T;
+  using C = typename R::C;
+  __shared__ C sh[kMaxThreads];
+  const int64_t t = threadIdx.x, B = blockDim.x;
+  for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
+    const T *x = reinterpret_cast<const T *>(p.in) + row * p.n;
+    T *y = reinterpret_cast<T *>(p.out) + row * p.n;
+    C mx = blockReduce<C>(R::partialMax(x, p.n, t, B), sh, RowMax<R>());
+    C sum = blockReduce<C>(R::partialSum(x, p.n, t, B, mx), sh, RowSum<C>());
+    R::write(x, y, p.n, t, B, mx, sum, p.log);
+  }
+}
+template <int32_t DT, int VEC> struct SoftmaxRowsLaunch {
+  static void run(const SoftmaxRowsPlan &p) {
+    int64_t blocks = p.rows < kMaxBlocks ? p.rows : kMaxBlocks;
+    softmaxRowsKernel<DT, VEC>
+        <<<static_cast<unsigned>(blocks), threadsFor(p.n / VEC)>>>(p);
+  }
+};
+
 /// _log_softmax_backward_data: one block per row, two passes (the sum of
 /// the gradient, then grad - exp(output) * sum).
 __global__ void logSoftmaxBackwardKernel(SoftmaxLaunch L) {
@@ -421,6 +455,13 @@ const char *traceir::launchSoftmaxCUDA(const SoftmaxLaunch &launch) {
       launch.in.numKept < kMaxBlocks ? launch.in.numKept : kMaxBlocks;
   softmaxKernel<<<static_cast<unsigned>(blocks),
                   threadsFor(launch.in.numRed)>>>(launch);
+  return lastError();
+}
+
+const char *traceir::launchSoftmaxRowsCUDA(const SoftmaxRowsPlan &plan) {
+  if (plan.rows == 0 || plan.n == 0)
+    return nullptr;
+  softmaxRowsDispatch<SoftmaxRowsLaunch>(plan);
   return lastError();
 }
 

@@ -12,6 +12,7 @@
 #ifndef TRACEIR_RUNTIME_CUDA_REDUCELAUNCH_H
 #define TRACEIR_RUNTIME_CUDA_REDUCELAUNCH_H
 
+#include "TraceIR/Runtime/CUDA/SoftmaxRows.h"
 #include "TraceIR/Runtime/DeviceError.h"
 #include "TraceIR/Runtime/Elementwise.h"
 
@@ -130,6 +131,8 @@ const char *launchReduceCUDA(const ReduceLaunch &launch);
 const char *launchCumsumCUDA(const CumsumLaunch &launch);
 const char *launchSoftmaxCUDA(const SoftmaxLaunch &launch);
 const char *launchLogSoftmaxBackwardCUDA(const SoftmaxLaunch &launch);
+/// The optimized tier's softmax over contiguous rows (SoftmaxRows.h).
+const char *launchSoftmaxRowsCUDA(const SoftmaxRowsPlan &plan);
 
 //===--- NN.cu ------------------------------------------------------------===//
 

@@ -126,8 +126,51 @@ void cuda::native_dropout(KernelContext &ctx) {
 /// layer_norm over the trailing normalized dims; native_layer_norm also
 /// returns mean and rstd (shape [..., 1, ...]); native_group_norm over the
 /// rows of groupNormArgs's view, as CPU/NN.cpp.
+/// layer_norm on the optimized tier's typed row kernel (TypedRows.h):
+/// contiguous rows, weight and bias of the input's dtype, not group norm's
+/// view. False, having launched nothing, where it does not apply.
+static bool layerNormRows(KernelContext &ctx, const LayerNormArgs &a,
+                          bool stats, std::string_view name) {
+  const Tensor &in = a.rows;
+  Tensor &out = ctx.result(0);
+  auto plain = [&](const Tensor *t) {
+    return !t || (t->dtype == in.dtype && t->isContiguous());
+  };
+  if (!optimizedTierEnabled() || a.groups != 1 || a.span != 1 ||
+      !isFloatingDType(in.dtype) || out.dtype != in.dtype ||
+      !in.isContiguous() || !out.isContiguous() || !plain(a.weight) ||
+      !plain(a.bias))
+    return false;
+  LayerNormRowsPlan p;
+  p.rows = a.numRows();
+  p.n = p.rows == 0 ? 0 : in.numel() / p.rows;
+  if (p.n == 0)
+    return false; // empty rows: the portable kernel's NaN statistics
+  p.in = in.bytes();
+  p.out = out.bytes();
+  p.weight = a.weight ? a.weight->bytes() : nullptr;
+  p.bias = a.bias ? a.bias->bytes() : nullptr;
+  p.dtype = static_cast<int32_t>(in.dtype);
+  p.eps = a.eps;
+  if (stats) {
+    Tensor &m = ctx.result(1), &r = ctx.result(2);
+    p.mean = m.bytes();
+    p.meanDtype = static_cast<int32_t>(m.dtype);
+    p.rstd = r.bytes();
+    p.rstdDtype = static_cast<int32_t>(r.dtype);
+  }
+  p.vec = layerNormRowsVectorWidth(p);
+  if (const char *err = launchLayerNormRowsCUDA(p))
+    failLaunch(ctx, name, err);
+  else
+    ctx.ranTier(KernelTier::Optimized);
+  return true;
+}
+
 static void layerNorm(KernelContext &ctx, const LayerNormArgs &a, bool stats,
                       std::string_view name) {
+  if (layerNormRows(ctx, a, stats, name))
+    return;
   const Tensor &in = a.rows;
   int64_t normDims = a.normDims;
   double eps = a.eps;

@@ -1,8 +1,9 @@
 //===- NN.cu - layer_norm, embedding, dropout on CUDA devices -------------===//
 //
 // The device halves of CUDA/NN.cpp, mirroring CPU/NN.cpp: layer_norm in
-// double with a two-pass variance (one block per row); embedding gathers the
-// indices first and records the first one out of range in the run's error
+// double with a two-pass variance (one block per row; at the optimized tier
+// over contiguous rows, the typed row kernel of TypedRows.h); embedding gathers
+// the indices first and records the first one out of range in the run's error
 // record (DeviceErrorLaunch.h), and then reads no row; dropout draws one Philox
 // uniform per element from (seed, element index), so a run's seed fixes the
 // mask whatever the launch shape.
@@ -130,7 +131,49 @@ __global__ void dropoutKernel(DropoutLaunch L) {
                          : 0.0);
   }
 }
+
+/// The optimized tier's layer_norm (TypedRows.h): one block per row, the
+/// mean and the variance about it reduced over the block in the opmath
+/// type; thread 0 writes native_layer_norm's mean and rstd.
+template <int32_t DT, int VEC>
+__global__ void layerNormRowsKernel(LayerNormRowsPlan p) {
+  using R = LayerNormRow<DT, VEC>;
+  using T = typename R::T;
+  using C = typename R::C;
+  __shared__ C sh[kMaxThreads];
+  const int64_t t = threadIdx.x, B = blockDim.x;
+  const T *w = reinterpret_cast<const T *>(p.weight);
+  const T *b = reinterpret_cast<const T *>(p.bias);
+  for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
+    const T *x = reinterpret_cast<const T *>(p.in) + row * p.n;
+    T *y = reinterpret_cast<T *>(p.out) + row * p.n;
+    C mean =
+        blockReduce<C>(R::partialSum(x, p.n, t, B), sh, SumT<C>()) / C(p.n);
+    C rstd = R::rstdOf(
+        blockReduce<C>(R::partialSquares(x, p.n, t, B, mean), sh, SumT<C>()),
+        p.n, p.eps);
+    if (t == 0 && p.mean)
+      ewStoreDouble(p.mean + row * ewSize(p.meanDtype), p.meanDtype, mean);
+    if (t == 0 && p.rstd)
+      ewStoreDouble(p.rstd + row * ewSize(p.rstdDtype), p.rstdDtype, rstd);
+    R::write(x, y, w, b, p.n, t, B, mean, rstd);
+  }
+}
+template <int32_t DT, int VEC> struct LayerNormRowsLaunch {
+  static void run(const LayerNormRowsPlan &p) {
+    int64_t blocks = p.rows < kMaxBlocks ? p.rows : kMaxBlocks;
+    layerNormRowsKernel<DT, VEC>
+        <<<static_cast<unsigned>(blocks), threadsFor(p.n / VEC)>>>(p);
+  }
+};
 } // namespace
+
+const char *traceir::launchLayerNormRowsCUDA(const LayerNormRowsPlan &plan) {
+  if (plan.rows == 0 || plan.n == 0)
+    return nullptr;
+  typedRowsDispatch<LayerNormRowsLaunch>(plan);
+  return lastError();
+}
 
 const char *traceir::launchLayerNormCUDA(const LayerNormLaunch &launch) {
   // Empty rows still write their mean and rstd (NaN), as the CPU's.

@@ -3,7 +3,7 @@
 // Reads the arguments as CPU/Reductions.cpp does, splits the input around
 // the reduced dims (any strides) and launches Reductions.cu. At the
 // optimized tier, softmax and log_softmax over the last dim of contiguous
-// tensors run the typed row kernel instead (SoftmaxRows.h).
+// tensors run the typed row kernel instead (TypedRows.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,7 +102,7 @@ void softmaxImpl(KernelContext &ctx, bool log) {
   if (!checkResultShape(ctx, 0, in.shape))
     return;
   // The optimized tier: contiguous rows along the last dim, one floating
-  // dtype (SoftmaxRows.h).
+  // dtype (TypedRows.h).
   if (optimizedTierEnabled() && in.rank() > 0 && dim == in.rank() - 1 &&
       in.dtype == out.dtype && isFloatingDType(in.dtype) && in.isContiguous() &&
       out.isContiguous()) {

@@ -322,15 +322,12 @@ __global__ void softmaxKernel(SoftmaxLaunch L) {
   }
 }
 
-/// The optimized tier's softmax (SoftmaxRows.h): one block per row, each
+/// The optimized tier's softmax (TypedRows.h): one block per row, each
 /// pass's per-thread values reduced over the block in the opmath type.
 template <typename R> struct RowMax {
   __device__ typename R::C operator()(typename R::C a, typename R::C b) const {
     return R::maxOf(a, b);
   }
-};
-template <typename C> struct RowSum {
-  __device__ C operator()(C a, C b) const { return a + b; }
 };
 template <int32_t DT, int VEC>
 __global__ void softmaxRowsKernel(SoftmaxRowsPlan p) {
@@ -343,7 +340,7 @@ __global__ void softmaxRowsKernel(SoftmaxRowsPlan p) {
     const T *x = reinterpret_cast<const T *>(p.in) + row * p.n;
     T *y = reinterpret_cast<T *>(p.out) + row * p.n;
     C mx = blockReduce<C>(R::partialMax(x, p.n, t, B), sh, RowMax<R>());
-    C sum = blockReduce<C>(R::partialSum(x, p.n, t, B, mx), sh, RowSum<C>());
+    C sum = blockReduce<C>(R::partialSum(x, p.n, t, B, mx), sh, SumT<C>());
     R::write(x, y, p.n, t, B, mx, sum, p.log);
   }
 }
@@ -461,7 +458,7 @@ const char *traceir::launchSoftmaxCUDA(const SoftmaxLaunch &launch) {
 const char *traceir::launchSoftmaxRowsCUDA(const SoftmaxRowsPlan &plan) {
   if (plan.rows == 0 || plan.n == 0)
     return nullptr;
-  softmaxRowsDispatch<SoftmaxRowsLaunch>(plan);
+  typedRowsDispatch<SoftmaxRowsLaunch>(plan);
   return lastError();
 }
 

@@ -12,7 +12,7 @@
 #ifndef TRACEIR_RUNTIME_CUDA_REDUCELAUNCH_H
 #define TRACEIR_RUNTIME_CUDA_REDUCELAUNCH_H
 
-#include "TraceIR/Runtime/CUDA/SoftmaxRows.h"
+#include "TraceIR/Runtime/CUDA/TypedRows.h"
 #include "TraceIR/Runtime/DeviceError.h"
 #include "TraceIR/Runtime/Elementwise.h"
 
@@ -131,7 +131,7 @@ const char *launchReduceCUDA(const ReduceLaunch &launch);
 const char *launchCumsumCUDA(const CumsumLaunch &launch);
 const char *launchSoftmaxCUDA(const SoftmaxLaunch &launch);
 const char *launchLogSoftmaxBackwardCUDA(const SoftmaxLaunch &launch);
-/// The optimized tier's softmax over contiguous rows (SoftmaxRows.h).
+/// The optimized tier's softmax over contiguous rows (TypedRows.h).
 const char *launchSoftmaxRowsCUDA(const SoftmaxRowsPlan &plan);
 
 //===--- NN.cu ------------------------------------------------------------===//
@@ -195,6 +195,8 @@ struct DropoutLaunch {
 };
 
 const char *launchLayerNormCUDA(const LayerNormLaunch &launch);
+/// The optimized tier's layer_norm over contiguous rows (TypedRows.h).
+const char *launchLayerNormRowsCUDA(const LayerNormRowsPlan &plan);
 /// Gathers the indices and queues the rows' gather; the first index out of
 /// range (row-major) is recorded in `launch.errors` instead, and then
 /// nothing is written. No wait.
@@ -285,6 +287,10 @@ const char *launchPerElement(const Plan &plan, int64_t n) {
 
 struct SumD {
   __device__ double operator()(double a, double b) const { return a + b; }
+};
+/// Addition in T: the typed row kernels' sums (TypedRows.h).
+template <typename T> struct SumT {
+  __device__ T operator()(T a, T b) const { return a + b; }
 };
 /// std::max's rule (a NaN `b` leaves `a`), as the CPU kernels use it.
 struct MaxD {

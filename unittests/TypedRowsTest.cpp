@@ -1,16 +1,16 @@
-//===- SoftmaxRowsTest.cpp - The CUDA tier's typed row softmax ------------===//
+//===- TypedRowsTest.cpp - The CUDA tier's typed row kernels --------------===//
 //
-// SoftmaxRows.h on the CPU: the per-thread passes of the CUDA optimized
-// tier's softmax kernel run here over every thread of a block (the block
-// reductions done in thread order), their results compared with softmax
-// computed in double as the portable kernel does, for every dtype, both
-// vector widths, blocks of one to 256 threads, rows a block does not
-// divide, NaN and infinities, and in place. What the GPU runs is then
-// checked without a GPU but for the launch itself.
+// TypedRows.h on the CPU: the per-thread passes of the CUDA optimized
+// tier's softmax and layer_norm kernels run here over every thread of a
+// block (the block reductions done in thread order), their results
+// compared with the same ops computed in double as the portable kernels
+// do, for every dtype, both vector widths, blocks of one to 256 threads,
+// rows a block does not divide, NaN and infinities, and in place. What the
+// GPU runs is then checked without a GPU but for the launches themselves.
 //
 //===----------------------------------------------------------------------===//
 
-#include "TraceIR/Runtime/CUDA/SoftmaxRows.h"
+#include "TraceIR/Runtime/CUDA/TypedRows.h"
 
 #include "gtest/gtest.h"
 
@@ -28,6 +28,7 @@ int gThreads = 1;
 
 /// The kernel's work for one block per row, thread by thread.
 template <int32_t DT, int VEC> struct HostRun {
+  // softmax
   static void run(const SoftmaxRowsPlan &p) {
     using R = SoftmaxRow<DT, VEC>;
     using T = typename R::T;
@@ -102,7 +103,7 @@ void check(const std::vector<double> &values, int64_t n, bool log, double tol,
   p.rows = count / n;
   p.log = log;
   p.vec = softmaxRowsVectorWidth(p);
-  softmaxRowsDispatch<HostRun>(p);
+  typedRowsDispatch<HostRun>(p);
   const std::vector<double> want = reference(rounded, n, log);
   const T *y = reinterpret_cast<const T *>(p.out);
   for (int64_t i = 0; i < count; ++i) {
@@ -139,14 +140,14 @@ template <int32_t DT> void everyShape(double tol) {
       }
 }
 
-TEST(SoftmaxRowsTest, MatchesThePortableKernel) {
+TEST(TypedRowsTest, MatchesThePortableKernel) {
   everyShape<F32>(2e-6);
   everyShape<F64>(1e-13);
   everyShape<F16>(2e-3);
   everyShape<BF16>(1e-2);
 }
 
-TEST(SoftmaxRowsTest, VectorWidth) {
+TEST(TypedRowsTest, VectorWidth) {
   Buffer a(4096), b(4096), off(4096, 4);
   SoftmaxRowsPlan p;
   p.in = a.at;
@@ -170,7 +171,7 @@ TEST(SoftmaxRowsTest, VectorWidth) {
   check<F32>(randomValues(128, 5), 64, false, 2e-6, false, 4);
 }
 
-TEST(SoftmaxRowsTest, NaNAndInfinities) {
+TEST(TypedRowsTest, NaNAndInfinities) {
   gThreads = 32;
   const double inf = INFINITY, nan = NAN;
   // A NaN makes its row NaN, and only its row; -inf is a zero probability
@@ -184,12 +185,134 @@ TEST(SoftmaxRowsTest, NaNAndInfinities) {
   }
 }
 
-TEST(SoftmaxRowsTest, InPlace) {
+TEST(TypedRowsTest, InPlace) {
   for (int threads : {1, 32}) {
     gThreads = threads;
     check<F32>(randomValues(4 * 96, 9), 96, false, 2e-6, /*inPlace=*/true);
     check<BF16>(randomValues(4 * 96, 9), 96, true, 1e-2, /*inPlace=*/true);
   }
+}
+
+/// The layer_norm kernel's work for one block per row, thread by thread.
+template <int32_t DT, int VEC> struct HostLayerNorm {
+  static void run(const LayerNormRowsPlan &p) {
+    using R = LayerNormRow<DT, VEC>;
+    using T = typename R::T;
+    using C = typename R::C;
+    const int64_t B = gThreads;
+    const T *w = reinterpret_cast<const T *>(p.weight);
+    const T *b = reinterpret_cast<const T *>(p.bias);
+    for (int64_t row = 0; row < p.rows; ++row) {
+      const T *x = reinterpret_cast<const T *>(p.in) + row * p.n;
+      T *y = reinterpret_cast<T *>(p.out) + row * p.n;
+      C sum = 0, squares = 0;
+      for (int64_t t = 0; t < B; ++t)
+        sum += R::partialSum(x, p.n, t, B);
+      C mean = sum / C(p.n);
+      for (int64_t t = 0; t < B; ++t)
+        squares += R::partialSquares(x, p.n, t, B, mean);
+      C rstd = R::rstdOf(squares, p.n, p.eps);
+      if (p.mean)
+        ewStoreDouble(p.mean + row * ewSize(p.meanDtype), p.meanDtype, mean);
+      if (p.rstd)
+        ewStoreDouble(p.rstd + row * ewSize(p.rstdDtype), p.rstdDtype, rstd);
+      for (int64_t t = 0; t < B; ++t)
+        R::write(x, y, w, b, p.n, t, B, mean, rstd);
+    }
+  }
+};
+
+/// layer_norm over rows of n (weight and bias where `affine`) in dtype DT
+/// against the portable kernel's double math, results and mean / rstd
+/// (stored as f32) within `tol`.
+template <int32_t DT>
+void checkLayerNorm(int64_t rows, int64_t n, bool affine, double tol,
+                    bool inPlace = false) {
+  using E = EwElt<DT>;
+  using T = typename E::T;
+  const int64_t count = rows * n;
+  Buffer in(count * sizeof(T)), out(count * sizeof(T)), wb(2 * n * sizeof(T));
+  Buffer stats(2 * rows * sizeof(float));
+  T *x = reinterpret_cast<T *>(in.at), *w = reinterpret_cast<T *>(wb.at);
+  std::vector<double> xs = randomValues(count, unsigned(n)),
+                      ps = randomValues(2 * n, unsigned(n + 1));
+  for (int64_t i = 0; i < count; ++i) {
+    x[i] = E::store(typename E::C(xs[i] + 5)); // a mean away from 0
+    xs[i] = double(E::load(x[i]));
+  }
+  for (int64_t i = 0; i < 2 * n; ++i) {
+    w[i] = E::store(typename E::C(ps[i]));
+    ps[i] = double(E::load(w[i]));
+  }
+  LayerNormRowsPlan p;
+  p.in = in.at;
+  p.out = inPlace ? in.at : out.at;
+  if (affine) {
+    p.weight = wb.at;
+    p.bias = wb.at + n * sizeof(T);
+  }
+  p.mean = stats.at;
+  p.rstd = stats.at + rows * sizeof(float);
+  p.dtype = DT;
+  p.rows = rows;
+  p.n = n;
+  p.eps = 1e-5;
+  p.vec = layerNormRowsVectorWidth(p);
+  typedRowsDispatch<HostLayerNorm>(p);
+  const T *y = reinterpret_cast<const T *>(p.out);
+  const float *mean = reinterpret_cast<const float *>(p.mean),
+              *rstd = reinterpret_cast<const float *>(p.rstd);
+  for (int64_t r = 0; r < rows; ++r) {
+    double m = 0, v = 0;
+    for (int64_t j = 0; j < n; ++j)
+      m += xs[r * n + j];
+    m /= double(n);
+    for (int64_t j = 0; j < n; ++j)
+      v += (xs[r * n + j] - m) * (xs[r * n + j] - m);
+    double is = 1 / std::sqrt(v / double(n) + 1e-5);
+    EXPECT_NEAR(mean[r], m, 1e-5 * std::max(1.0, std::fabs(m)));
+    EXPECT_NEAR(rstd[r], is, std::max(tol, 1e-5) * is);
+    for (int64_t j = 0; j < n; ++j) {
+      double want = (xs[r * n + j] - m) * is;
+      if (affine)
+        want = want * ps[j] + ps[n + j];
+      EXPECT_NEAR(double(E::load(y[r * n + j])), want,
+                  tol * std::max(1.0, std::fabs(want)))
+          << "row " << r << " element " << j << " of " << n << ", vec " << p.vec
+          << ", " << gThreads << " threads";
+    }
+  }
+}
+
+template <int32_t DT> void everyLayerNorm(double tol) {
+  for (int threads : {1, 32, 256})
+    for (int64_t n : {1, 7, 64, 768, 1030})
+      for (bool affine : {false, true}) {
+        gThreads = threads;
+        checkLayerNorm<DT>(3, n, affine, tol);
+      }
+}
+
+TEST(TypedRowsTest, LayerNormMatchesThePortableKernel) {
+  everyLayerNorm<F32>(2e-5);
+  everyLayerNorm<F64>(1e-12);
+  everyLayerNorm<F16>(4e-3);
+  everyLayerNorm<BF16>(2e-2);
+}
+
+TEST(TypedRowsTest, LayerNormVectorWidthAndInPlace) {
+  Buffer a(4096), b(4096), off(4096, 8);
+  LayerNormRowsPlan p;
+  p.in = a.at;
+  p.out = b.at;
+  p.dtype = F32;
+  p.n = 256;
+  EXPECT_EQ(layerNormRowsVectorWidth(p), 4);
+  p.weight = off.at; // a misaligned weight reads element by element
+  EXPECT_EQ(layerNormRowsVectorWidth(p), 1);
+  gThreads = 32;
+  checkLayerNorm<F32>(4, 256, true, 2e-5, /*inPlace=*/true);
+  checkLayerNorm<F16>(4, 256, false, 4e-3, /*inPlace=*/true);
 }
 
 } // namespace

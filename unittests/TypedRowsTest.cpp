@@ -1,8 +1,8 @@
 //===- TypedRowsTest.cpp - The CUDA tier's typed row kernels --------------===//
 //
 // TypedRows.h on the CPU: the per-thread passes of the CUDA optimized
-// tier's softmax and layer_norm kernels run here over every thread of a
-// block (the block reductions done in thread order), their results
+// tier's softmax, layer_norm and eval batch_norm kernels run here over every
+// thread of a block (the block reductions done in thread order), their results
 // compared with the same ops computed in double as the portable kernels
 // do, for every dtype, both vector widths, blocks of one to 256 threads,
 // rows a block does not divide, NaN and infinities, and in place. What the
@@ -313,6 +313,107 @@ TEST(TypedRowsTest, LayerNormVectorWidthAndInPlace) {
   gThreads = 32;
   checkLayerNorm<F32>(4, 256, true, 2e-5, /*inPlace=*/true);
   checkLayerNorm<F16>(4, 256, false, 4e-3, /*inPlace=*/true);
+}
+
+/// Eval batch_norm's kernel for one block per plane, thread by thread.
+template <int32_t DT, int VEC> struct HostChannelAffine {
+  static void run(const ChannelAffinePlan &p) {
+    using R = ChannelAffineRow<DT, VEC>;
+    using T = typename R::T;
+    using C = typename R::C;
+    const int64_t B = gThreads;
+    for (int64_t plane = 0; plane < p.N * p.C; ++plane) {
+      const int64_t c = plane % p.C;
+      double istd, scale, shift;
+      channelScaleShift(p, c, istd, scale, shift);
+      if (plane < p.C && p.saveMean) {
+        ewStoreDouble(p.saveMean + c * ewSize(p.saveDtype), p.saveDtype,
+                      p.mean.at(c));
+        ewStoreDouble(p.saveIstd + c * ewSize(p.saveDtype), p.saveDtype, istd);
+      }
+      for (int64_t t = 0; t < B; ++t)
+        R::write(reinterpret_cast<const T *>(p.in) + plane * p.S,
+                 reinterpret_cast<T *>(p.out) + plane * p.S, p.S, t, B,
+                 C(scale), C(shift));
+    }
+  }
+};
+
+/// Eval batch_norm of [N, C, S] in dtype DT with f32 parameters (weight and
+/// bias strided 2 apart, as a view may give them) against the portable
+/// kernel's math in double, and the saved statistics.
+template <int32_t DT>
+void checkBatchNorm(int64_t N, int64_t C, int64_t S, bool affine, double tol) {
+  using E = EwElt<DT>;
+  using T = typename E::T;
+  const int64_t count = N * C * S;
+  Buffer in(count * sizeof(T)), out(count * sizeof(T));
+  Buffer params(8 * C * sizeof(float)), saved(2 * C * sizeof(double));
+  T *x = reinterpret_cast<T *>(in.at);
+  std::vector<double> xs = randomValues(count, unsigned(S));
+  for (int64_t i = 0; i < count; ++i) {
+    x[i] = E::store(typename E::C(xs[i]));
+    xs[i] = double(E::load(x[i]));
+  }
+  // weight and bias interleaved (stride 2), then mean and var.
+  float *pf = reinterpret_cast<float *>(params.at);
+  std::vector<double> rnd = randomValues(4 * C, unsigned(C));
+  for (int64_t c = 0; c < C; ++c) {
+    pf[2 * c] = float(rnd[c]);
+    pf[2 * c + 1] = float(rnd[C + c]);
+    pf[2 * C + c] = float(rnd[2 * C + c]);
+    pf[3 * C + c] = float(std::fabs(rnd[3 * C + c]) + 0.1);
+  }
+  ChannelAffinePlan p;
+  p.in = in.at;
+  p.out = out.at;
+  p.dtype = DT;
+  p.N = N;
+  p.C = C;
+  p.S = S;
+  if (affine) {
+    p.weight = {params.at, F32, 2};
+    p.bias = {params.at + sizeof(float), F32, 2};
+  }
+  p.mean = {params.at + 2 * C * sizeof(float), F32, 1};
+  p.var = {params.at + 3 * C * sizeof(float), F32, 1};
+  p.eps = 1e-5;
+  p.saveMean = saved.at;
+  p.saveIstd = saved.at + C * sizeof(double);
+  p.saveDtype = F64;
+  p.vec = channelAffineVectorWidth(p);
+  typedRowsDispatch<HostChannelAffine>(p);
+  const T *y = reinterpret_cast<const T *>(out.at);
+  const double *sm = reinterpret_cast<const double *>(p.saveMean),
+               *si = reinterpret_cast<const double *>(p.saveIstd);
+  for (int64_t c = 0; c < C; ++c) {
+    double mean = pf[2 * C + c], istd = 1 / std::sqrt(pf[3 * C + c] + 1e-5);
+    EXPECT_EQ(sm[c], mean);
+    EXPECT_NEAR(si[c], istd, 1e-14 * istd);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t s = 0; s < S; ++s) {
+        int64_t i = (n * C + c) * S + s;
+        double want = (xs[i] - mean) * istd;
+        if (affine)
+          want = want * pf[2 * c] + pf[2 * c + 1];
+        EXPECT_NEAR(double(E::load(y[i])), want,
+                    tol * std::max(1.0, std::fabs(want)))
+            << "n " << n << " c " << c << " s " << s << ", vec " << p.vec
+            << ", " << gThreads << " threads";
+      }
+  }
+}
+
+TEST(TypedRowsTest, EvalBatchNormMatchesThePortableKernel) {
+  for (int threads : {1, 32, 256})
+    for (int64_t S : {1, 7, 64, 196, 3136})
+      for (bool affine : {false, true}) {
+        gThreads = threads;
+        checkBatchNorm<F32>(2, 3, S, affine, 1e-5);
+        checkBatchNorm<F64>(2, 3, S, affine, 1e-12);
+        checkBatchNorm<F16>(2, 3, S, affine, 4e-3);
+        checkBatchNorm<BF16>(2, 3, S, affine, 2e-2);
+      }
 }
 
 } // namespace

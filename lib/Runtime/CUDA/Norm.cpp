@@ -6,7 +6,9 @@
 // Large inputs are read in their dtype (gathered into contiguous scratch
 // when strided), per-channel vectors are gathered as f64, all arithmetic is
 // in f64 and results are rounded once to their dtype. Training batch norm
-// updates running_mean / running_var in place on the device.
+// updates running_mean / running_var in place on the device. At the
+// optimized tier, eval batch norm over a contiguous input is one typed
+// launch instead (batchNormEvalTyped).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +31,56 @@ bool scatterF64(KernelContext &ctx, const double *src, const Tensor &dst) {
     return true;
   ctx.fail("updating the running statistics on the device failed");
   return false;
+}
+
+/// Eval batch_norm on the optimized tier's typed launch (TypedRows.h): a
+/// contiguous input and result of one floating dtype, rank-1 (or
+/// contiguous) parameters with the running statistics, native's saved
+/// statistics contiguous and of one dtype. False, having launched nothing,
+/// where it does not apply.
+bool batchNormEvalTyped(KernelContext &ctx, const BatchNormArgs &a, bool native,
+                        const char *op) {
+  const Tensor &x = ctx.tensor(0);
+  Tensor &out = ctx.result(0);
+  if (!optimizedTierEnabled() || a.training || !isFloatingDType(x.dtype) ||
+      out.dtype != x.dtype || !x.isContiguous() || !out.isContiguous() ||
+      !ctx.isTensor(3) || !ctx.isTensor(4))
+    return false;
+  ChannelParam params[4];
+  for (unsigned i = 1; i <= 4; ++i) {
+    if (!ctx.isTensor(i))
+      continue;
+    const Tensor &t = ctx.tensor(i);
+    if (t.rank() != 1 && !t.isContiguous())
+      return false;
+    params[i - 1] = {t.bytes(), static_cast<int32_t>(t.dtype),
+                     t.rank() == 1 ? t.strides[0] : 1};
+  }
+  ChannelLayout L(x);
+  ChannelAffinePlan p;
+  if (native) {
+    Tensor &m = ctx.result(1), &r = ctx.result(2);
+    if (m.dtype != r.dtype || !m.isContiguous() || !r.isContiguous())
+      return false;
+    p.saveMean = m.bytes();
+    p.saveIstd = r.bytes();
+    p.saveDtype = static_cast<int32_t>(m.dtype);
+  }
+  p.in = x.bytes();
+  p.out = out.bytes();
+  p.dtype = static_cast<int32_t>(x.dtype);
+  p.N = L.N;
+  p.C = L.C;
+  p.S = L.S;
+  p.weight = params[0];
+  p.bias = params[1];
+  p.mean = params[2];
+  p.var = params[3];
+  p.eps = a.eps;
+  p.vec = channelAffineVectorWidth(p);
+  if (nn::launched(ctx, launchChannelAffine(p), op))
+    ctx.ranTier(KernelTier::Optimized);
+  return true;
 }
 
 /// batch_norm(input, weight, bias, running_mean, running_var, training,
@@ -73,6 +125,8 @@ void batchNorm(KernelContext &ctx, bool native) {
     }
     return;
   }
+  if (batchNormEvalTyped(ctx, a, native, op))
+    return;
   BNApplyLaunch apply;
   apply.x = nn::gatherDense(ctx, x, ok);
   apply.w = nn::optF64(ctx, 1, ok);

@@ -4,7 +4,9 @@
 // channel (a grid-stride loop over channels) with shared-memory reductions
 // in f64; elementwise results take a grid-stride loop over the elements and
 // read the per-channel values the statistics kernel left in scratch. The
-// formulas are lib/Runtime/CPU/Norm.cpp's, term by term.
+// formulas are lib/Runtime/CPU/Norm.cpp's, term by term. At the optimized
+// tier, eval batch_norm over contiguous planes is one typed launch
+// (channelAffineKernel, TypedRows.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -242,7 +244,51 @@ __global__ void bnDoubleBackwardElementsKernel(BNDoubleBackwardLaunch L) {
     }
   }
 }
+
+/// The optimized tier's eval batch_norm (TypedRows.h): one block per
+/// plane, its channel's scale and shift computed by every thread from the
+/// parameters; thread 0 of the first image's planes writes
+/// native_batch_norm's saved statistics.
+template <int32_t DT, int VEC>
+__global__ void channelAffineKernel(ChannelAffinePlan p) {
+  using R = ChannelAffineRow<DT, VEC>;
+  using T = typename R::T;
+  using C = typename R::C;
+  const int64_t t = threadIdx.x, B = blockDim.x;
+  for (int64_t plane = blockIdx.x; plane < p.N * p.C; plane += gridDim.x) {
+    const int64_t c = plane % p.C;
+    double istd, scale, shift;
+    channelScaleShift(p, c, istd, scale, shift);
+    if (t == 0 && plane < p.C) {
+      if (p.saveMean)
+        ewStoreDouble(p.saveMean + c * ewSize(p.saveDtype), p.saveDtype,
+                      p.mean.at(c));
+      if (p.saveIstd)
+        ewStoreDouble(p.saveIstd + c * ewSize(p.saveDtype), p.saveDtype, istd);
+    }
+    R::write(reinterpret_cast<const T *>(p.in) + plane * p.S,
+             reinterpret_cast<T *>(p.out) + plane * p.S, p.S, t, B, C(scale),
+             C(shift));
+  }
+}
+template <int32_t DT, int VEC> struct ChannelAffineLaunch {
+  static void run(const ChannelAffinePlan &p) {
+    const int64_t planes = p.N * p.C;
+    int threads = 32; // a power of two up to kNNThreads, as the plane needs
+    while (threads < kNNThreads && threads < p.S / VEC)
+      threads <<= 1;
+    channelAffineKernel<DT, VEC>
+        <<<nnBlocks(planes, 1), static_cast<unsigned>(threads)>>>(p);
+  }
+};
 } // namespace
+
+cudaError_t cuda::launchChannelAffine(const ChannelAffinePlan &plan) {
+  if (plan.N * plan.C * plan.S == 0)
+    return cudaSuccess;
+  typedRowsDispatch<ChannelAffineLaunch>(plan);
+  return cudaGetLastError();
+}
 
 cudaError_t cuda::launchBatchNormStats(const BNStatsLaunch &L) {
   if (L.C == 0)

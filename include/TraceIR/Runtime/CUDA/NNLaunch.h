@@ -18,6 +18,7 @@
 #ifndef TRACEIR_RUNTIME_CUDA_NNLAUNCH_H
 #define TRACEIR_RUNTIME_CUDA_NNLAUNCH_H
 
+#include "TraceIR/Runtime/CUDA/TypedRows.h"
 #include "TraceIR/Runtime/Elementwise.h"
 
 #include <cuda_runtime.h>
@@ -128,6 +129,10 @@ struct BNApplyLaunch {
   int32_t outDtype = F32;
 };
 cudaError_t launchBatchNormApply(const BNApplyLaunch &launch);
+
+/// The optimized tier's eval batch_norm over contiguous planes
+/// (TypedRows.h's ChannelAffinePlan).
+cudaError_t launchChannelAffine(const ChannelAffinePlan &plan);
 
 /// native_batch_norm_backward: `m` and `v` are save_mean and save_invstd
 /// (train) or the running mean and variance (eval). Results whose `mask`

@@ -2,15 +2,16 @@
 //
 // The CUDA optimized tier's softmax, log_softmax and layer_norm over the
 // last dims of contiguous tensors (Reductions.cu's softmaxRowsKernel,
-// NN.cu's layerNormRowsKernel), which is how models call them: one block
-// per row, computing in the dtype's opmath type (float for f32, f16 and
-// bf16, as PyTorch's; double for f64) instead of the portable kernels'
-// double through per-element dtype switches and index arithmetic, and
-// reading 128-bit vectors where the rows allow. Their passes are separated
-// by block reductions; what one thread computes in each pass is here, host
-// and device code, so that the CPU unit tests run every thread of a block
-// and compare with the portable kernels' math (unittests/TypedRowsTest.cpp).
-// No LLVM or MLIR here: nvcc compiles it.
+// NN.cu's layerNormRowsKernel) and eval batch_norm over contiguous [N, C,
+// *] tensors (Norm.cu's channelAffineKernel), which is how models call
+// them: one block per row (a channel's plane for batch_norm), computing in the
+// dtype's opmath type (float for f32, f16 and bf16, as PyTorch's; double for
+// f64) instead of the portable kernels' double through per-element dtype
+// switches and index arithmetic, and reading 128-bit vectors where the rows
+// allow. Their passes are separated by block reductions; what one thread
+// computes in each pass is here, host and device code, so that the CPU unit
+// tests run every thread of a block and compare with the portable kernels' math
+// (unittests/TypedRowsTest.cpp). No LLVM or MLIR here: nvcc compiles it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -180,6 +181,67 @@ template <int32_t DT, int VEC> struct LayerNormRow {
           c += E::load(bv.v[k]);
         r.v[k] = E::store(c);
       }
+      reinterpret_cast<V *>(y)[i] = r;
+    }
+  }
+};
+
+/// A per-channel vector of eval batch_norm's parameters: C elements of
+/// `dtype` `stride` apart, or none (data null).
+struct ChannelParam {
+  const char *data = nullptr;
+  int32_t dtype = F32;
+  int64_t stride = 1;
+  TRACEIR_HD double at(int64_t c) const {
+    return ewLoadDouble(data + c * stride * ewSize(dtype), dtype);
+  }
+};
+
+/// Eval batch_norm over N * C planes of S contiguous elements at `in`,
+/// into `out` (which may be `in`): out = in * scale[c] + shift[c], and
+/// native_batch_norm's saved mean and inverse std (C contiguous elements
+/// each, of their dtypes) where not null.
+struct ChannelAffinePlan {
+  const char *in = nullptr;
+  char *out = nullptr;
+  int32_t dtype = F32;
+  int64_t N = 0, C = 0, S = 0;
+  ChannelParam weight, bias, mean, var;
+  double eps = 1e-5;
+  char *saveMean = nullptr, *saveIstd = nullptr;
+  int32_t saveDtype = F32;
+  int vec = 1;
+};
+
+/// The elements per access of a batch_norm plan (its planes are its rows).
+inline int channelAffineVectorWidth(const ChannelAffinePlan &p) {
+  return typedRowsVectorWidth(p.dtype, p.S, {p.in, p.out});
+}
+
+/// Channel c's normalization in double, as the CPU's optimized kernel
+/// (CPU/Optimized/Norm.cpp's batchNormFast): istd = 1 / sqrt(var + eps),
+/// scale = istd * weight, shift = bias - mean * scale.
+TRACEIR_HD inline void channelScaleShift(const ChannelAffinePlan &p, int64_t c,
+                                         double &istd, double &scale,
+                                         double &shift) {
+  istd = 1.0 / sqrt(p.var.at(c) + p.eps);
+  scale = istd * (p.weight.data ? p.weight.at(c) : 1.0);
+  shift = (p.bias.data ? p.bias.at(c) : 0.0) - p.mean.at(c) * scale;
+}
+
+/// One thread's share of a plane: y = x * scale + shift in the opmath type.
+template <int32_t DT, int VEC> struct ChannelAffineRow {
+  using E = EwElt<DT>;
+  using T = typename E::T;
+  using C = typename E::C;
+  using V = EwVec<T, VEC>;
+
+  TRACEIR_HD static void write(const T *x, T *y, int64_t S, int64_t t,
+                               int64_t B, C scale, C shift) {
+    for (int64_t i = t; i < S / VEC; i += B) {
+      V v = reinterpret_cast<const V *>(x)[i], r;
+      for (int k = 0; k < VEC; ++k)
+        r.v[k] = E::store(E::load(v.v[k]) * scale + shift);
       reinterpret_cast<V *>(y)[i] = r;
     }
   }

@@ -167,6 +167,20 @@ def test_pow_edge_values():
         check(lambda t: torch.pow(t, e), (x,), torch.float32)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_relu_keeps_nan_and_negative_zero(dtype):
+    # As eager's: NaN passes, and so does -0.0 (its sign too), at both tiers,
+    # in place and not, in a vector's body and in its tail.
+    x = torch.tensor([-0.0, float("nan"), -1.0, 2.0, float("-inf"), 0.0] * 7, dtype=dtype)
+    for fn in (torch.relu, lambda t: torch.relu_(t.clone())):
+        want = fn(x)
+        out = run_both(fn, (x,))
+        for tier, (got, _) in out.items():
+            torch.testing.assert_close(got, want, equal_nan=True, rtol=0, atol=0)
+            number = ~want.isnan()  # a NaN's sign is not PyTorch's contract
+            assert torch.equal(got.signbit()[number], want.signbit()[number]), tier
+
+
 def test_zero_size_and_scalar():
     for shape in ((0,), (3, 0, 4), ()):
         x = values(shape, torch.float32)

@@ -442,7 +442,9 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
   case EwOp::Abs:
     return fabs(v[0]);
   case EwOp::Relu:
-    return v[0] > 0 || v[0] != v[0] ? v[0] : C(0);
+    // NaN and -0.0 pass through, as PyTorch's; one compare and select,
+    // which vectorizes to a single max (the NaN test beside it did not).
+    return v[0] < C(0) ? C(0) : v[0];
   case EwOp::Exp:
     return exp(v[0]);
   case EwOp::Log:

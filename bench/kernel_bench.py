@@ -14,9 +14,14 @@ time for the same call (also allocating its result), each the best of N
 runs after warm-up. Each thread count runs in its own process
 with OMP_WAIT_POLICY=PASSIVE (torch.set_num_threads and
 traceir.set_num_threads to the same count), so one pool's spinning threads
-do not slow the other's.
+do not slow the other's. With --separate, TraceIR and eager each run in a
+process of their own under the environment's wait policy (OpenMP's
+default: threads spin a while between parallel loops), as each would run
+alone: passive threads sleep after every loop, and the two OpenMP runtimes
+in one process (torch's own libgomp and the system's) then pay wake-ups of
+different cost.
 
-Usage: TRACEIR_BUILD=$PWD/build ~/.cache/traceir/venv/bin/python bench/kernel_bench.py [--runs 20] [--threads 1,2] [--only REGEX]
+Usage: TRACEIR_BUILD=$PWD/build ~/.cache/traceir/venv/bin/python bench/kernel_bench.py [--runs 20] [--threads 1,2] [--only REGEX] [--separate]
 """
 import argparse
 import json
@@ -123,7 +128,7 @@ def openblas_linear(M, K, N):
                                    ptr(c), N)
 
 
-def worker(threads, runs, only):
+def worker(threads, runs, only, side="both"):
     sys.path.insert(0, os.path.join(os.environ.get("TRACEIR_BUILD", os.path.join(ROOT, "build")),
                                     "python"))
     sys.path.insert(0, os.path.join(ROOT, "test", "python"))
@@ -137,9 +142,11 @@ def worker(threads, runs, only):
     for name, shape, fn, args, *lib in cases(torch):
         if only and not re.search(only, name):
             continue
-        compiled = traceir.compile(traceir.from_torch(Fn(fn), args), "cpu")
-        best = {}
-        for tier in ("optimized", "portable"):
+        best = {"optimized": None, "portable": None}
+        tiers = ("optimized", "portable") if side != "eager" else ()
+        if tiers:
+            compiled = traceir.compile(traceir.from_torch(Fn(fn), args), "cpu")
+        for tier in tiers:
             traceir.set_kernel_tier(tier)
             for _ in range(2):
                 compiled(*args)
@@ -153,16 +160,18 @@ def worker(threads, runs, only):
                     per_run.setdefault(e["name"], []).append(e["dur"])
             best[tier] = max(min(d) for d in per_run.values())
         traceir.set_kernel_tier("optimized")
-        eager = 1e30
-        with torch.no_grad():
-            for _ in range(2):
-                fn(*args)
-            for _ in range(runs):
-                t = time.perf_counter()
-                fn(*args)
-                eager = min(eager, (time.perf_counter() - t) * 1e6)
+        eager = None
+        if side != "traceir":
+            eager = 1e30
+            with torch.no_grad():
+                for _ in range(2):
+                    fn(*args)
+                for _ in range(runs):
+                    t = time.perf_counter()
+                    fn(*args)
+                    eager = min(eager, (time.perf_counter() - t) * 1e6)
         direct = None
-        if lib and lib[0]:
+        if lib and lib[0] and side != "eager":
             direct = 1e30
             for _ in range(runs + 2):
                 t = time.perf_counter()
@@ -178,17 +187,30 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--only", default="",
                     help="run only the ops whose name matches this regular expression")
+    ap.add_argument("--separate", action="store_true",
+                    help="TraceIR and eager in separate processes, under the environment's "
+                         "OpenMP wait policy")
     ap.add_argument("--worker", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--side", default="both", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
-        return worker(a.worker, a.runs, a.only)
-    env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
-    for t in (int(x) for x in a.threads.split(",")):
-        out = subprocess.run([sys.executable, __file__, "--worker", str(t), "--runs", str(a.runs),
-                              "--only", a.only],
+        return worker(a.worker, a.runs, a.only, a.side)
+    env = dict(os.environ) if a.separate else dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
+
+    def run_worker(threads, side):
+        out = subprocess.run([sys.executable, __file__, "--worker", str(threads), "--runs",
+                              str(a.runs), "--only", a.only, "--side", side],
                              env=env, check=True, capture_output=True, text=True).stdout
-        rows = json.loads(out.strip().splitlines()[-1])
-        print(f"\n{t} thread{'s' if t > 1 else ''} (best of {a.runs} runs, us; ratio = "
+        return json.loads(out.strip().splitlines()[-1])
+
+    for t in (int(x) for x in a.threads.split(",")):
+        if a.separate:
+            # TraceIR's columns from one process, eager's from another.
+            rows = [r[:5] + e[5:] for r, e in zip(run_worker(t, "traceir"), run_worker(t, "eager"))]
+        else:
+            rows = run_worker(t, "both")
+        how = "separate processes" if a.separate else "one process, OMP_WAIT_POLICY=PASSIVE"
+        print(f"\n{t} thread{'s' if t > 1 else ''} ({how}; best of {a.runs} runs, us; ratio = "
               "optimized / eager)\n")
         print("| op | shape | TraceIR optimized | TraceIR portable | library | PyTorch eager "
               "| ratio |")

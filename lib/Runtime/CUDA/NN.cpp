@@ -126,6 +126,16 @@ void cuda::native_dropout(KernelContext &ctx) {
 /// layer_norm over the trailing normalized dims; native_layer_norm also
 /// returns mean and rstd (shape [..., 1, ...]); native_group_norm over the
 /// rows of groupNormArgs's view, as CPU/NN.cpp.
+/// native_layer_norm's mean and rstd (results 1 and 2) into either
+/// launch's fields.
+template <typename Launch> static void setStats(KernelContext &ctx, Launch &L) {
+  Tensor &m = ctx.result(1), &r = ctx.result(2);
+  L.mean = m.bytes();
+  L.meanDtype = static_cast<int32_t>(m.dtype);
+  L.rstd = r.bytes();
+  L.rstdDtype = static_cast<int32_t>(r.dtype);
+}
+
 /// layer_norm on the optimized tier's typed row kernel (TypedRows.h):
 /// contiguous rows, weight and bias of the input's dtype, not group norm's
 /// view. False, having launched nothing, where it does not apply.
@@ -152,13 +162,8 @@ static bool layerNormRows(KernelContext &ctx, const LayerNormArgs &a,
   p.bias = a.bias ? a.bias->bytes() : nullptr;
   p.dtype = static_cast<int32_t>(in.dtype);
   p.eps = a.eps;
-  if (stats) {
-    Tensor &m = ctx.result(1), &r = ctx.result(2);
-    p.mean = m.bytes();
-    p.meanDtype = static_cast<int32_t>(m.dtype);
-    p.rstd = r.bytes();
-    p.rstdDtype = static_cast<int32_t>(r.dtype);
-  }
+  if (stats)
+    setStats(ctx, p);
   p.vec = layerNormRowsVectorWidth(p);
   if (const char *err = launchLayerNormRowsCUDA(p))
     failLaunch(ctx, name, err);
@@ -206,13 +211,8 @@ static void layerNorm(KernelContext &ctx, const LayerNormArgs &a, bool stats,
   }
   L.groups = a.groups;
   L.span = a.span;
-  if (stats) {
-    Tensor &m = ctx.result(1), &r = ctx.result(2);
-    L.mean = m.bytes();
-    L.meanDtype = static_cast<int32_t>(m.dtype);
-    L.rstd = r.bytes();
-    L.rstdDtype = static_cast<int32_t>(r.dtype);
-  }
+  if (stats)
+    setStats(ctx, L);
   L.eps = eps;
   if (const char *err = launchLayerNormCUDA(L))
     failLaunch(ctx, name, err);

@@ -161,9 +161,7 @@ __global__ void layerNormRowsKernel(LayerNormRowsPlan p) {
 }
 template <int32_t DT, int VEC> struct LayerNormRowsLaunch {
   static void run(const LayerNormRowsPlan &p) {
-    int64_t blocks = p.rows < kMaxBlocks ? p.rows : kMaxBlocks;
-    layerNormRowsKernel<DT, VEC>
-        <<<static_cast<unsigned>(blocks), threadsFor(p.n / VEC)>>>(p);
+    launchRows(layerNormRowsKernel<DT, VEC>, p, p.rows, p.n / VEC);
   }
 };
 } // namespace

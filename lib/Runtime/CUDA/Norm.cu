@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/CUDA/NNLaunch.h"
+#include "TraceIR/Runtime/CUDA/ReduceLaunch.h"
 
 using namespace traceir;
 using namespace traceir::cuda;
@@ -273,12 +274,7 @@ __global__ void channelAffineKernel(ChannelAffinePlan p) {
 }
 template <int32_t DT, int VEC> struct ChannelAffineLaunch {
   static void run(const ChannelAffinePlan &p) {
-    const int64_t planes = p.N * p.C;
-    int threads = 32; // a power of two up to kNNThreads, as the plane needs
-    while (threads < kNNThreads && threads < p.S / VEC)
-      threads <<= 1;
-    channelAffineKernel<DT, VEC>
-        <<<nnBlocks(planes, 1), static_cast<unsigned>(threads)>>>(p);
+    cudadev::launchRows(channelAffineKernel<DT, VEC>, p, p.N * p.C, p.S / VEC);
   }
 };
 } // namespace

@@ -346,9 +346,7 @@ __global__ void softmaxRowsKernel(SoftmaxRowsPlan p) {
 }
 template <int32_t DT, int VEC> struct SoftmaxRowsLaunch {
   static void run(const SoftmaxRowsPlan &p) {
-    int64_t blocks = p.rows < kMaxBlocks ? p.rows : kMaxBlocks;
-    softmaxRowsKernel<DT, VEC>
-        <<<static_cast<unsigned>(blocks), threadsFor(p.n / VEC)>>>(p);
+    launchRows(softmaxRowsKernel<DT, VEC>, p, p.rows, p.n / VEC);
   }
 };
 

@@ -255,6 +255,16 @@ inline int64_t gridFor(int64_t n, int threads) {
   return blocks < 1 ? 1 : blocks > kMaxBlocks ? kMaxBlocks : blocks;
 }
 
+/// Launches a typed row kernel (TypedRows.h) over `rows` rows of
+/// `vectors` accesses each: one block per row (a grid-stride loop past
+/// kMaxBlocks) of threadsFor(vectors) threads.
+template <typename Plan>
+void launchRows(void (*kernel)(Plan), const Plan &plan, int64_t rows,
+                int64_t vectors) {
+  int64_t blocks = rows < kMaxBlocks ? rows : kMaxBlocks;
+  kernel<<<static_cast<unsigned>(blocks), threadsFor(vectors)>>>(plan);
+}
+
 /// Null, or the text of the last launch's error (and clears it).
 inline const char *lastError() {
   cudaError_t err = cudaGetLastError();

@@ -123,9 +123,19 @@ def openblas_linear(M, K, N):
     a, w = np.random.rand(M, K).astype(np.float32), np.random.rand(N, K).astype(np.float32)
     c = np.empty((M, N), np.float32)
     ptr = lambda t: t.ctypes.data_as(f)  # noqa: E731
-    # 101 row-major, 111 no transpose, 112 transpose.
-    return lambda: lib.cblas_sgemm(101, 111, 112, M, N, K, 1.0, ptr(a), K, ptr(w), K, 0.0,
-                                   ptr(c), N)
+
+    def call():
+        # On its own threads, the count of this run; back to one after,
+        # where TraceIR keeps it (its pool splits its products itself).
+        lib.openblas_set_num_threads(LIBRARY_THREADS)
+        # 101 row-major, 111 no transpose, 112 transpose.
+        lib.cblas_sgemm(101, 111, 112, M, N, K, 1.0, ptr(a), K, ptr(w), K, 0.0, ptr(c), N)
+        lib.openblas_set_num_threads(1)
+    return call
+
+
+# The thread count the library column's calls run at (worker sets it).
+LIBRARY_THREADS = 1
 
 
 def worker(threads, runs, only, side="both"):
@@ -138,6 +148,8 @@ def worker(threads, runs, only, side="both"):
     torch.manual_seed(0)
     torch.set_num_threads(threads)
     traceir.set_num_threads(threads)
+    global LIBRARY_THREADS
+    LIBRARY_THREADS = threads
     rows = []
     for name, shape, fn, args, *lib in cases(torch):
         if only and not re.search(only, name):

@@ -375,6 +375,38 @@ def test_linear_few_rows_threads_bit_equal():
     torch.testing.assert_close(one, fn(x, w, b), rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_products_split_over_threads(dtype):
+    # Above 1M multiply-adds a product splits over the threads, the BLAS on
+    # one thread in each part (Gemm/BLAS.cpp): by rows of the result where
+    # each thread gets 256 rows or more (or the result is narrow), else by
+    # columns in multiples of 16; each operand either way round in memory.
+    # (M, K, N, A stored transposed, B stored transposed):
+    cases = [(600, 64, 96, False, True),   # rows, A @ B^T (linear's)
+             (600, 64, 96, True, False),   # rows, A^T @ B
+             (8, 512, 1000, False, True),  # columns 0-495 and 496-999
+             (8, 512, 1000, True, False),  # columns, A^T @ B
+             (40, 2048, 77, False, True),  # columns 0-31 and 32-76
+             (300, 128, 40, False, True)]  # rows: too few columns to split
+    before = traceir.num_threads()
+    try:
+        for M, K, N, ta, tb in cases:
+            a = values((K, M) if ta else (M, K), dtype)
+            b = values((N, K) if tb else (K, N), dtype, 1)
+
+            def fn(a, b, ta=ta, tb=tb):
+                return (a.t() if ta else a) @ (b.t() if tb else b)
+            expect = fn(a, b)
+            compiled = traceir.compile(traceir.from_torch(Fn(fn), (a, b)), "cpu")
+            for threads in (1, 2):
+                traceir.set_num_threads(threads)
+                torch.testing.assert_close(
+                    compiled(a, b), expect, **MM_TOL[dtype],
+                    msg=lambda m: f"{(M, K, N, ta, tb)} at {threads} threads: {m}")
+    finally:
+        traceir.set_num_threads(before)
+
+
 @pytest.mark.parametrize("wdtype", [torch.float32, torch.float64, torch.float16, torch.int64,
                                     torch.int8, torch.bool])
 @pytest.mark.parametrize("idtype", [torch.int64, torch.int32])

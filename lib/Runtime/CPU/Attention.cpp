@@ -195,9 +195,9 @@ bool maskRowFast(const AttentionArgs &a, int64_t b, int64_t i, T *x) {
   return !live;
 }
 
-/// Products of at most this many multiply-adds run on one thread in the
-/// BLAS (OpenBLAS's threshold: interface/gemm.c's SMP_THRESHOLD_MIN times
-/// GEMM_MULTITHREAD_THRESHOLD), so threads may each run their own.
+/// Products of more multiply-adds than this split over the threads
+/// themselves (cpu::sgemm), one batch at a time, which keeps one part's
+/// scratch for the scores; smaller ones are cheaper split by batches.
 constexpr int64_t kSerialGemmMACs = 65536 * 4;
 /// The fewest multiply-adds worth a second thread (about 0.15 ms here: a
 /// parallel region's wake-up costs tens of microseconds).
@@ -206,7 +206,7 @@ constexpr int64_t kParallelAttentionMACs = int64_t(1) << 22;
 /// How many threads share the batch matrices: each its own batches, its
 /// own scratch, the BLAS on one thread in each (ATen's CPU attention
 /// splits batch x heads the same way). One where the products are large
-/// enough for the BLAS's own threads, where gemm would gather an operand
+/// enough to split themselves, where gemm would gather an operand
 /// into scratch (the kernel context is not shared), or where the work is
 /// too small to pay for a thread.
 int64_t attentionParts(const AttentionArgs &a) {

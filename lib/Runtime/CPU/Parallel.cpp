@@ -67,10 +67,12 @@ std::atomic<bool> &deterministicFlag() {
 
 } // namespace
 
-/// The BLAS's own threads: one in deterministic mode, whose products are
-/// split by the runtime.
+/// The BLAS's own threads: one where the runtime has a pool, which splits
+/// every product itself (Gemm/BLAS.cpp says why), and in deterministic
+/// mode; else the count.
 static void applyGemmThreads() {
-  cpu::setGemmThreads(cpu::deterministic() ? 1 : cpu::numThreads());
+  cpu::setGemmThreads(
+      cpu::hasPool() || cpu::deterministic() ? 1 : cpu::numThreads());
 }
 
 int cpu::numThreads() { return threads().load(std::memory_order_relaxed); }
@@ -102,13 +104,15 @@ int64_t cpu::grainSize() {
   return grain;
 }
 
-const char *cpu::threadingBackend() {
+bool cpu::hasPool() {
 #ifdef _OPENMP
-  return "OpenMP";
+  return true;
 #else
-  return "none";
+  return false;
 #endif
 }
+
+const char *cpu::threadingBackend() { return hasPool() ? "OpenMP" : "none"; }
 
 void cpu::parallelFor(int64_t n, int64_t grain, RangeFn fn) {
   if (n <= 0)
@@ -120,7 +124,8 @@ void cpu::parallelFor(int64_t n, int64_t grain, RangeFn fn) {
   // Not from inside another parallel region: nested loops run serially.
   if (chunks > 1 && !omp_in_parallel()) {
     int64_t size = (n + chunks - 1) / chunks;
-#pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static, 1)
+#pragma omp parallel for num_threads(static_cast <int>(chunks))                \
+    schedule(static, 1)
     for (int64_t c = 0; c < chunks; ++c) {
       int64_t b = c * size, e = std::min(n, b + size);
       if (b < e)

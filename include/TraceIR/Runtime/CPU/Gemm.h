@@ -35,8 +35,9 @@ inline void gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
   dgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-/// Threads of these products (the BLAS's); the portable loops use one and
-/// ignore the setting.
+/// The BLAS's own threads (Parallel.cpp sets them: one where the runtime's
+/// pool splits the products); the portable loops use one and ignore the
+/// setting.
 void setGemmThreads(int n);
 int gemmThreads();
 

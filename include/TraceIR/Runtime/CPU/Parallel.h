@@ -24,11 +24,17 @@ int numThreads();
 void setNumThreads(int n);
 /// "OpenMP" or "none" (this build runs every loop on one thread).
 const char *threadingBackend();
+/// Whether parallelFor runs on a pool of threads (an OpenMP build). Where
+/// it does, the runtime splits every matrix product over it and the BLAS
+/// runs one thread; where it does not, the BLAS keeps its own threads.
+bool hasPool();
 
 /// Deterministic mode: results that do not depend on the thread count.
-/// TraceIR's own loops split work so that they never do; the libraries'
-/// do (OpenBLAS's threaded sgemm and oneDNN's threaded convolutions round
-/// differently at one thread and at two). In this mode every matrix
+/// TraceIR's own loops split work so that they never do; matrix products
+/// and the libraries' threading do (a product split over the threads gives
+/// the BLAS parts whose shape picks its kernel and rounding; oneDNN's
+/// threaded convolutions round differently at one thread and at two). In
+/// this mode every matrix
 /// product is split into blocks of rows fixed by its shape alone, each a
 /// single-threaded BLAS call, the blocks spread over the threads; oneDNN's
 /// convolutions run on one thread. It starts from TRACEIR_DETERMINISTIC
@@ -42,7 +48,7 @@ class RangeFn {
 public:
   template <typename F,
             typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>,
-                                                         RangeFn>>>
+                                                        RangeFn>>>
   RangeFn(F &&f) // NOLINT: implicit, as function_ref
       : obj(const_cast<void *>(static_cast<const void *>(&f))),
         call([](void *o, int64_t b, int64_t e) {

@@ -353,7 +353,7 @@ bool isPointwise(const ConvGeometry &g) {
 
 /// How many parts a pointwise conv2d's images split into, each part's
 /// images on one thread with oneDNN's sgemm on that thread alone; 1 where
-/// each image's product runs on the BLAS's own threads instead: one thread,
+/// each image's product splits over the threads instead: one thread,
 /// deterministic mode (the split changes the rounding), fewer images than
 /// threads, or too little work to wake a second thread. Measured on
 /// resnet50's 1x1 shapes at batch 8 with two threads (bench/README.md),
@@ -390,7 +390,7 @@ bool pointwise(KernelContext &ctx, const ConvGeometry &g, const float *x,
       return false;
   }
   // Image n with the strided pixels gathered into `part`'s columns; its
-  // product on this thread alone (`serial`) or on the BLAS's threads.
+  // product on this thread alone (`serial`) or split over the threads.
   auto image = [&](int64_t n, int64_t part, bool serial) {
     const float *xn = x + n * g.C * HW;
     float *on = out + n * g.O * P;

@@ -3,9 +3,9 @@
 # (from bookworm-security), CMake, Ninja, a C++ compiler, GoogleTest,
 # OpenBLAS and oneDNN (the optimized CPU kernels' GEMM, convolution and
 # pooling; both optional to the build), nlohmann-json (the safetensors
-# reader), FlatBuffers (saved executables;
-# flatc only checks the committed header) and Python 3 for lit. Safe to run
-# again; it only installs what is missing. `--bench` also installs
+# reader), FlatBuffers (saved executables; flatc only checks the committed
+# header), Python 3 for lit and xz (the GPU bundle's cases archive). Safe to
+# run again; it only installs what is missing. `--bench` also installs
 # bench/requirements.txt (transformers, for bench/ir_bench.py's GPT-2) into
 # the Python environment; the tests do not need it.
 set -euo pipefail
@@ -22,7 +22,7 @@ PACKAGES=(
   cmake ninja-build g++ python3 python3-venv python3-dev libopenblas-dev
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools llvm-22-linker-tools
   libgtest-dev nlohmann-json3-dev libflatbuffers-dev flatbuffers-compiler
-  libdnnl-dev
+  libdnnl-dev xz-utils
 )
 
 missing=()

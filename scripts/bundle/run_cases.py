@@ -92,7 +92,7 @@ class Runner:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
     def run_case(self, name):
-        case = os.path.join(self.args.bundle, "cases", name)
+        case = os.path.join(self.args.cases, name)
         with open(os.path.join(case, "case.json")) as f:
             meta = json.load(f)
         r = {"case": name, "test": meta["test"], "kind": meta["kind"], "result": "PASS",
@@ -255,7 +255,7 @@ def sanitize(runner, results, limit):
     passing = [r for r in results if r["result"] == "PASS"][:limit]
     bad = 0
     for n, r in enumerate(passing):
-        case = os.path.join(runner.args.bundle, "cases", r["case"])
+        case = os.path.join(runner.args.cases, r["case"])
         with open(os.path.join(case, "case.json")) as f:
             meta = json.load(f)
         with tempfile.TemporaryDirectory() as d:
@@ -277,16 +277,18 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--bundle", required=True)
     p.add_argument("--build", required=True)
+    p.add_argument("--cases", help="the unpacked cases (default: BUNDLE/cases)")
     p.add_argument("--device", default="cuda", help="cpu, cuda (cuda:0) or cuda:N")
     p.add_argument("--only", choices=("FAILED",))
     p.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2))
     p.add_argument("--sanitize", type=int, default=40,
                    help="cases to rerun under compute-sanitizer (0: none)")
     args = p.parse_args()
+    args.cases = args.cases or os.path.join(args.bundle, "cases")
     sys.path.insert(0, os.path.join(args.build, "python"))
     runner = Runner(args)
     results_path = os.path.join(args.bundle, f"results-{args.device}.json")
-    names = sorted(os.listdir(os.path.join(args.bundle, "cases")))
+    names = sorted(os.listdir(args.cases))
     if args.only:
         with open(results_path) as f:
             names = [r["case"] for r in json.load(f) if r["result"] == "FAIL"]

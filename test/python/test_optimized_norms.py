@@ -72,11 +72,12 @@ def test_softmax_shapes():
         assert out["optimized"][1][op] == "optimized"
 
 
-def test_softmax_rows_on_onednn():
-    # f32 rows of at least 128k elements in all run on oneDNN's kernel
-    # (DNNL.cpp), whose max skips a NaN: a row with a NaN or +inf must
-    # still come out all NaN, as eager's, and the rows without one agree
-    # with eager and the portable tier; one and two threads bit for bit.
+def test_softmax_many_rows_special_values():
+    # Enough rows to split over threads, a vector max per 16 elements: a
+    # row with a NaN or +inf must come out all NaN, as eager's (a max that
+    # skipped a NaN, as oneDNN's does, would not), and the rows without one
+    # agree with eager and the portable tier; one and two threads bit for
+    # bit.
     x = values((4096, 40), torch.float32) * 10
     x[1, 3] = float("nan")
     x[2, 0] = float("inf")

@@ -74,10 +74,6 @@ namespace traceir::cpu {
 /// The oneDNN version the optimized tier's conv2d and 2-D pools run on
 /// (CPU/Optimized/DNNL.cpp), or null in a build without oneDNN.
 const char *dnnlVersion();
-/// softmax of `rows` contiguous f32 rows of `n` elements on oneDNN
-/// (CPU/Optimized/DNNL.cpp); false where it did not run (no oneDNN, too
-/// little work for it), the result then to be written whole.
-bool dnnlSoftmaxRows(const float *in, float *out, int64_t rows, int64_t n);
 } // namespace traceir::cpu
 
 namespace traceir::cpu::fast {

@@ -110,7 +110,7 @@ struct SkinnyLinear {
 void skinnyLinear(const SkinnyLinear &s);
 
 /// Whether the `n` floats at `p` hold a NaN, on the calling thread (the
-/// oneDNN kernels' checks, CPU/Optimized/DNNL.cpp).
+/// oneDNN pooling's check, CPU/Optimized/DNNL.cpp).
 bool anyNaN(const float *p, int64_t n);
 
 /// The variants, each built from CPU/Optimized/Elementwise.cpp, Norm.cpp

@@ -1,7 +1,7 @@
-//===- DNNL.cpp - conv2d, 2-D pooling and softmax on oneDNN ---------------===//
+//===- DNNL.cpp - conv2d and 2-D pooling on oneDNN
+//-------------------------===//
 //
-// The optimized tier's conv2d, max_pool2d, avg_pool2d and its f32
-// last-dim softmax (dnnlSoftmaxRows, below) on oneDNN (Debian
+// The optimized tier's conv2d, max_pool2d and avg_pool2d on oneDNN (Debian
 // libdnnl-dev), the library PyTorch's CPU convolution runs on, for f32
 // NCHW operands that are contiguous (conv2d's input may be strided: it is
 // gathered first, and a depthwise conv of a few output pixels runs as a
@@ -67,9 +67,6 @@ bool cpu::fast::conv2d(KernelContext &) { return false; }
 bool cpu::fast::max_pool2d(KernelContext &) { return false; }
 bool cpu::fast::avg_pool2d(KernelContext &) { return false; }
 const char *cpu::dnnlVersion() { return nullptr; }
-bool cpu::dnnlSoftmaxRows(const float *, float *, int64_t, int64_t) {
-  return false;
-}
 #else
 
 namespace {
@@ -631,72 +628,6 @@ bool cpu::fast::avg_pool2d(KernelContext &ctx) {
                     ? dnnl::algorithm::pooling_avg_include_padding
                     : dnnl::algorithm::pooling_avg_exclude_padding,
                 a);
-}
-
-/// Rows of softmax on oneDNN's JIT kernel: on attention's short rows
-/// (8x8x64x64, rows of 64) it took 160 us at one thread where the tier's
-/// own loops took 240 and eager 190, its exp inline where theirs call
-/// libmvec, its reductions across vector lanes in registers. Below
-/// kSerialPoolReads elements the call costs more than the tier's loops
-/// save, and they run it. Each row is computed alone, in a fixed order, so
-/// the result does not depend on the thread count.
-bool cpu::dnnlSoftmaxRows(const float *in, float *out, int64_t rows,
-                          int64_t n) {
-  double elements = double(rows) * n;
-  if (elements < kSerialPoolReads || rows < 2)
-    return false;
-  // The rows in one part per thread, each a one-thread primitive followed
-  // by its NaN pass in the same parallel region (one wake-up, the part
-  // still in cache); parts of rows / parts rows and one more.
-  int64_t parts = std::min<int64_t>(poolThreads(elements), rows);
-  useThreads(1);
-  static PrimitiveCache<2> cache;
-  auto primitive = [&](int64_t r) -> const std::optional<Cached> & {
-    return cache.get({r, n}, [&]() -> std::optional<Cached> {
-      dnnl::memory::desc md({r, n}, kF32, Tag::ab);
-      dnnl::softmax_forward::primitive_desc pd(
-          {dnnl::prop_kind::forward_inference, md, 1}, userScratchpad(),
-          engine());
-      Cached c;
-      c.prim = dnnl::softmax_forward(pd);
-      c.scratchpad = pd.scratchpad_desc().get_size();
-      return c;
-    });
-  };
-  int64_t small = rows / parts, big = small + 1, bigParts = rows % parts;
-  // A scratchpad would need the kernel context; oneDNN's softmax over a
-  // plain layout asks for none.
-  for (int64_t r : {small, big})
-    if (r && (!primitive(r) || primitive(r)->scratchpad))
-      return false;
-  std::atomic<bool> failed{false};
-  cpu::parallelFor(parts, 1, [&](int64_t b, int64_t e) {
-    for (int64_t p = b; p < e; ++p) {
-      int64_t r = p < bigParts ? big : small;
-      int64_t row0 = p * small + std::min(p, bigParts);
-      const float *x = in + row0 * n;
-      float *y = out + row0 * n;
-      try {
-        dnnl::stream s(engine());
-        primitive(r)->prim.execute(s,
-                                   {{DNNL_ARG_SRC, plain({r, n}, Tag::ab, x)},
-                                    {DNNL_ARG_DST, plain({r, n}, Tag::ab, y)}});
-        s.wait();
-      } catch (const dnnl::error &) {
-        failed = true; // the tier's loops will write every element
-        continue;
-      }
-      // A row holding a NaN or +inf is all NaN in PyTorch (its max is NaN
-      // or inf, and x - max NaN); oneDNN's max skips a NaN, so only the
-      // elements that were NaN or inf come out NaN. Each such row has one,
-      // which a pass over the result finds.
-      if (cpu::optimized::anyNaN(y, r * n))
-        for (int64_t i = 0; i < r; ++i)
-          if (cpu::optimized::anyNaN(y + i * n, n))
-            std::fill(y + i * n, y + (i + 1) * n, NAN);
-    }
-  });
-  return !failed;
 }
 
 #endif // TRACEIR_HAVE_DNNL

@@ -6,7 +6,9 @@
 // dimensions; with beta == 0, C is written without being read. Which
 // implementation is linked is the build's choice: a CPU BLAS where one is
 // found (Gemm/BLAS.cpp), else the portable loops (Gemm/Portable.cpp), so
-// the runtime-only build runs where there is no BLAS.
+// the runtime-only build runs where there is no BLAS. Called inside a
+// parallel region (a kernel's own split of its work), a product runs on the
+// calling thread alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,8 +43,9 @@ inline void gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
 void setGemmThreads(int n);
 int gemmThreads();
 
-/// What implements them: "OpenBLAS" or "portable" (trace-exec --version,
-/// the GPU bundle's table).
+/// What implements them: "OpenBLAS", OpenBLAS with oneDNN's sgemm for
+/// large f32 products (Gemm/BLAS.cpp), or "portable" (trace-exec
+/// --version, the GPU bundle's table).
 const char *gemmBackend();
 
 } // namespace traceir::cpu

@@ -349,7 +349,7 @@ bool isPointwise(const ConvGeometry &g) {
 }
 
 /// How many parts a pointwise conv2d's images split into, each part's
-/// images on one thread with oneDNN's sgemm on that thread alone; 1 where
+/// images on one thread with the GEMM on that thread alone; 1 where
 /// each image's product splits over the threads instead: one thread,
 /// deterministic mode (the split changes the rounding), fewer images than
 /// threads, or too little work to wake a second thread. Measured on
@@ -386,9 +386,8 @@ bool pointwise(KernelContext &ctx, const ConvGeometry &g, const float *x,
     if (!cols)
       return false;
   }
-  // Image n with the strided pixels gathered into `part`'s columns; its
-  // product on this thread alone (`serial`) or split over the threads.
-  auto image = [&](int64_t n, int64_t part, bool serial) {
+  // Image n with the strided pixels gathered into `part`'s columns.
+  auto image = [&](int64_t n, int64_t part) {
     const float *xn = x + n * g.C * HW;
     float *on = out + n * g.O * P;
     if (cols) {
@@ -403,23 +402,20 @@ bool pointwise(KernelContext &ctx, const ConvGeometry &g, const float *x,
     if (bias)
       for (int64_t o = 0; o < g.O; ++o)
         std::fill(on + o * P, on + (o + 1) * P, bias[o]);
-    const float beta = bias ? 1.0f : 0.0f;
-    if (serial)
-      // Inside a parallel region oneDNN's sgemm (row-major, as cblas's
-      // here) runs on the calling thread.
-      dnnl_sgemm('N', 'N', g.O, P, g.C, 1.0f, w, g.C, xn, P, beta, on, P);
-    else
-      cpu::sgemm(false, false, g.O, P, g.C, 1.0f, w, g.C, xn, P, beta, on, P);
+    // Inside a parallel region (parts > 1) the product stays on the
+    // calling thread (Gemm.h).
+    cpu::sgemm(false, false, g.O, P, g.C, 1.0f, w, g.C, xn, P,
+               bias ? 1.0f : 0.0f, on, P);
   };
   if (parts == 1) {
     for (int64_t n = 0; n < g.N; ++n)
-      image(n, 0, false);
+      image(n, 0);
     return true;
   }
   cpu::parallelFor(parts, 1, [&](int64_t b, int64_t e) {
     for (int64_t part = b; part < e; ++part)
       for (int64_t n = part * g.N / parts; n < (part + 1) * g.N / parts; ++n)
-        image(n, part, true);
+        image(n, part);
   });
   return true;
 }

@@ -318,10 +318,12 @@ def check_op(fn, args, op, optimized, tol):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("rows", [1, 3, 4, 5, 8])
+@pytest.mark.parametrize("rows", [1, 2, 3, 4, 5, 6, 8])
 def test_linear_few_rows(rows, dtype):
     # Up to eight rows: the tier's dot products (Linear.cpp), rows in
-    # groups of four and a rest, K a multiple of the lanes and not.
+    # groups of four and a rest (one row four weight rows at a time, two
+    # rows two), N a multiple of those and not, K a multiple of the lanes
+    # and not, N past one tile of weight rows (64 rows of K = 64 floats).
     for K, N in ((64, 33), (70, 129), (3, 5)):
         x, w = values((rows, K), dtype), values((N, K), dtype, 1) * 0.2
         b = values((N,), dtype, 2)

@@ -3,7 +3,8 @@
 // index_select, gather, index.Tensor (gathers) and scatter, scatter_add,
 // scatter_reduce, index_put (scatters): IndexArgs.cpp reads the call into an
 // Indexing.h map, every index is range-checked first, then the map's
-// element functions (the CUDA kernels' own) run in a loop. slice_scatter and
+// element functions (the CUDA kernels' own) run in a loop; a gather by
+// rows of its last dim (ixGatherRow, the same elements). slice_scatter and
 // select_scatter copy self, then src into the view of the part it replaces.
 // masked_scatter runs MaskedScatter.h's element function in order.
 //
@@ -42,8 +43,14 @@ void run(KernelContext &ctx, bool read, IndexCall &call) {
     return;
   const IxMap &m = call.map;
   if (!call.scatter) {
-    for (int64_t k = 0; k < call.numel; ++k)
-      ixGatherElement(m, k);
+    // By rows of the last dim: the same elements, the divisions per row.
+    if (m.rank == 0 || call.numel == 0) {
+      for (int64_t k = 0; k < call.numel; ++k)
+        ixGatherElement(m, k);
+      return;
+    }
+    for (int64_t r = 0, rows = call.numel / m.shape[m.rank - 1]; r < rows; ++r)
+      ixGatherRow(m, r);
     return;
   }
   Tensor &out = ctx.result(0);

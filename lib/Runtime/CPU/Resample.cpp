@@ -2,7 +2,8 @@
 //
 // The CPU kernels of the plans of Runtime/Resample.h: each loops over its
 // (contiguous) result and runs the plan's per-element function, the one
-// the CUDA kernels run per thread. Pads, flip, repeat and
+// the CUDA kernels run per thread (the gathers a row of the last dim at a
+// time, gatherRow, which copies the same elements). Pads, flip, repeat and
 // upsample_nearest2d copy elements in any dtype; the pools (2-D and 3-D),
 // col2im and upsample_bilinear2d accumulate in f64. Inputs may be any
 // strided view.
@@ -20,8 +21,14 @@ namespace {
 void runGather(bool planned, const GatherPlan &p) {
   if (!planned)
     return;
-  for (int64_t k = 0; k < p.numel; ++k)
-    gatherElement(p, k);
+  // By rows of the last dim: the same elements, the divisions per row.
+  if (p.rank == 0 || p.numel == 0) {
+    for (int64_t k = 0; k < p.numel; ++k)
+      gatherElement(p, k);
+    return;
+  }
+  for (int64_t r = 0, rows = p.numel / p.outShape[p.rank - 1]; r < rows; ++r)
+    gatherRow(p, r);
 }
 
 void pad(KernelContext &ctx, PadMode mode, int spatial) {

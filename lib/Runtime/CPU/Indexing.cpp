@@ -43,14 +43,10 @@ void run(KernelContext &ctx, bool read, IndexCall &call) {
     return;
   const IxMap &m = call.map;
   if (!call.scatter) {
-    // By rows of the last dim: the same elements, the divisions per row.
-    if (m.rank == 0 || call.numel == 0) {
-      for (int64_t k = 0; k < call.numel; ++k)
-        ixGatherElement(m, k);
-      return;
-    }
-    for (int64_t r = 0, rows = call.numel / m.shape[m.rank - 1]; r < rows; ++r)
-      ixGatherRow(m, r);
+    cpu::forRows(
+        call.numel, m.rank, m.rank ? m.shape[m.rank - 1] : 1,
+        [&](int64_t r) { ixGatherRow(m, r); },
+        [&](int64_t k) { ixGatherElement(m, k); });
     return;
   }
   Tensor &out = ctx.result(0);

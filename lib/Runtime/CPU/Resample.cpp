@@ -21,14 +21,10 @@ namespace {
 void runGather(bool planned, const GatherPlan &p) {
   if (!planned)
     return;
-  // By rows of the last dim: the same elements, the divisions per row.
-  if (p.rank == 0 || p.numel == 0) {
-    for (int64_t k = 0; k < p.numel; ++k)
-      gatherElement(p, k);
-    return;
-  }
-  for (int64_t r = 0, rows = p.numel / p.outShape[p.rank - 1]; r < rows; ++r)
-    gatherRow(p, r);
+  forRows(
+      p.numel, p.rank, p.rank ? p.outShape[p.rank - 1] : 1,
+      [&](int64_t r) { gatherRow(p, r); },
+      [&](int64_t k) { gatherElement(p, k); });
 }
 
 void pad(KernelContext &ctx, PadMode mode, int spatial) {

@@ -50,6 +50,22 @@ bool blasTakes(int64_t rows, int64_t cols, int64_t rs, int64_t cs);
 /// Normalizes a possibly negative dim.
 int64_t wrapDim(int64_t dim, int64_t rank);
 
+/// A gather's loop over its `numel` result elements: row(r) for each run
+/// of the last dim, `rowLen` elements (the divisions that find an
+/// element's source then come once per row), or element(k) for each
+/// element where there are no rows (a 0-d result).
+template <typename Row, typename Element>
+void forRows(int64_t numel, int rank, int64_t rowLen, Row &&row,
+             Element &&element) {
+  if (rank == 0 || numel == 0) {
+    for (int64_t k = 0; k < numel; ++k)
+      element(k);
+    return;
+  }
+  for (int64_t r = 0, rows = numel / rowLen; r < rows; ++r)
+    row(r);
+}
+
 //===--- Kernels ----------------------------------------------------------===//
 
 // The kernels of Ops.def's CPU column (a KERNEL in the family's file:

@@ -91,8 +91,8 @@ template <typename T> void skinnyTyped(const SkinnyLinear &s) {
   // Rows four at a time, then the rest: four rows of partial sums still
   // fit the registers. Each group reads the weight rows again, so the
   // groups take a tile of weight rows at a time, one that stays in L1 (16
-  // KiB: 5 KiB rows of K = 768 floats, 12 for 3072): the weight then comes
-  // from memory once. Done as one pass over all columns per group, the
+  // KiB: 5 rows of K = 768 floats, 1 of 3072): the weight then comes from
+  // memory once. Done as one pass over all columns per group, the
   // second group re-read vit_b_16's weights (9 MiB a layer, 5 rows) from
   // memory: its linears took 89 ms at one thread against eager's 51.
   constexpr int64_t kTileBytes = 16 << 10;

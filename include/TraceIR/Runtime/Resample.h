@@ -150,12 +150,13 @@ TRACEIR_HD inline void gatherRow(const GatherPlan &p, int64_t r) {
     lo = lo < W ? lo : W;
     hi = hi < lo ? lo : hi < W ? hi : W;
     const char *from = p.in + (src + lo - p.shift[last]) * p.elemSize;
-    for (int64_t b = 0, n = (hi - lo) * p.elemSize; b < n; ++b)
-      to[lo * p.elemSize + b] = from[b];
-    for (int64_t j = 0; j < W; ++j)
-      if (j < lo || j >= hi)
-        for (int32_t b = 0; b < p.elemSize; ++b)
-          to[j * p.elemSize + b] = reinterpret_cast<const char *>(p.fill)[b];
+    const char *fill = reinterpret_cast<const char *>(p.fill);
+    for (int64_t b = 0, n = lo * p.elemSize; b < n; ++b)
+      to[b] = fill[b % p.elemSize];
+    for (int64_t b = lo * p.elemSize, n = hi * p.elemSize; b < n; ++b)
+      to[b] = from[b - lo * p.elemSize];
+    for (int64_t b = hi * p.elemSize, n = W * p.elemSize; b < n; ++b)
+      to[b] = fill[b % p.elemSize];
     return;
   }
   for (int64_t j = 0; j < W; ++j, to += p.elemSize) {

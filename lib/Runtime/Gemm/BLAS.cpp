@@ -109,11 +109,11 @@ constexpr double kDnnlSgemmMacs = 1 << 20;
 constexpr int64_t kDnnlSgemmColumns = 128;
 
 /// One part on oneDNN's sgemm, on the calling thread; false where it did
-/// not run (no oneDNN, a product below its line, an error).
+/// not run (a product below its line, an error, no oneDNN).
+#ifdef TRACEIR_HAVE_DNNL
 static bool dnnlSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t K,
                       float alpha, const float *a, int64_t lda, const float *b,
                       int64_t ldb, float beta, float *c, int64_t ldc) {
-#ifdef TRACEIR_HAVE_DNNL
   if (double(m) * n * K < kDnnlSgemmMacs || n < kDnnlSgemmColumns)
     return false;
 #ifdef _OPENMP
@@ -127,12 +127,14 @@ static bool dnnlSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t K,
 #endif
   return dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, K, alpha, a,
                     lda, b, ldb, beta, c, ldc) == dnnl_success;
-#else
-  (void)transA, (void)transB, (void)m, (void)n, (void)K, (void)alpha, (void)a;
-  (void)lda, (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
-  return false;
-#endif
 }
+#else
+static bool dnnlSgemm(bool, bool, int64_t, int64_t, int64_t, float,
+                      const float *, int64_t, const float *, int64_t, float,
+                      float *, int64_t) {
+  return false;
+}
+#endif
 
 void cpu::sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
                 float alpha, const float *A, int64_t lda, const float *B,

@@ -1,5 +1,4 @@
-//===- DNNL.cpp - conv2d and 2-D pooling on oneDNN
-//-------------------------===//
+//===- DNNL.cpp - conv2d and 2-D pooling on oneDNN ------------------------===//
 //
 // The optimized tier's conv2d, max_pool2d and avg_pool2d on oneDNN (Debian
 // libdnnl-dev), the library PyTorch's CPU convolution runs on, for f32

@@ -267,4 +267,68 @@ TEST(ElementwisePlan, TypedLoopMatchesPortableStridedAndMisaligned) {
   expectTypedMatchesPortable(N, 1, 0);
 }
 
+/// Ulps between a float result and the exact one (in double), measured in
+/// the float nearest the exact one; 0 where both are the same inf or 0.
+double ulpError(float got, double exact) {
+  const float near = static_cast<float>(exact);
+  if (got == near)
+    return 0;
+  if (std::isinf(near) || std::isinf(got))
+    return INFINITY;
+  const double ulp =
+      std::fabs(double(std::nextafter(near, INFINITY)) - double(near));
+  return std::fabs(double(got) - exact) / ulp;
+}
+
+/// Every 97th float bit pattern (44 million of them, both signs, every
+/// exponent, subnormals, inf, NaN) through f(x), against libm's double
+/// function: at most maxUlp ulps off, NaN for NaN, and `signedZero`
+/// results keep -0's sign.
+template <typename F, typename G>
+void expectFloatFunctionWithin(F f, G exact, double maxUlp) {
+  double worst = 0;
+  uint32_t worstBits = 0;
+  for (uint64_t u = 0; u <= 0xffffffffu; u += 97) {
+    const uint32_t bits = static_cast<uint32_t>(u);
+    float x;
+    std::memcpy(&x, &bits, sizeof x);
+    const float got = f(x);
+    if (std::isnan(x)) {
+      ASSERT_TRUE(std::isnan(got)) << "at bits " << bits;
+      continue;
+    }
+    const double e = ulpError(got, exact(double(x)));
+    if (e > worst) {
+      worst = e;
+      worstBits = bits;
+    }
+  }
+  EXPECT_LE(worst, maxUlp) << "worst at float bits 0x" << std::hex << worstBits;
+}
+
+// The float functions the optimized CPU loops and CUDA's typed loops
+// inline in place of libm's (Elementwise.h), over the whole float range.
+TEST(ElementwiseFloatMath, ExpWithinOneAndAHalfUlp) {
+  expectFloatFunctionWithin([](float x) { return ewExpFloat(x); },
+                            [](double x) { return std::exp(x); }, 1.5);
+  const float inf = INFINITY;
+  EXPECT_EQ(ewExpFloat(inf), inf);
+  EXPECT_EQ(ewExpFloat(-inf), 0.0f);
+  EXPECT_EQ(ewExpFloat(89.0f), inf); // past FLT_MAX
+  EXPECT_EQ(ewExpFloat(-104.0f), 0); // below half the least subnormal
+  EXPECT_EQ(ewExpFloat(0.0f), 1.0f);
+  EXPECT_EQ(ewExpFloat(-0.0f), 1.0f);
+  // Subnormal results, rounded once: e^-100 is 3.72e-44 (27 x 2^-149).
+  EXPECT_EQ(ewExpFloat(-100.0f), std::exp(-100.0f));
+}
+
+TEST(ElementwiseFloatMath, TanhWithinSevenUlp) {
+  expectFloatFunctionWithin([](float x) { return ewTanhFloat(x); },
+                            [](double x) { return std::tanh(x); }, 7.0);
+  EXPECT_TRUE(std::signbit(ewTanhFloat(-0.0f)));
+  EXPECT_EQ(ewTanhFloat(INFINITY), 1.0f);
+  EXPECT_EQ(ewTanhFloat(-INFINITY), -1.0f);
+  EXPECT_EQ(ewTanhFloat(1e-30f), 1e-30f);
+}
+
 } // namespace

@@ -356,6 +356,75 @@ TRACEIR_HD inline void ewStoreInt(char *p, int32_t dtype, int64_t v) {
 
 //===--- The ops ----------------------------------------------------------===//
 
+/// e^x in float as straight-line arithmetic the loops inline and vectorize
+/// (the optimized tier's f32, f16 and bf16 and CUDA's typed loops), where
+/// libm's expf is a call per vector: e^x = 2^n e^r with n = round(x log2 e)
+/// and r = x - n ln 2 (ln 2 in two parts, so r is exact), e^r by Cephes'
+/// expf polynomial, 2^n put in the exponent bits in two halves so that a
+/// subnormal result is rounded once. Within 1.3 ulp of the exact result
+/// over every 97th float (ElementwisePlanTest); inf, -inf and NaN as
+/// expf's.
+TRACEIR_HD inline float ewExpFloat(float x) {
+  // Clamped so that n stays in the exponent's range: beyond them the result
+  // is inf or 0 anyway. The compares pass NaN through.
+  float c = x < -104.0f ? -104.0f : x;
+  c = c > 89.0f ? 89.0f : c;
+  // Adding 1.5 * 2^23 rounds to an integer, left in the low mantissa bits.
+  const float kShift = 12582912.0f;
+  float t = c * 1.44269504088896341f + kShift;
+  float n = t - kShift;
+  int32_t tb, sb;
+  memcpy(&tb, &t, sizeof tb);
+  memcpy(&sb, &kShift, sizeof sb);
+  int32_t ni = tb - sb;
+  float r = c - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + (r + 1.0f);
+  // 2^n as 2^h * 2^(n - h): each a normal float for n in [-150, 128].
+  int32_t h = ni >> 1;
+  int32_t b1 = (h + 127) << 23, b2 = (ni - h + 127) << 23;
+  float s1, s2;
+  memcpy(&s1, &b1, sizeof s1);
+  memcpy(&s2, &b2, sizeof s2);
+  return p * s1 * s2;
+}
+
+/// tanh in float as one rational function the loops inline and vectorize
+/// (the optimized tier's float ops, CUDA's typed loops): Eigen's
+/// ptanh_float, an odd degree-13 polynomial over an even degree-6 one on
+/// |x| clamped at 7.9 (where tanh rounds to 1), the sign put back last so
+/// that -0 and NaN come out as tanh's. Its error, largest where tanh nears
+/// 1, is 6 ulp (4e-7) at most over every 97th float (ElementwisePlanTest),
+/// inside PyTorch's float32 tolerance (1.3e-6); libmvec's tanhf took 1.7x
+/// its time.
+TRACEIR_HD inline float ewTanhFloat(float x) {
+  float a = fabsf(x);
+  // The compare passes NaN through.
+  float c = a > 7.90531110763549805f ? 7.90531110763549805f : a;
+  float z = c * c;
+  float p = -2.76076847742355e-16f;
+  p = p * z + 2.00018790482477e-13f;
+  p = p * z + -8.60467152213735e-11f;
+  p = p * z + 5.12229709037114e-08f;
+  p = p * z + 1.48572235717979e-05f;
+  p = p * z + 6.37261928875436e-04f;
+  p = p * z + 4.89352455891786e-03f;
+  float q = 1.19825839466702e-06f;
+  q = q * z + 1.18534705686654e-04f;
+  q = q * z + 2.26843463243900e-03f;
+  q = q * z + 4.89352518554385e-03f;
+  float r = c * p / q;
+  // Below 4e-4 tanh(x) rounds to x.
+  r = a < 0.0004f ? a : r;
+  return copysignf(r, x);
+}
+
 /// gelu(x) = x / 2 (1 + erf(x / sqrt 2)) in float, erf as the rational
 /// function of Eigen's and XLA's float erf, erf(z) = z P(z^2) / Q(z^2) on
 /// [0, 4] (beyond, erf rounds to 1 in float) and odd. It is arithmetic a
@@ -446,7 +515,10 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
     // which vectorizes to a single max (the NaN test beside it did not).
     return v[0] < C(0) ? C(0) : v[0];
   case EwOp::Exp:
-    return exp(v[0]);
+    if constexpr (std::is_same_v<C, float>)
+      return ewExpFloat(v[0]);
+    else
+      return exp(v[0]);
   case EwOp::Log:
     return log(v[0]);
   case EwOp::Sqrt:
@@ -454,9 +526,15 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
   case EwOp::Rsqrt:
     return C(1) / sqrt(v[0]);
   case EwOp::Tanh:
-    return tanh(v[0]);
+    if constexpr (std::is_same_v<C, float>)
+      return ewTanhFloat(v[0]);
+    else
+      return tanh(v[0]);
   case EwOp::Sigmoid:
-    return C(1) / (C(1) + exp(-v[0]));
+    if constexpr (std::is_same_v<C, float>)
+      return 1.0f / (1.0f + ewExpFloat(-v[0]));
+    else
+      return C(1) / (C(1) + exp(-v[0]));
   case EwOp::Gelu:
     // In float (the optimized tier's f32, f16, bf16), erf as a rational
     // function the loop inlines; in double, libm's.
@@ -466,8 +544,11 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
       return C(0.5) * v[0] * (C(1) + erf(v[0] * C(0.70710678118654752440)));
   case EwOp::GeluTanh: {
     const C k = C(0.79788456080286535588); // sqrt(2 / pi)
-    return C(0.5) * v[0] *
-           (C(1) + tanh(k * (v[0] + C(0.044715) * v[0] * v[0] * v[0])));
+    const C u = k * (v[0] + C(0.044715) * v[0] * v[0] * v[0]);
+    if constexpr (std::is_same_v<C, float>)
+      return 0.5f * v[0] * (1.0f + ewTanhFloat(u));
+    else
+      return C(0.5) * v[0] * (C(1) + tanh(u));
   }
   case EwOp::Copy:
     return ewCopied(L, v);
@@ -581,7 +662,10 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
     return op == EwOp::Hardswish ? v[0] * r / C(6) : r / C(6);
   }
   case EwOp::Silu:
-    return v[0] / (C(1) + exp(-v[0]));
+    if constexpr (std::is_same_v<C, float>)
+      return v[0] / (1.0f + ewExpFloat(-v[0]));
+    else
+      return v[0] / (C(1) + exp(-v[0]));
   case EwOp::Exp2:
     return exp2(v[0]);
   case EwOp::Erfc:

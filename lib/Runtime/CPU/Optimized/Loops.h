@@ -68,11 +68,12 @@ TRACEIR_SIMD_DECL(double, cos)
 
 namespace traceir::cpu::optimized {
 namespace {
-// exp and tanh by compute type, so that a `#pragma omp simd` loop calls
-// libmvec's float or double variant.
-inline float vexp(float x) { return expf(x); }
+// exp and tanh by compute type: in float inlined (ewExpFloat and
+// ewTanhFloat, the elementwise ops' own), in double libmvec's, which a
+// `#pragma omp simd` loop calls.
+inline float vexp(float x) { return ewExpFloat(x); }
 inline double vexp(double x) { return exp(x); }
-inline float vtanh(float x) { return tanhf(x); }
+inline float vtanh(float x) { return ewTanhFloat(x); }
 inline double vtanh(double x) { return tanh(x); }
 
 /// Partial results per lane: the reductions (Norm.cpp, Linear.cpp) keep this many

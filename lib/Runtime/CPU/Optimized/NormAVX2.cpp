@@ -1,6 +1,6 @@
 //===- NormAVX2.cpp - The fused row and channel loops for AVX2 + FMA ------===//
 //
-// Norm.cpp again, its loops targeting AVX2 and FMA (libmvec's 8-float exp):
+// Norm.cpp again, its loops targeting AVX2 and FMA (8 floats wide):
 // Dispatch.cpp runs it where the CPU has both.
 //
 //===----------------------------------------------------------------------===//

@@ -1,6 +1,6 @@
 //===- NormAVX512.cpp - The fused row and channel loops for AVX-512 -------===//
 //
-// Norm.cpp again, its loops targeting AVX-512 (libmvec's 16-float exp), as
+// Norm.cpp again, its loops targeting AVX-512 (16 floats wide), as
 // ElementwiseAVX512.cpp: Dispatch.cpp runs it where the CPU has it.
 //
 //===----------------------------------------------------------------------===//

@@ -5,9 +5,9 @@
 // The pointwise half of a recurrent step (the gates' sigmoids and tanhs and
 // the state update), which RNNLayers.h's layer loop calls once per time
 // step between its GEMMs: the portable CpuLayers' formulas in a loop over
-// the hidden units that the compiler vectorizes, libmvec's exp and tanh
-// (Loops.h) in place of libm's one call per element, where most of a small
-// LSTM's time went. Each batch row's loop is the same whatever the thread
+// the hidden units that the compiler vectorizes, exp and tanh inlined in
+// float and libmvec's in double (Loops.h) in place of libm's one call per
+// element, where most of a small LSTM's time went. Each batch row's loop is the same whatever the thread
 // count (there is one), so results depend only on the shapes.
 //
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,7 @@
 //===- RecurrentAVX2.cpp - The recurrent cell loops for AVX2 + FMA --------===//
 //
-// Recurrent.cpp again, its loops targeting AVX2 and FMA (libmvec's 8-float
-// exp and tanh): Dispatch.cpp runs it where the CPU has both.
+// Recurrent.cpp again, its loops targeting AVX2 and FMA (8 floats wide):
+// Dispatch.cpp runs it where the CPU has both.
 //
 //===----------------------------------------------------------------------===//
 

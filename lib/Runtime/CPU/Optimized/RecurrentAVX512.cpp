@@ -1,8 +1,7 @@
 //===- RecurrentAVX512.cpp - The recurrent cells' loops for AVX-512 -------===//
 //
-// Recurrent.cpp again, its loops targeting AVX-512 (libmvec's 16-float exp
-// and tanh), as ElementwiseAVX512.cpp: Dispatch.cpp runs it where the CPU
-// has it.
+// Recurrent.cpp again, its loops targeting AVX-512 (16 floats wide), as
+// ElementwiseAVX512.cpp: Dispatch.cpp runs it where the CPU has it.
 //
 //===----------------------------------------------------------------------===//
 

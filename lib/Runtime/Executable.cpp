@@ -480,6 +480,7 @@ Error Executable::execute(const InputViews &inputTensors,
       return err;
   }
 
+  std::call_once(epiloguesOnce, [this] { planEpilogues(); });
   KernelContext ctx;
   ctx.exe = this;
   ctx.runState = &state;
@@ -494,6 +495,9 @@ Error Executable::execute(const InputViews &inputTensors,
     prof->counters.push_back(
         {profileClockNs(), state.live, alloc->allocatedBytes()});
 
+  // Whether the last call's kernel applied its epilogue, which the next
+  // call (fusedIntoPrevious) then skips.
+  bool epilogueApplied = false;
   for (const Instr &instr : instrs) {
     if (instr.kind == Instr::Kind::Free) {
       Storage *st = state.slots[instr.freeSlot].storage;
@@ -529,6 +533,8 @@ Error Executable::execute(const InputViews &inputTensors,
     int64_t beginNs = prof ? profileClockNs() : 0;
     ctx.instr = &instr;
     ctx.tier = KernelTier::Portable;
+    const bool fused = instr.fusedIntoPrevious && epilogueApplied;
+    ctx.epilogueApplied = false;
     // Always, not only with checkFrees: a flag per operand costs nothing
     // next to a kernel, and a saved executable that frees a storage while
     // a view of it lives on (no verified graph does) gets this error
@@ -571,7 +577,14 @@ Error Executable::execute(const InputViews &inputTensors,
     // Kernels allocate through the context; a host container a kernel
     // grows itself may still throw, and that too is the op's error.
     try {
-      instr.fn(ctx);
+      if (fused) {
+        // The in-place activation is in its input already: its result
+        // is that input, as the op's own kernel would leave it.
+        ctx.result(0) = ctx.tensor(0);
+        ctx.ranTier(KernelTier::Fused);
+      } else {
+        instr.fn(ctx);
+      }
     } catch (const std::bad_alloc &) {
       ctx.fail("out of host memory (std::bad_alloc)");
     }
@@ -580,6 +593,7 @@ Error Executable::execute(const InputViews &inputTensors,
     for (auto &[p, n] : ctx.scratchBlocks)
       alloc->deallocate(p, n);
     ctx.scratchBlocks.clear();
+    epilogueApplied = ctx.epilogueApplied && instr.epilogue.clamp;
     if (prof) {
       int64_t endNs = profileClockNs();
       prof->ops.push_back(

@@ -250,7 +250,8 @@ void Profiler::emit(TraceSink &sink,
         e.args["cpu_capability"] = cpu::optimized::capability();
       sink.event(std::move(e));
       ProfileSummary::Row &row = rows[name];
-      row.optimizedCalls += op.tier == KernelTier::Optimized;
+      // A fused call's work ran in the optimized kernel before it.
+      row.optimizedCalls += op.tier != KernelTier::Portable;
       account(row.calls, row.cpuTotalNs, row.cpuMinNs, row.cpuMaxNs,
               op.endNs - op.beginNs);
 

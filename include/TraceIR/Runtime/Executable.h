@@ -50,6 +50,15 @@ struct ResultRef {
   Shape shape;
 };
 
+/// An activation a call's kernel may apply to its result 0 as it writes it
+/// (Epilogues.cpp): clamp(v, lo, hi) in hardtanh's semantics (relu is
+/// [0, inf]), which the next call, an in-place relu_ or hardtanh_ on that
+/// result, would otherwise apply in a pass of its own.
+struct Epilogue {
+  bool clamp = false;
+  double lo = 0, hi = 0;
+};
+
 struct Instr {
   enum class Kind : uint8_t { Call, Free };
   Kind kind = Kind::Call;
@@ -60,6 +69,12 @@ struct Instr {
   int32_t freeSlot = -1; ///< for Kind::Free
   /// For runGeneratedOp: index into Executable::generatedOps.
   uint32_t generated = 0;
+  /// Planned at the first run (Executable::planEpilogues): the activation
+  /// of the next call, for this call's kernel to apply if it can; and, on
+  /// that next call, that its work is then done and it only aliases its
+  /// result to its input.
+  Epilogue epilogue;
+  bool fusedIntoPrevious = false;
 };
 
 /// What a run measured, per device.
@@ -235,6 +250,10 @@ private:
   std::vector<std::unique_ptr<Storage>> persistent;
   std::vector<Tensor> persistentSlots; ///< slot contents for params/constants
   bool paramsLoaded = false;
+  /// Finds the calls whose in-place activation the previous call's kernel
+  /// may fuse (Epilogues.cpp); once, at the first run, on the CPU.
+  void planEpilogues();
+  std::once_flag epiloguesOnce;
   std::once_flag inputsWrittenOnce;
   std::vector<bool> inputsWrittenFlags;
 };
@@ -327,6 +346,13 @@ public:
   /// starts as portable.
   void ranTier(KernelTier t) { tier = t; }
   KernelTier ranTier() const { return tier; }
+  /// The activation this call's kernel may apply to result 0 as it writes
+  /// it (Instr::epilogue), or null; a kernel that applies it says so with
+  /// appliedEpilogue(), and the next call then does nothing but alias.
+  const Epilogue *epilogue() const {
+    return instr->epilogue.clamp ? &instr->epilogue : nullptr;
+  }
+  void appliedEpilogue() { epilogueApplied = true; }
 
 private:
   friend class Executable;
@@ -343,6 +369,7 @@ private:
   std::vector<std::pair<void *, size_t>> scratchBlocks;
   std::string error;
   KernelTier tier = KernelTier::Portable;
+  bool epilogueApplied = false;
 };
 
 /// The kernel of every op run by generated kernels: makes its operands

@@ -19,10 +19,15 @@
 
 namespace traceir {
 
-enum class KernelTier : uint8_t { Portable, Optimized };
+/// Fused: an in-place activation the previous call's optimized kernel
+/// applied as it wrote its result (Instr::epilogue), so that this call
+/// computed nothing.
+enum class KernelTier : uint8_t { Portable, Optimized, Fused };
 
 inline const char *kernelTierName(KernelTier t) {
-  return t == KernelTier::Optimized ? "optimized" : "portable";
+  return t == KernelTier::Optimized ? "optimized"
+         : t == KernelTier::Fused   ? "fused"
+                                    : "portable";
 }
 
 /// Whether kernels may take their optimized path: true unless

@@ -307,10 +307,10 @@ namespace {
 constexpr int64_t kDirectDepthwisePixels = 8;
 
 /// out[n, c] = bias[c] + the taps of x[n, c] (any strides) under w[c, 0],
-/// accumulated in float in the order kh, kw: f32 operands, weight and
-/// result contiguous.
+/// accumulated in float in the order kh, kw, then clamped where `act` is set
+/// (a fused relu_ or hardtanh_): f32 operands, weight and result contiguous.
 void depthwiseDirect(const ConvGeometry &g, const Tensor &x, const float *w,
-                     const float *bias, float *out) {
+                     const float *bias, float *out, const Epilogue *act) {
   int64_t lead = x.rank() - 3; // 0 for an unbatched [C, H, W] input
   int64_t sn = lead ? x.strides[0] : 0, sc = x.strides[lead],
           sh = x.strides[lead + 1], sw = x.strides[lead + 2];
@@ -337,6 +337,8 @@ void depthwiseDirect(const ConvGeometry &g, const Tensor &x, const float *w,
           }
           op[oh * g.OW + ow] = acc;
         }
+      if (act)
+        cpu::optimized::clampFloats(op, pixels, float(act->lo), float(act->hi));
     }
   });
 }
@@ -372,10 +374,13 @@ int64_t pointwiseParts(const ConvGeometry &g) {
 /// a copy at most): oneDNN reorders the weight on every call (DNNL.cpp's
 /// header says why), and for resnet50's last stage at 2x2 pixels, 8 MB of
 /// weight for 4 pixels, that reorder was nearly all of a 6 ms call. The
-/// images split over threads where pointwiseParts says so. False where
-/// scratch could not be had (the error is set).
+/// images split over threads where pointwiseParts says so; each image's
+/// result clamped after its product, while it is in cache, where `act` is
+/// set (a fused relu_ or hardtanh_). False where scratch could not be had
+/// (the error is set).
 bool pointwise(KernelContext &ctx, const ConvGeometry &g, const float *x,
-               const float *w, const float *bias, float *out) {
+               const float *w, const float *bias, float *out,
+               const Epilogue *act) {
   const int64_t P = g.OH * g.OW, HW = g.H * g.W;
   const int64_t parts = pointwiseParts(g);
   float *cols = nullptr;
@@ -405,6 +410,8 @@ bool pointwise(KernelContext &ctx, const ConvGeometry &g, const float *x,
     // calling thread (Gemm.h).
     cpu::sgemm(false, false, g.O, P, g.C, 1.0f, w, g.C, xn, P,
                bias ? 1.0f : 0.0f, on, P);
+    if (act)
+      cpu::optimized::clampFloats(on, g.O * P, float(act->lo), float(act->hi));
   };
   if (parts == 1) {
     for (int64_t n = 0; n < g.N; ++n)
@@ -436,10 +443,18 @@ bool cpu::fast::conv2d(KernelContext &ctx) {
     return true; // failed, as the portable kernel would
   if (g.N * g.C * g.H * g.W == 0 || ctx.result(0).numel() == 0)
     return false;
+  // A relu_ or hardtanh_ next on the result (Epilogues.cpp): the direct
+  // and pointwise paths apply it as they write each plane or image.
+  // oneDNN's convolutions do not: its relu and clip post-ops turn NaN into
+  // the bound (measured, oneDNN 2.6's brgconv), where PyTorch's relu keeps
+  // it, so there the activation stays a pass of its own.
+  const Epilogue *act = ctx.epilogue();
   if (g.groups == g.C && g.O == g.C && g.OH * g.OW <= kDirectDepthwisePixels) {
     depthwiseDirect(g, x0, w.data<float>(),
                     bias ? bias->data<float>() : nullptr,
-                    ctx.result(0).data<float>());
+                    ctx.result(0).data<float>(), act);
+    if (act)
+      ctx.appliedEpilogue();
     return true;
   }
   Tensor x = x0;
@@ -454,9 +469,11 @@ bool cpu::fast::conv2d(KernelContext &ctx) {
     cpu::copyTensor(x0, x);
   }
   if (isPointwise(g)) {
-    pointwise(ctx, g, x.data<float>(), w.data<float>(),
-              bias ? bias->data<float>() : nullptr,
-              ctx.result(0).data<float>());
+    if (pointwise(ctx, g, x.data<float>(), w.data<float>(),
+                  bias ? bias->data<float>() : nullptr,
+                  ctx.result(0).data<float>(), act) &&
+        act)
+      ctx.appliedEpilogue();
     return true;
   }
   std::optional<int64_t> pB = padAfter(g.H, g.OH, g.kH, g.sH, g.dH, g.pT);

@@ -138,6 +138,9 @@ void cpu::optimized::skinnyLinear(const SkinnyLinear &s) {
 bool cpu::optimized::anyNaN(const float *p, int64_t n) {
   TRACEIR_DISPATCH(anyNaN(p, n))
 }
+void cpu::optimized::clampFloats(float *p, int64_t n, float lo, float hi) {
+  TRACEIR_DISPATCH(clampFloats(p, n, lo, hi))
+}
 #undef TRACEIR_DISPATCH
 #undef TRACEIR_DISPATCH_AVX2
 #undef TRACEIR_DISPATCH_AVX512

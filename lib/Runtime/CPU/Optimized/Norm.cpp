@@ -280,7 +280,7 @@ template <int32_t DT> void normRowsTyped(const NormRows &r) {
                    [&](int64_t b, int64_t e) { normChunk<DT>(r, b, e); });
 }
 
-template <int32_t DT>
+template <int32_t DT, bool Clamp>
 TRACEIR_VARIANT_TARGET void affineChunk(const ChannelAffine &a, int64_t b,
                                         int64_t e) {
   using E = Elt<DT>;
@@ -288,22 +288,42 @@ TRACEIR_VARIANT_TARGET void affineChunk(const ChannelAffine &a, int64_t b,
   using T = typename E::T;
   const T *x = reinterpret_cast<const T *>(a.in);
   T *y = reinterpret_cast<T *>(a.out);
+  // hardtanh's comparisons (ewCompute's), in the compute type: clamping
+  // before the store gives what the store and a separate in-place pass
+  // would, rounding being monotonic.
+  const C lo = static_cast<C>(a.lo), hi = static_cast<C>(a.hi);
   for (int64_t p = b; p < e; ++p) {
     const int64_t c = p % a.C;
     const C sc = static_cast<C>(a.scale[c]), sh = static_cast<C>(a.shift[c]);
     const T *xp = x + p * a.S;
     T *yp = y + p * a.S;
     TRACEIR_IVDEP
-    for (int64_t s = 0; s < a.S; ++s)
-      yp[s] = E::store(E::load(xp[s]) * sc + sh);
+    for (int64_t s = 0; s < a.S; ++s) {
+      C v = E::load(xp[s]) * sc + sh;
+      if constexpr (Clamp)
+        v = v < lo ? lo : v > hi ? hi : v;
+      yp[s] = E::store(v);
+    }
   }
 }
 
 template <int32_t DT> void channelAffineTyped(const ChannelAffine &a) {
   // Tasks: the N * C planes of S elements.
   int64_t grain = std::max<int64_t>(1, cpu::grainSize() / a.S);
-  cpu::parallelFor(a.N * a.C, grain,
-                   [&](int64_t b, int64_t e) { affineChunk<DT>(a, b, e); });
+  cpu::parallelFor(a.N * a.C, grain, [&](int64_t b, int64_t e) {
+    if (a.clamp)
+      affineChunk<DT, true>(a, b, e);
+    else
+      affineChunk<DT, false>(a, b, e);
+  });
+}
+
+/// hardtanh's comparisons (ewCompute's) in place, a compare-and-select an
+/// element.
+TRACEIR_VARIANT_TARGET void clampRun(float *p, int64_t n, float lo, float hi) {
+  TRACEIR_IVDEP
+  for (int64_t i = 0; i < n; ++i)
+    p[i] = p[i] < lo ? lo : p[i] > hi ? hi : p[i];
 }
 
 /// Calls Fn<DT>(arg) for a floating dtype.
@@ -340,6 +360,10 @@ bool cpu::optimized::TRACEIR_CPU_VARIANT::anyNaN(const float *p, int64_t n) {
       return true;
   }
   return false;
+}
+void cpu::optimized::TRACEIR_CPU_VARIANT::clampFloats(float *p, int64_t n,
+                                                      float lo, float hi) {
+  clampRun(p, n, lo, hi);
 }
 void cpu::optimized::TRACEIR_CPU_VARIANT::channelAffine(
     const ChannelAffine &a) {
@@ -485,9 +509,20 @@ bool batchNormFast(KernelContext &ctx, bool native) {
       cpu::storeDouble(r.bytes() + c * dtypeSize(r.dtype), r.dtype, istd);
     }
   }
-  cpu::optimized::channelAffine({x.bytes(), out.bytes(),
-                                 static_cast<int32_t>(x.dtype), L.N, L.C, L.S,
-                                 scale, shift});
+  // A relu_ or hardtanh_ next on the result (Epilogues.cpp) is applied
+  // here, in the same pass.
+  const Epilogue *act = ctx.epilogue();
+  cpu::optimized::ChannelAffine affine{
+      x.bytes(), out.bytes(), static_cast<int32_t>(x.dtype), L.N, L.C, L.S,
+      scale,     shift};
+  if (act) {
+    affine.clamp = true;
+    affine.lo = act->lo;
+    affine.hi = act->hi;
+  }
+  cpu::optimized::channelAffine(affine);
+  if (act)
+    ctx.appliedEpilogue();
   return true;
 }
 } // namespace

@@ -21,7 +21,9 @@
 #include "TraceIR/Runtime/Executable.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <optional>
+#include <string>
 
 using namespace traceir;
 
@@ -33,7 +35,10 @@ bool appliesEpilogues(const std::string &op) {
 } // namespace
 
 void Executable::planEpilogues() {
-  if (dev.kind != Device::Kind::CPU)
+  // TRACEIR_FUSE_EPILOGUES=0 leaves every activation a call of its own
+  // (to measure what fusing saves).
+  const char *env = std::getenv("TRACEIR_FUSE_EPILOGUES");
+  if (dev.kind != Device::Kind::CPU || (env && std::string(env) == "0"))
     return;
   // Argument i of `call` as a number (`dflt` when None), or nothing where it
   // is a tensor or not a number: left to the op's own kernel to check.

@@ -147,3 +147,10 @@ def test_profile_summary_counts_fused_calls_as_optimized():
     rows = {line.split()[0]: line.split()[1:3] for line in prof.summary().splitlines()[1:]
             if line.strip()}
     assert rows["relu_"] == ["1", "1"], prof.summary()
+
+
+def test_fusion_can_be_turned_off(monkeypatch):
+    # Read when an executable first runs: this one plans no fusion.
+    monkeypatch.setenv("TRACEIR_FUSE_EPILOGUES", "0")
+    m = nn.Sequential(bn(3), nn.ReLU(inplace=True)).eval()
+    check(m, (values((2, 3, 4, 4)),), ["optimized"])

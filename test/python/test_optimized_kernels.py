@@ -10,6 +10,7 @@ import sys
 import pytest
 import torch
 
+import bundle_record
 import traceir
 from traceir_testing import Fn
 
@@ -405,6 +406,9 @@ def test_products_split_over_threads(dtype):
             exact = fn(a.double(), b.double())
             bound = K * torch.finfo(dtype).eps * fn(a.double().abs(), b.double().abs())
             compiled = traceir.compile(traceir.from_torch(Fn(fn), (a, b)), "cpu")
+            # A GPU bundle replays the call on its machine's BLAS and thread
+            # count: its reference is the exact product, within the bound.
+            bundle_record.expectation = ([exact.to(dtype)], 0.0, float(bound.max()))
             for threads in (1, 2):
                 traceir.set_num_threads(threads)
                 got = compiled(a, b)
@@ -414,6 +418,7 @@ def test_products_split_over_threads(dtype):
                                         f"{int(over.sum())} elements past the bound, first at "
                                         f"{over.nonzero()[0].tolist()}")
     finally:
+        bundle_record.expectation = None
         traceir.set_num_threads(before)
 
 

@@ -1,17 +1,18 @@
 //===- Epilogues.cpp - In-place activations fused into their producer -----===//
 //
-// torchvision's blocks end in conv2d -> relu_ (squeezenet, the
-// classifier heads), batch_norm -> relu_ (resnets, densenet) and
-// batch_norm -> hardtanh_ (mobilenet_v2's relu6): the activation is a
-// second pass over the whole result, in place. Where the very next call
-// is such an activation of the call's fresh result 0, the producer's
-// optimized kernel may apply it as it writes the result (oneDNN's
-// post-op, the tier's own loops), as PyTorch's fused oneDNN kernels and
-// cuBLASLt's epilogues do. Whether it did is known only when it has run
-// (the tier may be off, the dtype or layout not covered), so each run
-// decides: Executable::execute skips the activation's work when the
-// producer said it applied it (KernelContext::appliedEpilogue), and the
-// profile shows that call's tier as "fused".
+// torchvision's blocks end in conv2d -> relu_ (squeezenet),
+// batch_norm -> relu_ (resnets, densenet) and batch_norm -> hardtanh_
+// (mobilenet_v2's relu6): the activation is a second pass over the whole
+// result, in place. Where the very next call is such an activation of the
+// call's fresh result 0, the producer's optimized kernel may apply it as
+// it writes the result, as oneDNN's post-ops and cuBLASLt's epilogues do
+// (here the tier's own loops: batch_norm's, the 1x1 and direct depthwise
+// convolutions'; DNNL.cpp says why not oneDNN's). Whether it did is known
+// only when it has run (the tier may be off, the dtype or layout not
+// covered), so each run decides: Executable::execute skips the
+// activation's work when the producer said it applied it
+// (KernelContext::appliedEpilogue), and the profile shows that call's
+// tier as "fused".
 //
 // Nothing changes in the graph or the memory plan: the activation is in
 // place, so the same storages live and die at the same calls.

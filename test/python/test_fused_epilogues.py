@@ -57,8 +57,9 @@ def check(module, args, want_tiers, tol=dict(rtol=1e-5, atol=1e-5)):
 
 def test_resnet_and_mobilenet_blocks():
     # conv (oneDNN) -> bn -> relu_, a 1x1 -> relu_, a depthwise 3x3 on a
-    # 2x2 image (the direct loop) -> bn -> relu6, then a oneDNN conv -> relu_
-    # (not fused: see DNNL.cpp) and an out-of-place relu.
+    # 2x2 image (the direct loop) -> relu6, bn -> hardtanh(-0.25, 0.5),
+    # then a oneDNN conv -> relu_ (not fused: see DNNL.cpp) and an
+    # out-of-place relu.
     m = nn.Sequential(
         nn.Conv2d(3, 8, 3, padding=1), bn(8), nn.ReLU(inplace=True),
         nn.Conv2d(8, 6, 1), nn.ReLU(inplace=True),

@@ -282,8 +282,7 @@ double ulpError(float got, double exact) {
 
 /// Every 97th float bit pattern (44 million of them, both signs, every
 /// exponent, subnormals, inf, NaN) through f(x), against libm's double
-/// function: at most maxUlp ulps off, NaN for NaN, and `signedZero`
-/// results keep -0's sign.
+/// function: at most maxUlp ulps off, and NaN for NaN.
 template <typename F, typename G>
 void expectFloatFunctionWithin(F f, G exact, double maxUlp) {
   double worst = 0;

@@ -93,6 +93,16 @@ def test_batch_norm_dtypes(dtype):
     check(m, (values((3, 4, 5, 7), dtype),), ["fused", "fused"], tol)
 
 
+def optimized_activations(fn, x):
+    """fn(x) at the optimized tier against eager; its activations' (name,
+    tier) pairs."""
+    want = fn(x.clone())
+    _, out = run_tiers(Fn(fn), (x,))
+    got, ops = out["optimized"]
+    torch.testing.assert_close(got, want)
+    return activations(ops)
+
+
 def test_in_place_result_read_after():
     # relu_ changes the convolution's result itself, which the graph reads
     # again after it: fused, that result is the clamped one too.
@@ -103,12 +113,7 @@ def test_in_place_result_read_after():
         z = y.relu_()
         return y * 2 + z
 
-    x = values((2, 4, 5, 5))
-    want = fn(x.clone())
-    _, out = run_tiers(Fn(fn), (x,))
-    got, ops = out["optimized"]
-    torch.testing.assert_close(got, want)
-    assert activations(ops) == [("relu_", "fused")]
+    assert optimized_activations(fn, values((2, 4, 5, 5))) == [("relu_", "fused")]
 
 
 def test_not_fused_with_an_op_between():
@@ -119,12 +124,7 @@ def test_not_fused_with_an_op_between():
         t = y + 1  # reads y before its relu_
         return y.relu_() * t
 
-    x = values((2, 4, 5, 5))
-    want = fn(x.clone())
-    _, out = run_tiers(Fn(fn), (x,))
-    got, ops = out["optimized"]
-    torch.testing.assert_close(got, want)
-    assert activations(ops) == [("relu_", "optimized")]
+    assert optimized_activations(fn, values((2, 4, 5, 5))) == [("relu_", "optimized")]
 
 
 def test_rejected_bounds_fail_as_unfused():

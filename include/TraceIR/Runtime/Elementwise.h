@@ -425,6 +425,13 @@ TRACEIR_HD inline float ewTanhFloat(float x) {
   return copysignf(r, x);
 }
 
+/// exp and tanh by compute type: in float the inlined functions above, in
+/// double libm's (which the optimized loops vectorize through libmvec).
+TRACEIR_HD inline float ewExp(float x) { return ewExpFloat(x); }
+TRACEIR_HD inline double ewExp(double x) { return exp(x); }
+TRACEIR_HD inline float ewTanh(float x) { return ewTanhFloat(x); }
+TRACEIR_HD inline double ewTanh(double x) { return tanh(x); }
+
 /// gelu(x) = x / 2 (1 + erf(x / sqrt 2)) in float, erf as the rational
 /// function of Eigen's and XLA's float erf, erf(z) = z P(z^2) / Q(z^2) on
 /// [0, 4] (beyond, erf rounds to 1 in float) and odd. It is arithmetic a
@@ -515,10 +522,7 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
     // which vectorizes to a single max (the NaN test beside it did not).
     return v[0] < C(0) ? C(0) : v[0];
   case EwOp::Exp:
-    if constexpr (std::is_same_v<C, float>)
-      return ewExpFloat(v[0]);
-    else
-      return exp(v[0]);
+    return ewExp(v[0]);
   case EwOp::Log:
     return log(v[0]);
   case EwOp::Sqrt:
@@ -526,15 +530,9 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
   case EwOp::Rsqrt:
     return C(1) / sqrt(v[0]);
   case EwOp::Tanh:
-    if constexpr (std::is_same_v<C, float>)
-      return ewTanhFloat(v[0]);
-    else
-      return tanh(v[0]);
+    return ewTanh(v[0]);
   case EwOp::Sigmoid:
-    if constexpr (std::is_same_v<C, float>)
-      return 1.0f / (1.0f + ewExpFloat(-v[0]));
-    else
-      return C(1) / (C(1) + exp(-v[0]));
+    return C(1) / (C(1) + ewExp(-v[0]));
   case EwOp::Gelu:
     // In float (the optimized tier's f32, f16, bf16), erf as a rational
     // function the loop inlines; in double, libm's.
@@ -544,11 +542,8 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
       return C(0.5) * v[0] * (C(1) + erf(v[0] * C(0.70710678118654752440)));
   case EwOp::GeluTanh: {
     const C k = C(0.79788456080286535588); // sqrt(2 / pi)
-    const C u = k * (v[0] + C(0.044715) * v[0] * v[0] * v[0]);
-    if constexpr (std::is_same_v<C, float>)
-      return 0.5f * v[0] * (1.0f + ewTanhFloat(u));
-    else
-      return C(0.5) * v[0] * (C(1) + tanh(u));
+    return C(0.5) * v[0] *
+           (C(1) + ewTanh(k * (v[0] + C(0.044715) * v[0] * v[0] * v[0])));
   }
   case EwOp::Copy:
     return ewCopied(L, v);
@@ -662,10 +657,7 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
     return op == EwOp::Hardswish ? v[0] * r / C(6) : r / C(6);
   }
   case EwOp::Silu:
-    if constexpr (std::is_same_v<C, float>)
-      return v[0] / (1.0f + ewExpFloat(-v[0]));
-    else
-      return v[0] / (C(1) + exp(-v[0]));
+    return v[0] / (C(1) + ewExp(-v[0]));
   case EwOp::Exp2:
     return exp2(v[0]);
   case EwOp::Erfc:

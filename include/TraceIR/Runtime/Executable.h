@@ -50,15 +50,6 @@ struct ResultRef {
   Shape shape;
 };
 
-/// An activation a call's kernel may apply to its result 0 as it writes it
-/// (Epilogues.cpp): clamp(v, lo, hi) in hardtanh's semantics (relu is
-/// [0, inf]), which the next call, an in-place relu_ or hardtanh_ on that
-/// result, would otherwise apply in a pass of its own.
-struct Epilogue {
-  bool clamp = false;
-  double lo = 0, hi = 0;
-};
-
 struct Instr {
   enum class Kind : uint8_t { Call, Free };
   Kind kind = Kind::Call;

@@ -30,6 +30,15 @@ inline const char *kernelTierName(KernelTier t) {
                                     : "portable";
 }
 
+/// An activation a call's kernel may apply to its result 0 as it writes it
+/// (Epilogues.cpp): clamp(v, lo, hi) in hardtanh's semantics (relu is
+/// [0, inf]), which the next call, an in-place relu_ or hardtanh_ on that
+/// result, would otherwise apply in a pass of its own.
+struct Epilogue {
+  bool clamp = false;
+  double lo = 0, hi = 0;
+};
+
 /// Whether kernels may take their optimized path: true unless
 /// TRACEIR_KERNEL_TIER is "portable" or setOptimizedTier(false) said so.
 bool optimizedTierEnabled();

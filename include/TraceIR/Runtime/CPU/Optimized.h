@@ -12,6 +12,7 @@
 #define TRACEIR_RUNTIME_CPU_OPTIMIZED_H
 
 #include "TraceIR/Runtime/Elementwise.h"
+#include "TraceIR/Runtime/KernelTier.h"
 #include "TraceIR/Runtime/Tensor.h"
 
 namespace traceir::cpu::optimized {
@@ -64,16 +65,15 @@ struct NormRows {
 };
 void normRows(const NormRows &r);
 /// out = in * scale[c] + shift[c] over a contiguous [N, C, S] tensor and
-/// result of one floating dtype (eval batch norm); with `clamp`, then
-/// clamped to [lo, hi] as hardtanh does (a fused relu_ or hardtanh_).
+/// result of one floating dtype (eval batch norm); then clamped as
+/// hardtanh does where `act` is set (a fused relu_ or hardtanh_).
 struct ChannelAffine {
   const char *in;
   char *out;
   int32_t dtype;
   int64_t N, C, S;
   const double *scale, *shift;
-  bool clamp = false;
-  double lo = 0, hi = 0;
+  const Epilogue *act = nullptr;
 };
 void channelAffine(const ChannelAffine &a);
 
@@ -115,10 +115,10 @@ void skinnyLinear(const SkinnyLinear &s);
 /// Whether the `n` floats at `p` hold a NaN, on the calling thread (the
 /// oneDNN pooling's check, CPU/Optimized/DNNL.cpp).
 bool anyNaN(const float *p, int64_t n);
-/// The `n` floats at `p` clamped to [lo, hi] in place as hardtanh does
-/// (NaN passes), on the calling thread: a fused relu_ or hardtanh_ on a
-/// block of a convolution's result while it is in cache (DNNL.cpp).
-void clampFloats(float *p, int64_t n, float lo, float hi);
+/// The `n` floats at `p` clamped to [act.lo, act.hi] in place as hardtanh
+/// does (NaN passes), on the calling thread: a fused relu_ or hardtanh_ on
+/// a block of a convolution's result while it is in cache (DNNL.cpp).
+void clampFloats(float *p, int64_t n, const Epilogue &act);
 
 /// The variants, each built from CPU/Optimized/Elementwise.cpp, Norm.cpp
 /// Recurrent.cpp and Linear.cpp (the *AVX2.cpp and *AVX512.cpp files),
@@ -132,7 +132,7 @@ void clampFloats(float *p, int64_t n, float lo, float hi);
   void gruCells(const GruCells &c);                                            \
   void skinnyLinear(const SkinnyLinear &s);                                    \
   bool anyNaN(const float *p, int64_t n);                                      \
-  void clampFloats(float *p, int64_t n, float lo, float hi);
+  void clampFloats(float *p, int64_t n, const Epilogue &act);
 namespace base {
 TRACEIR_OPTIMIZED_VARIANT_API
 // The copy moves the same bits in each variant: base's serves.

@@ -338,7 +338,7 @@ void depthwiseDirect(const ConvGeometry &g, const Tensor &x, const float *w,
           op[oh * g.OW + ow] = acc;
         }
       if (act)
-        cpu::optimized::clampFloats(op, pixels, float(act->lo), float(act->hi));
+        cpu::optimized::clampFloats(op, pixels, *act);
     }
   });
 }
@@ -411,7 +411,7 @@ bool pointwise(KernelContext &ctx, const ConvGeometry &g, const float *x,
     cpu::sgemm(false, false, g.O, P, g.C, 1.0f, w, g.C, xn, P,
                bias ? 1.0f : 0.0f, on, P);
     if (act)
-      cpu::optimized::clampFloats(on, g.O * P, float(act->lo), float(act->hi));
+      cpu::optimized::clampFloats(on, g.O * P, *act);
   };
   if (parts == 1) {
     for (int64_t n = 0; n < g.N; ++n)

@@ -138,8 +138,8 @@ void cpu::optimized::skinnyLinear(const SkinnyLinear &s) {
 bool cpu::optimized::anyNaN(const float *p, int64_t n) {
   TRACEIR_DISPATCH(anyNaN(p, n))
 }
-void cpu::optimized::clampFloats(float *p, int64_t n, float lo, float hi) {
-  TRACEIR_DISPATCH(clampFloats(p, n, lo, hi))
+void cpu::optimized::clampFloats(float *p, int64_t n, const Epilogue &act) {
+  TRACEIR_DISPATCH(clampFloats(p, n, act))
 }
 #undef TRACEIR_DISPATCH
 #undef TRACEIR_DISPATCH_AVX2

@@ -68,14 +68,6 @@ TRACEIR_SIMD_DECL(double, cos)
 
 namespace traceir::cpu::optimized {
 namespace {
-// exp and tanh by compute type: in float inlined (ewExpFloat and
-// ewTanhFloat, the elementwise ops' own), in double libmvec's, which a
-// `#pragma omp simd` loop calls.
-inline float vexp(float x) { return ewExpFloat(x); }
-inline double vexp(double x) { return exp(x); }
-inline float vtanh(float x) { return ewTanhFloat(x); }
-inline double vtanh(double x) { return tanh(x); }
-
 /// Partial results per lane: the reductions (Norm.cpp, Linear.cpp) keep this many
 /// accumulators, combined in a fixed order, so that the compiler
 /// vectorizes them without reassociating (no -ffast-math) and the result

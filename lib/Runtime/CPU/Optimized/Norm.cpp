@@ -102,7 +102,7 @@ TRACEIR_VARIANT_TARGET void softmaxRow(const typename Elt<DT>::T *__restrict x,
     // The exps go to the result, then are summed and scaled there.
     TRACEIR_OMP_SIMD
     for (int64_t j = 0; j < n; ++j)
-      y[j] = vexp(x[j] - m);
+      y[j] = ewExp(x[j] - m);
     C sum = static_cast<C>(rowSum<DT>(y, n, [](C v) { return v; }));
     if (log) {
       C ls = std::log(sum);
@@ -117,11 +117,11 @@ TRACEIR_VARIANT_TARGET void softmaxRow(const typename Elt<DT>::T *__restrict x,
     }
   } else {
     // A 16-bit result cannot hold the exps: they are computed again.
-    C sum = static_cast<C>(rowSum<DT>(x, n, [m](C v) { return vexp(v - m); }));
+    C sum = static_cast<C>(rowSum<DT>(x, n, [m](C v) { return ewExp(v - m); }));
     C ls = std::log(sum), inv = C(1) / sum;
     for (int64_t j = 0; j < n; ++j) {
       C v = E::load(x[j]) - m;
-      y[j] = E::store(log ? v - ls : vexp(v) * inv);
+      y[j] = E::store(log ? v - ls : ewExp(v) * inv);
     }
   }
 }
@@ -158,7 +158,7 @@ softmaxColumns(const typename Elt<DT>::T *__restrict x,
     T *yd = y + d * inner;
     TRACEIR_OMP_SIMD
     for (int64_t k = 0; k < nb; ++k) {
-      C e = vexp(E::load(xd[k]) - m[k]);
+      C e = ewExp(E::load(xd[k]) - m[k]);
       if constexpr (std::is_same_v<T, C>)
         yd[k] = e;
       s[k] += e;
@@ -186,7 +186,7 @@ softmaxColumns(const typename Elt<DT>::T *__restrict x,
       if constexpr (std::is_same_v<T, C>)
         yd[k] *= s[k];
       else
-        yd[k] = E::store(vexp(E::load(xd[k]) - m[k]) * s[k]);
+        yd[k] = E::store(ewExp(E::load(xd[k]) - m[k]) * s[k]);
     }
   }
 }
@@ -291,7 +291,8 @@ TRACEIR_VARIANT_TARGET void affineChunk(const ChannelAffine &a, int64_t b,
   // hardtanh's comparisons (ewCompute's), in the compute type: clamping
   // before the store gives what the store and a separate in-place pass
   // would, rounding being monotonic.
-  const C lo = static_cast<C>(a.lo), hi = static_cast<C>(a.hi);
+  const C lo = Clamp ? static_cast<C>(a.act->lo) : C(0),
+          hi = Clamp ? static_cast<C>(a.act->hi) : C(0);
   for (int64_t p = b; p < e; ++p) {
     const int64_t c = p % a.C;
     const C sc = static_cast<C>(a.scale[c]), sh = static_cast<C>(a.shift[c]);
@@ -311,7 +312,7 @@ template <int32_t DT> void channelAffineTyped(const ChannelAffine &a) {
   // Tasks: the N * C planes of S elements.
   int64_t grain = std::max<int64_t>(1, cpu::grainSize() / a.S);
   cpu::parallelFor(a.N * a.C, grain, [&](int64_t b, int64_t e) {
-    if (a.clamp)
+    if (a.act)
       affineChunk<DT, true>(a, b, e);
     else
       affineChunk<DT, false>(a, b, e);
@@ -362,8 +363,8 @@ bool cpu::optimized::TRACEIR_CPU_VARIANT::anyNaN(const float *p, int64_t n) {
   return false;
 }
 void cpu::optimized::TRACEIR_CPU_VARIANT::clampFloats(float *p, int64_t n,
-                                                      float lo, float hi) {
-  clampRun(p, n, lo, hi);
+                                                      const Epilogue &act) {
+  clampRun(p, n, float(act.lo), float(act.hi));
 }
 void cpu::optimized::TRACEIR_CPU_VARIANT::channelAffine(
     const ChannelAffine &a) {
@@ -512,15 +513,9 @@ bool batchNormFast(KernelContext &ctx, bool native) {
   // A relu_ or hardtanh_ next on the result (Epilogues.cpp) is applied
   // here, in the same pass.
   const Epilogue *act = ctx.epilogue();
-  cpu::optimized::ChannelAffine affine{
-      x.bytes(), out.bytes(), static_cast<int32_t>(x.dtype), L.N, L.C, L.S,
-      scale,     shift};
-  if (act) {
-    affine.clamp = true;
-    affine.lo = act->lo;
-    affine.hi = act->hi;
-  }
-  cpu::optimized::channelAffine(affine);
+  cpu::optimized::channelAffine({x.bytes(), out.bytes(),
+                                 static_cast<int32_t>(x.dtype), L.N, L.C, L.S,
+                                 scale, shift, act});
   if (act)
     ctx.appliedEpilogue();
   return true;

@@ -471,3 +471,61 @@ def test_embedding_index_out_of_range(bad):
                 compiled(bad_idx, w)
     finally:
         traceir.set_kernel_tier("optimized")
+
+
+CAT_CASES = [
+    # (shapes, dim, optimized): blocks of any size per row of the result.
+    ([(2, 3, 4), (2, 5, 4), (2, 1, 4)], 1, True),
+    ([(3, 4), (1, 4)], 0, True),                  # one row: each input whole
+    ([(2, 3, 4), (2, 3, 2)], -1, True),           # the last dim
+    ([(2, 0, 4), (2, 3, 4), (2, 0, 4)], 1, True),  # inputs of no elements
+    ([(0, 3), (0, 2)], 1, True),                  # a result of no elements
+    ([(4,), (0,), (3,)], 0, True),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.int8,
+                                   torch.bool])
+def test_cat_contiguous(dtype):
+    # Cat.cpp: the result written front to back from each input's block,
+    # the exact bytes, as eager's and the portable kernel's.
+    for shapes, dim, optimized in CAT_CASES:
+        args = tuple(values(s, torch.float64, seed=k).mul(9).to(dtype)
+                     for k, s in enumerate(shapes))
+        fn = lambda *t, dim=dim: torch.cat(t, dim)  # noqa: E731
+        _, out = run_tiers(Fn(fn), args)
+        want = fn(*args)
+        for tier, (got, ops) in out.items():
+            assert got.dtype == want.dtype and torch.equal(got, want), (shapes, tier)
+        assert dict(out["optimized"][1])["cat"] == "optimized", shapes
+
+
+def test_cat_layouts_it_leaves_to_the_portable_kernel():
+    a, b = values((3, 4), torch.float32), values((3, 4), torch.float32, seed=1)
+    cases = [
+        lambda a, b: torch.cat([a.t(), b.t()], 1),                # transposed inputs
+        lambda a, b: torch.cat([a, b.double()], 0),               # promoted: f32 and f64
+        lambda a, b: torch.cat([a, torch.empty(0), b], 0),        # a legacy empty [0]
+    ]
+    for fn in cases:
+        _, out = run_tiers(Fn(fn), (a, b))
+        want = fn(a, b)
+        for tier, (got, ops) in out.items():
+            assert got.dtype == want.dtype and torch.equal(got, want), tier
+        assert dict(out["optimized"][1])["cat"] == "portable"
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_cat_split_over_threads(threads):
+    # 1.2 MB of result: two threads split it by bytes, the split falling
+    # inside an input's block of a row.
+    args = (values((5, 7, 2000), torch.float32), values((5, 13, 2000), torch.float32, seed=1),
+            values((5, 11, 2000), torch.float32, seed=2))
+    before = traceir.num_threads()
+    traceir.set_num_threads(threads)
+    try:
+        _, out = run_tiers(Fn(lambda *t: torch.cat(t, 1)), args)
+    finally:
+        traceir.set_num_threads(before)
+    got, ops = out["optimized"]
+    assert torch.equal(got, torch.cat(args, 1)) and dict(ops)["cat"] == "optimized"

@@ -9,12 +9,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/ElementwisePlan.h"
+#include "TraceIR/Runtime/CPU/Optimized.h"
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -281,28 +284,49 @@ double ulpError(float got, double exact) {
 }
 
 /// Every 97th float bit pattern (44 million of them, both signs, every
-/// exponent, subnormals, inf, NaN) through f(x), against libm's double
-/// function: at most maxUlp ulps off, and NaN for NaN.
-template <typename F, typename G>
-void expectFloatFunctionWithin(F f, G exact, double maxUlp) {
+/// exponent, subnormals, inf, NaN) through batch(x, y, n), which writes
+/// f(x[i]) to y[i] for blocks of them, against libm's double function: at
+/// most maxUlp ulps off, and NaN for NaN.
+template <typename B, typename G>
+void expectFloatBatchWithin(B batch, G exact, double maxUlp) {
   double worst = 0;
   uint32_t worstBits = 0;
-  for (uint64_t u = 0; u <= 0xffffffffu; u += 97) {
-    const uint32_t bits = static_cast<uint32_t>(u);
-    float x;
-    std::memcpy(&x, &bits, sizeof x);
-    const float got = f(x);
-    if (std::isnan(x)) {
-      ASSERT_TRUE(std::isnan(got)) << "at bits " << bits;
-      continue;
+  constexpr uint64_t kBlock = 1 << 16;
+  std::vector<float> xs(kBlock), ys(kBlock);
+  for (uint64_t u0 = 0; u0 <= 0xffffffffu; u0 += 97 * kBlock) {
+    size_t n = 0;
+    for (uint64_t u = u0; u <= 0xffffffffu && n < kBlock; u += 97, ++n) {
+      const uint32_t bits = static_cast<uint32_t>(u);
+      std::memcpy(&xs[n], &bits, sizeof(float));
     }
-    const double e = ulpError(got, exact(double(x)));
-    if (e > worst) {
-      worst = e;
-      worstBits = bits;
+    batch(xs.data(), ys.data(), static_cast<int64_t>(n));
+    for (size_t i = 0; i < n; ++i) {
+      const float x = xs[i], got = ys[i];
+      uint32_t bits;
+      std::memcpy(&bits, &x, sizeof bits);
+      if (std::isnan(x)) {
+        ASSERT_TRUE(std::isnan(got)) << "at bits " << bits;
+        continue;
+      }
+      const double e = ulpError(got, exact(double(x)));
+      if (e > worst) {
+        worst = e;
+        worstBits = bits;
+      }
     }
   }
   EXPECT_LE(worst, maxUlp) << "worst at float bits 0x" << std::hex << worstBits;
+}
+
+/// The same for a scalar function f.
+template <typename F, typename G>
+void expectFloatFunctionWithin(F f, G exact, double maxUlp) {
+  expectFloatBatchWithin(
+      [&](const float *x, float *y, int64_t n) {
+        for (int64_t i = 0; i < n; ++i)
+          y[i] = f(x[i]);
+      },
+      exact, maxUlp);
 }
 
 // The float functions the optimized CPU loops and CUDA's typed loops
@@ -320,6 +344,40 @@ TEST(ElementwiseFloatMath, ExpWithinOneAndAHalfUlp) {
   // Subnormal results, rounded once: e^-100 is 3.72e-44 (27 x 2^-149).
   EXPECT_EQ(ewExpFloat(-100.0f), std::exp(-100.0f));
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The AVX-512 variant's float exp (ExpAVX512.cpp, the vector functions its
+// loops call): 16, 8 and 4 lanes and the scalar function.
+TEST(ElementwiseFloatMath, AVX512ExpWithinOneAndAHalfUlp) {
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vl"))
+    GTEST_SKIP() << "this CPU has no AVX-512 (F and VL)";
+  namespace v = cpu::optimized::avx512;
+  auto exact = [](double x) { return std::exp(x); };
+  expectFloatBatchWithin(v::expFloats, exact, 1.5); // 16 lanes
+  // In pieces of 15: 8 lanes, 4 lanes and 3 scalars each.
+  expectFloatBatchWithin(
+      [](const float *x, float *y, int64_t n) {
+        for (int64_t i = 0; i < n; i += 15)
+          v::expFloats(x + i, y + i, std::min<int64_t>(15, n - i));
+      },
+      exact, 1.5);
+  // ewExpFloat's exact cases (above), at 8, 4 and 1 lanes.
+  const float in[] = {INFINITY, -INFINITY, 89.0f,   -104.0f,
+                      0.0f,     -0.0f,     -100.0f, NAN};
+  const float want[] = {INFINITY, 0.0f, INFINITY,          0.0f,
+                        1.0f,     1.0f, std::exp(-100.0f), NAN};
+  float got[std::size(in)];
+  for (size_t n : {std::size(in), size_t(4), size_t(1)}) {
+    v::expFloats(in, got, static_cast<int64_t>(n));
+    for (size_t i = 0; i < n; ++i) {
+      if (std::isnan(want[i]))
+        EXPECT_TRUE(std::isnan(got[i]));
+      else
+        EXPECT_EQ(got[i], want[i]) << "e^" << in[i] << ", n " << n;
+    }
+  }
+}
+#endif
 
 TEST(ElementwiseFloatMath, TanhWithinSevenUlp) {
   expectFloatFunctionWithin([](float x) { return ewTanhFloat(x); },

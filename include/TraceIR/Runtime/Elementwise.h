@@ -432,6 +432,15 @@ TRACEIR_HD inline double ewExp(double x) { return exp(x); }
 TRACEIR_HD inline float ewTanh(float x) { return ewTanhFloat(x); }
 TRACEIR_HD inline double ewTanh(double x) { return tanh(x); }
 
+/// The exp and tanh ewCompute calls, as a type: a CPU variant's loops pass
+/// their own (CPU/Optimized/Loops.h: AVX-512's float exp through its
+/// vector function), an instantiation of its own, so that no two
+/// translation units define one inline function differently.
+struct EwMath {
+  template <typename C> TRACEIR_HD static C exp(C x) { return ewExp(x); }
+  template <typename C> TRACEIR_HD static C tanh(C x) { return ewTanh(x); }
+};
+
 /// gelu(x) = x / 2 (1 + erf(x / sqrt 2)) in float, erf as the rational
 /// function of Eigen's and XLA's float erf, erf(z) = z P(z^2) / Q(z^2) on
 /// [0, 4] (beyond, erf rounds to 1 in float) and odd. It is arithmetic a
@@ -480,8 +489,9 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline V ewCopied(const EwLaunch &L,
 /// portable kernels (which then round once to the result's dtype), float
 /// for the optimized tier's f32, f16 and bf16 (PyTorch's opmath type).
 /// `op` is a parameter, not L.op, so that a loop instantiated for one op
-/// folds the switch away (the function is always inlined).
-template <typename C>
+/// folds the switch away (the function is always inlined). M supplies exp
+/// and tanh (EwMath).
+template <typename C, typename M = EwMath>
 TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
                                                      const C *v) {
   switch (op) {
@@ -522,7 +532,7 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
     // which vectorizes to a single max (the NaN test beside it did not).
     return v[0] < C(0) ? C(0) : v[0];
   case EwOp::Exp:
-    return ewExp(v[0]);
+    return M::exp(v[0]);
   case EwOp::Log:
     return log(v[0]);
   case EwOp::Sqrt:
@@ -530,9 +540,9 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
   case EwOp::Rsqrt:
     return C(1) / sqrt(v[0]);
   case EwOp::Tanh:
-    return ewTanh(v[0]);
+    return M::tanh(v[0]);
   case EwOp::Sigmoid:
-    return C(1) / (C(1) + ewExp(-v[0]));
+    return C(1) / (C(1) + M::exp(-v[0]));
   case EwOp::Gelu:
     // In float (the optimized tier's f32, f16, bf16), erf as a rational
     // function the loop inlines; in double, libm's.
@@ -543,7 +553,7 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
   case EwOp::GeluTanh: {
     const C k = C(0.79788456080286535588); // sqrt(2 / pi)
     return C(0.5) * v[0] *
-           (C(1) + ewTanh(k * (v[0] + C(0.044715) * v[0] * v[0] * v[0])));
+           (C(1) + M::tanh(k * (v[0] + C(0.044715) * v[0] * v[0] * v[0])));
   }
   case EwOp::Copy:
     return ewCopied(L, v);
@@ -657,7 +667,7 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
     return op == EwOp::Hardswish ? v[0] * r / C(6) : r / C(6);
   }
   case EwOp::Silu:
-    return v[0] / (C(1) + ewExp(-v[0]));
+    return v[0] / (C(1) + M::exp(-v[0]));
   case EwOp::Exp2:
     return exp2(v[0]);
   case EwOp::Erfc:

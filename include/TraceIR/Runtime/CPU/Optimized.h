@@ -143,6 +143,9 @@ TRACEIR_OPTIMIZED_VARIANT_API
 } // namespace avx2
 namespace avx512 {
 TRACEIR_OPTIMIZED_VARIANT_API
+/// e^x of n floats through ExpAVX512.cpp's vector functions, which the
+/// variant's loops call (its tests' entry; built with the x86 variants).
+void expFloats(const float *x, float *y, int64_t n);
 } // namespace avx512
 #undef TRACEIR_OPTIMIZED_VARIANT_API
 

@@ -62,7 +62,7 @@ computeBlock(const EwLaunch &__restrict L,
     C a[kEwMaxOperands] = {};
     for (int j = 0; j < N; ++j)
       a[j] = v[j][k];
-    res[k] = ewCompute<C>(Op, L, a);
+    res[k] = ewCompute<C, Math>(Op, L, a);
   }
 }
 
@@ -82,7 +82,7 @@ computeDenseBlock(const EwLaunch &__restrict L,
     C a[kEwMaxOperands] = {};
     for (int j = 0; j < N; ++j)
       a[j] = (Vec >> j) & 1 ? in[j][k] : c[j];
-    out[k] = ewCompute<C>(Op, L, a);
+    out[k] = ewCompute<C, Math>(Op, L, a);
   }
 }
 
@@ -131,7 +131,7 @@ stridedRow(const EwLaunch &__restrict L,
               !r.in[j]
                   ? r.c[j]
                   : E::load(reinterpret_cast<const T *>(r.in[j])[i * r.is[j]]);
-        out[i * r.os] = E::store(ewCompute<C>(Op, L, a));
+        out[i * r.os] = E::store(ewCompute<C, Math>(Op, L, a));
       }
       return;
     }
@@ -232,7 +232,7 @@ denseRow(const EwLaunch &__restrict L,
       C a[kEwMaxOperands] = {};
       for (int j = 0; j < N; ++j)
         a[j] = (Vec >> j) & 1 ? E::load(in[j][i]) : c[j];
-      out[i] = E::store(ewCompute<C>(Op, L, a));
+      out[i] = E::store(ewCompute<C, Math>(Op, L, a));
     }
   }
 }

@@ -111,21 +111,21 @@ TRACEIR_VARIANT_TARGET void softmaxRow(const typename Elt<DT>::T *__restrict x,
       for (; j + kLanes <= n; j += kLanes) {
         TRACEIR_OMP_SIMD
         for (int k = 0; k < kLanes; ++k) {
-          C e = ewExp(x[j + k] - m);
+          C e = Math::exp(x[j + k] - m);
           y[j + k] = e;
           acc[k] += e;
         }
       }
       C tail = 0;
       for (; j < n; ++j) {
-        y[j] = ewExp(x[j] - m);
+        y[j] = Math::exp(x[j] - m);
         tail += y[j];
       }
       sum = combineLanes(acc) + tail;
     } else {
       TRACEIR_OMP_SIMD
       for (int64_t j = 0; j < n; ++j)
-        y[j] = ewExp(x[j] - m);
+        y[j] = Math::exp(x[j] - m);
       sum = static_cast<C>(rowSum<DT>(y, n, [](C v) { return v; }));
     }
     if (log) {
@@ -141,11 +141,11 @@ TRACEIR_VARIANT_TARGET void softmaxRow(const typename Elt<DT>::T *__restrict x,
     }
   } else {
     // A 16-bit result cannot hold the exps: they are computed again.
-    C sum = static_cast<C>(rowSum<DT>(x, n, [m](C v) { return ewExp(v - m); }));
+    C sum = static_cast<C>(rowSum<DT>(x, n, [m](C v) { return Math::exp(v - m); }));
     C ls = std::log(sum), inv = C(1) / sum;
     for (int64_t j = 0; j < n; ++j) {
       C v = E::load(x[j]) - m;
-      y[j] = E::store(log ? v - ls : ewExp(v) * inv);
+      y[j] = E::store(log ? v - ls : Math::exp(v) * inv);
     }
   }
 }
@@ -182,7 +182,7 @@ softmaxColumns(const typename Elt<DT>::T *__restrict x,
     T *yd = y + d * inner;
     TRACEIR_OMP_SIMD
     for (int64_t k = 0; k < nb; ++k) {
-      C e = ewExp(E::load(xd[k]) - m[k]);
+      C e = Math::exp(E::load(xd[k]) - m[k]);
       if constexpr (std::is_same_v<T, C>)
         yd[k] = e;
       s[k] += e;
@@ -210,7 +210,7 @@ softmaxColumns(const typename Elt<DT>::T *__restrict x,
       if constexpr (std::is_same_v<T, C>)
         yd[k] *= s[k];
       else
-        yd[k] = E::store(ewExp(E::load(xd[k]) - m[k]) * s[k]);
+        yd[k] = E::store(Math::exp(E::load(xd[k]) - m[k]) * s[k]);
     }
   }
 }

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #define TRACEIR_CPU_VARIANT avx512
+#define TRACEIR_AVX512_EXPF // float exp through ExpAVX512.cpp (Loops.h)
 #define TRACEIR_VARIANT_TARGET                                                 \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")))
 #define TRACEIR_LOOPS_ONLY // the kernels' entry points are the base file's

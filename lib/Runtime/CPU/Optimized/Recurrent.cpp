@@ -6,7 +6,7 @@
 // the state update), which RNNLayers.h's layer loop calls once per time
 // step between its GEMMs: the portable CpuLayers' formulas in a loop over
 // the hidden units that the compiler vectorizes, exp and tanh inlined in
-// float and libmvec's in double (Elementwise.h's ewExp, ewTanh) in place of
+// float and libmvec's in double (Loops.h's Math) in place of
 // libm's one call per element, where most of a small LSTM's time went. Each
 // batch row's loop is the same whatever the thread count (there is one), so
 // results depend only on the shapes.
@@ -21,7 +21,7 @@ using namespace traceir::cpu::optimized;
 
 namespace {
 template <typename T> inline T sigmoid(T x) {
-  return T(1) / (T(1) + ewExp(-x));
+  return T(1) / (T(1) + Math::exp(-x));
 }
 
 template <typename T>
@@ -34,10 +34,10 @@ TRACEIR_VARIANT_TARGET void lstmTyped(const LstmCells &c) {
     TRACEIR_OMP_SIMD
     for (int64_t j = 0; j < H; ++j) {
       T i = sigmoid(g[j]), f = sigmoid(g[H + j]);
-      T gg = ewTanh(g[2 * H + j]), o = sigmoid(g[3 * H + j]);
+      T gg = Math::tanh(g[2 * H + j]), o = sigmoid(g[3 * H + j]);
       T next = f * cell[j] + i * gg;
       cell[j] = next;
-      h[j] = o * ewTanh(next);
+      h[j] = o * Math::tanh(next);
     }
   }
 }
@@ -57,7 +57,7 @@ TRACEIR_VARIANT_TARGET void gruTyped(const GruCells &c) {
       T bn = bhh ? bhh[2 * H + j] : T(0);
       T r = sigmoid(gi[j] + gh[j] + br);
       T z = sigmoid(gi[H + j] + gh[H + j] + bz);
-      T n = ewTanh(gi[2 * H + j] + r * (gh[2 * H + j] + bn));
+      T n = Math::tanh(gi[2 * H + j] + r * (gh[2 * H + j] + bn));
       h[j] = (T(1) - z) * n + z * prev[j];
     }
   }

@@ -208,6 +208,7 @@ StorageLiveness::StorageLiveness(GraphOp graph) {
       if (isa<FreeOp>(user)) {
         // A free is not a use: it must not extend the lifetime it ends.
         s.alreadyFreed = true;
+        s.freedBy = user;
         return;
       }
       if (isa<RetOp>(user))

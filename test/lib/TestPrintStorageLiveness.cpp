@@ -96,5 +96,9 @@ struct TestPrintStorageLivenessPass
 } // namespace
 
 namespace mlir::trace {
-void registerTestPasses() { PassRegistration<TestPrintStorageLivenessPass>(); }
+void registerTestPrintMemoryPlanPass();
+void registerTestPasses() {
+  PassRegistration<TestPrintStorageLivenessPass>();
+  registerTestPrintMemoryPlanPass();
+}
 } // namespace mlir::trace

@@ -55,8 +55,9 @@ public:
     /// its values (trace.free excluded); null when nothing uses it.
     Operation *lastUser = nullptr;
     bool returned = false;
-    /// Whether a trace.free of the storage exists already.
+    /// Whether a trace.free of the storage exists already, and which.
     bool alreadyFreed = false;
+    Operation *freedBy = nullptr;
     /// Whether an unknown op uses it (its results may alias it).
     bool hasMayAlias = false;
     /// Why the graph may not free it; empty when it may.

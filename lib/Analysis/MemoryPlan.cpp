@@ -1,0 +1,155 @@
+//===- MemoryPlan.cpp - Offsets of a run's storages in one arena ----------===//
+
+#include "TraceIR/Analysis/MemoryPlan.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::trace;
+
+namespace {
+/// The arena of buffers placed in `order` (indices into `buffers`), each at
+/// the lowest offset of the smallest gap that fits it between the buffers
+/// placed before it that live at the same time, or above them all. Writes
+/// the offsets.
+int64_t placeGreedy(std::vector<MemoryPlan::Buffer> &buffers,
+                    llvm::ArrayRef<unsigned> order) {
+  std::vector<unsigned> placed;
+  placed.reserve(order.size());
+  std::vector<std::pair<int64_t, int64_t>> busy; // [offset, end) at once
+  int64_t arena = 0;
+  for (unsigned i : order) {
+    MemoryPlan::Buffer &b = buffers[i];
+    busy.clear();
+    for (unsigned j : placed) {
+      const MemoryPlan::Buffer &o = buffers[j];
+      if (o.first <= b.last && b.first <= o.last)
+        busy.push_back({o.offset, o.offset + o.size});
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t best = -1, bestGap = INT64_MAX, at = 0;
+    for (auto [lo, hi] : busy) {
+      if (lo - at >= b.size && lo - at < bestGap) {
+        best = at;
+        bestGap = lo - at;
+      }
+      at = std::max(at, hi);
+    }
+    b.offset = best >= 0 ? best : at;
+    arena = std::max(arena, b.offset + b.size);
+    placed.push_back(i);
+  }
+  return arena;
+}
+} // namespace
+
+MemoryPlan::MemoryPlan(const StorageLiveness &liveness, int64_t alignment)
+    : alignment(alignment) {
+  llvm::ArrayRef<Operation *> ops = liveness.getOps();
+  if (ops.empty())
+    return;
+  llvm::DenseMap<Operation *, unsigned> position;
+  for (auto [i, op] : llvm::enumerate(ops))
+    position[op] = i;
+  const unsigned end = ops.size() - 1;
+  for (auto [i, s] : llvm::enumerate(liveness.getStorages())) {
+    if (s.owner != StorageLiveness::Owner::Run || s.dynamic || s.returned ||
+        s.bytes <= 0)
+      continue;
+    Buffer b;
+    b.storage = i;
+    b.size = static_cast<int64_t>(
+        llvm::alignTo(static_cast<uint64_t>(s.bytes), alignment));
+    b.first = position.lookup(s.root.getDefiningOp());
+    b.last = s.freedBy ? position.lookup(s.freedBy) : end;
+    buffers.push_back(b);
+  }
+
+  // The bound: aligned bytes alive after each op, the most of them.
+  std::vector<int64_t> delta(ops.size() + 1, 0);
+  for (const Buffer &b : buffers) {
+    delta[b.first] += b.size;
+    delta[b.last + 1] -= b.size;
+  }
+  int64_t live = 0;
+  for (int64_t d : delta) {
+    live += d;
+    lowerBoundBytes = std::max(lowerBoundBytes, live);
+  }
+
+  // The orders tried, each with ties broken by definition: the first is
+  // greedy by size; the arena kept is the smallest.
+  auto lifetime = [](const Buffer &b) { return int64_t(b.last - b.first) + 1; };
+  using Key = std::function<bool(const Buffer &, const Buffer &)>;
+  const std::pair<llvm::StringRef, Key> orders[] = {
+      {"size",
+       [](const Buffer &a, const Buffer &b) { return a.size > b.size; }},
+      {"size x lifetime",
+       [&](const Buffer &a, const Buffer &b) {
+         // In double: the products may pass 2^63; only their order counts.
+         return double(a.size) * double(lifetime(a)) >
+                double(b.size) * double(lifetime(b));
+       }},
+      {"lifetime", [&](const Buffer &a,
+                       const Buffer &b) { return lifetime(a) > lifetime(b); }},
+      {"definition", [](const Buffer &, const Buffer &) { return false; }},
+  };
+  std::vector<unsigned> order(buffers.size());
+  std::vector<int64_t> bestOffsets;
+  for (auto [name, key] : orders) {
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
+      return key(buffers[a], buffers[b]);
+    });
+    int64_t arena = placeGreedy(buffers, order);
+    if (name == orders[0].first)
+      greedyBySizeBytes = arena;
+    if (bestOffsets.empty() || arena < arenaBytes) {
+      arenaBytes = arena;
+      this->order = name;
+      bestOffsets.clear();
+      for (const Buffer &b : buffers)
+        bestOffsets.push_back(b.offset);
+      if (arena == lowerBoundBytes)
+        break; // optimal
+    }
+  }
+  for (auto [b, offset] : llvm::zip(buffers, bestOffsets))
+    b.offset = offset;
+}
+
+std::string MemoryPlan::verify(llvm::ArrayRef<Buffer> buffers,
+                               int64_t arenaBytes, int64_t alignment) {
+  // By definition, then against every buffer still alive: the buffers
+  // alive at once overlap in time, so this is linear in their pairs.
+  std::vector<unsigned> byFirst(buffers.size());
+  std::iota(byFirst.begin(), byFirst.end(), 0u);
+  std::stable_sort(byFirst.begin(), byFirst.end(), [&](unsigned a, unsigned b) {
+    return buffers[a].first < buffers[b].first;
+  });
+  std::vector<unsigned> alive;
+  for (unsigned i : byFirst) {
+    const Buffer &b = buffers[i];
+    if (b.offset < 0 || b.offset % alignment != 0 ||
+        b.offset > arenaBytes - b.size)
+      return "storage #" + std::to_string(b.storage) + " at offset " +
+             std::to_string(b.offset) + " (" + std::to_string(b.size) +
+             " bytes) is not aligned to " + std::to_string(alignment) +
+             " inside the arena of " + std::to_string(arenaBytes) + " bytes";
+    llvm::erase_if(alive,
+                   [&](unsigned j) { return buffers[j].last < b.first; });
+    for (unsigned j : alive) {
+      const Buffer &o = buffers[j];
+      if (o.offset < b.offset + b.size && b.offset < o.offset + o.size)
+        return "storages #" + std::to_string(o.storage) + " and #" +
+               std::to_string(b.storage) + " are alive at once and overlap";
+    }
+    alive.push_back(i);
+  }
+  return "";
+}

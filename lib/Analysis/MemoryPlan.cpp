@@ -6,6 +6,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <climits>
 #include <functional>
 #include <numeric>
 
@@ -16,21 +17,28 @@ namespace {
 /// The arena of buffers placed in `order` (indices into `buffers`), each at
 /// the lowest offset of the smallest gap that fits it between the buffers
 /// placed before it that live at the same time, or above them all. Writes
-/// the offsets.
+/// the offsets. Placed buffers are filed by time in buckets of kSpan op
+/// positions, so a buffer meets only those of the buckets its lifetime
+/// spans: near-linear where lifetimes are short, as in traces.
 int64_t placeGreedy(std::vector<MemoryPlan::Buffer> &buffers,
-                    llvm::ArrayRef<unsigned> order) {
-  std::vector<unsigned> placed;
-  placed.reserve(order.size());
+                    llvm::ArrayRef<unsigned> order, unsigned positions) {
+  constexpr unsigned kSpan = 64;
+  std::vector<std::vector<unsigned>> buckets(positions / kSpan + 1);
+  // The last placement that met each buffer (each is met once).
+  std::vector<unsigned> metBy(buffers.size(), UINT_MAX);
   std::vector<std::pair<int64_t, int64_t>> busy; // [offset, end) at once
   int64_t arena = 0;
-  for (unsigned i : order) {
+  for (auto [step, i] : llvm::enumerate(order)) {
     MemoryPlan::Buffer &b = buffers[i];
     busy.clear();
-    for (unsigned j : placed) {
-      const MemoryPlan::Buffer &o = buffers[j];
-      if (o.first <= b.last && b.first <= o.last)
+    for (unsigned k = b.first / kSpan; k <= b.last / kSpan; ++k)
+      for (unsigned j : buckets[k]) {
+        const MemoryPlan::Buffer &o = buffers[j];
+        if (metBy[j] == step || o.last < b.first || b.last < o.first)
+          continue;
+        metBy[j] = step;
         busy.push_back({o.offset, o.offset + o.size});
-    }
+      }
     std::sort(busy.begin(), busy.end());
     int64_t best = -1, bestGap = INT64_MAX, at = 0;
     for (auto [lo, hi] : busy) {
@@ -42,7 +50,8 @@ int64_t placeGreedy(std::vector<MemoryPlan::Buffer> &buffers,
     }
     b.offset = best >= 0 ? best : at;
     arena = std::max(arena, b.offset + b.size);
-    placed.push_back(i);
+    for (unsigned k = b.first / kSpan; k <= b.last / kSpan; ++k)
+      buckets[k].push_back(i);
   }
   return arena;
 }
@@ -106,7 +115,7 @@ MemoryPlan::MemoryPlan(const StorageLiveness &liveness, int64_t alignment)
     std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
       return key(buffers[a], buffers[b]);
     });
-    int64_t arena = placeGreedy(buffers, order);
+    int64_t arena = placeGreedy(buffers, order, ops.size());
     if (name == orders[0].first)
       greedyBySizeBytes = arena;
     if (bestOffsets.empty() || arena < arenaBytes) {

@@ -99,33 +99,32 @@ struct Math {
 /// depends only on the row.
 constexpr int kLanes = 16;
 
-/// The lanes' sum as a tree, halves added lane-wise: GCC 12 vectorizes
-/// each level (with the pragmas), where a chain of scalar adds cost a row
-/// their latency (attention's rows of 64 keys pay it once per row).
-template <typename C> C combineLanes(const C (&acc)[kLanes]) {
+/// The lanes combined by `op` as a tree, halves combined lane-wise: GCC 12
+/// vectorizes each level (with the pragmas), where a chain of scalar ops
+/// cost a row their latency (attention's rows of 64 keys pay it once per
+/// row).
+template <typename C, typename F>
+C treeLanes(const C (&acc)[kLanes], F op) {
   C s[kLanes];
   for (int k = 0; k < kLanes; ++k)
     s[k] = acc[k];
   for (int w = kLanes / 2; w > 0; w /= 2) {
     TRACEIR_OMP_SIMD
     for (int k = 0; k < w; ++k)
-      s[k] += s[k + w];
+      s[k] = op(s[k], s[k + w]);
   }
   return s[0];
 }
 
-/// The lanes' max as the same tree (any order gives the same max; a NaN
-/// lane may or may not win, as in the lanes themselves).
+/// The lanes' sum, in the tree's fixed order.
+template <typename C> C combineLanes(const C (&acc)[kLanes]) {
+  return treeLanes(acc, [](C a, C b) { return a + b; });
+}
+
+/// The lanes' max (any order gives the same max; a NaN lane may or may not
+/// win, as in the lanes themselves).
 template <typename C> C maxLanes(const C (&acc)[kLanes]) {
-  C s[kLanes];
-  for (int k = 0; k < kLanes; ++k)
-    s[k] = acc[k];
-  for (int w = kLanes / 2; w > 0; w /= 2) {
-    TRACEIR_OMP_SIMD
-    for (int k = 0; k < w; ++k)
-      s[k] = s[k + w] > s[k] ? s[k + w] : s[k];
-  }
-  return s[0];
+  return treeLanes(acc, [](C a, C b) { return b > a ? b : a; });
 }
 
 /// A dtype's storage and compute types (ElementwisePlan.h's, which the

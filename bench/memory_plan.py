@@ -2,7 +2,9 @@
 """Benchmark: the memory plan's arena against its lower bound (issue 17).
 
 For every model of the zoo (test/python/zoo_models.py: forward graphs at
-its sizes), through from_torch -> trace-opt --free-dead-tensors ->
+its sizes) and the training steps of test_joint_models.py (resnet18, a
+BERT encoder, GPT-2, the word LM: method="joint"), through from_torch ->
+trace-opt --free-dead-tensors ->
 --test-print-memory-plan: the buffers planned, the arena the planner keeps
 (the best of its orders), the lower bound (the most aligned planned bytes
 alive at once), greedy by size's own arena, the order kept, and
@@ -40,25 +42,35 @@ def plan(text):
     return out.count("buffer "), int(m[1]), int(m[2]), int(m[3]), m[4], int(m[5])
 
 
-def models():
-    sys.path.insert(0, os.path.join(BUILD, "python"))
-    sys.path.insert(0, os.path.join(ROOT, "test", "python"))
-    import traceir
-    import zoo_models
-    print("| model | buffers | arena | lower bound | arena / bound | greedy by size / bound "
+def table(title, graphs):
+    """Plans each (name, graph text) and prints a row, then a summary."""
+    print(f"\n{title}\n")
+    print("| graph | buffers | arena | lower bound | arena / bound | greedy by size / bound "
           "| order kept | predicted peak |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
     ratios, greedy = [], []
-    for name, build in zoo_models.MODELS:
-        module, args = build()
-        n, arena, bound, by_size, order, peak = plan(str(traceir.from_torch(module, args)))
+    for name, text in graphs:
+        n, arena, bound, by_size, order, peak = plan(text)
         ratios.append(arena / bound)
         greedy.append(by_size / bound)
         print(f"| {name} | {n} | {arena} | {bound} | {arena / bound:.3f} | "
               f"{by_size / bound:.3f} | {order} | {peak} |", flush=True)
     gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
-    print(f"\n{len(ratios)} models: arena / bound geometric mean {gm(ratios):.4f}, worst "
+    print(f"\n{len(ratios)} graphs: arena / bound geometric mean {gm(ratios):.4f}, worst "
           f"{max(ratios):.3f}; greedy by size alone {gm(greedy):.4f}, worst {max(greedy):.3f}")
+
+
+def models():
+    sys.path.insert(0, os.path.join(BUILD, "python"))
+    sys.path.insert(0, os.path.join(ROOT, "test", "python"))
+    import traceir
+    import test_joint_models
+    import zoo_models
+    table("Forward graphs (the zoo):",
+          ((name, str(traceir.from_torch(*build()))) for name, build in zoo_models.MODELS))
+    table("Training steps (method=\"joint\", test_joint_models.py's):",
+          ((name, str(traceir.from_torch(*build(), method="joint")))
+           for name, build in test_joint_models.MODELS))
 
 
 def timing(sizes, repeat):
@@ -86,7 +98,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
     models()
-    timing([int(s) for s in a.sizes.split(",") if s], a.repeat)
+    sizes = [int(s) for s in a.sizes.split(",") if s]
+    if sizes:
+        timing(sizes, a.repeat)
 
 
 if __name__ == "__main__":

@@ -493,7 +493,7 @@ TRACEIR_HD TRACEIR_ALWAYS_INLINE inline V ewCopied(const EwLaunch &L,
 /// and tanh (EwMath).
 template <typename C, typename M = EwMath>
 TRACEIR_HD TRACEIR_ALWAYS_INLINE inline C ewCompute(EwOp op, const EwLaunch &L,
-                                                     const C *v) {
+                                                    const C *v) {
   switch (op) {
   case EwOp::Add:
     return v[0] + C(L.alpha) * v[1];

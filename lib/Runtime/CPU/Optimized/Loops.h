@@ -103,8 +103,7 @@ constexpr int kLanes = 16;
 /// vectorizes each level (with the pragmas), where a chain of scalar ops
 /// cost a row their latency (attention's rows of 64 keys pay it once per
 /// row).
-template <typename C, typename F>
-C treeLanes(const C (&acc)[kLanes], F op) {
+template <typename C, typename F> C treeLanes(const C (&acc)[kLanes], F op) {
   C s[kLanes];
   for (int k = 0; k < kLanes; ++k)
     s[k] = acc[k];

@@ -141,7 +141,8 @@ TRACEIR_VARIANT_TARGET void softmaxRow(const typename Elt<DT>::T *__restrict x,
     }
   } else {
     // A 16-bit result cannot hold the exps: they are computed again.
-    C sum = static_cast<C>(rowSum<DT>(x, n, [m](C v) { return Math::exp(v - m); }));
+    C sum =
+        static_cast<C>(rowSum<DT>(x, n, [m](C v) { return Math::exp(v - m); }));
     C ls = std::log(sum), inv = C(1) / sum;
     for (int64_t j = 0; j < n; ++j) {
       C v = E::load(x[j]) - m;

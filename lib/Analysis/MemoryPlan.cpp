@@ -134,31 +134,17 @@ MemoryPlan::MemoryPlan(const StorageLiveness &liveness, int64_t alignment)
 
 std::string MemoryPlan::verify(llvm::ArrayRef<Buffer> buffers,
                                int64_t arenaBytes, int64_t alignment) {
-  // By definition, then against every buffer still alive: the buffers
-  // alive at once overlap in time, so this is linear in their pairs.
-  std::vector<unsigned> byFirst(buffers.size());
-  std::iota(byFirst.begin(), byFirst.end(), 0u);
-  std::stable_sort(byFirst.begin(), byFirst.end(), [&](unsigned a, unsigned b) {
-    return buffers[a].first < buffers[b].first;
-  });
-  std::vector<unsigned> alive;
-  for (unsigned i : byFirst) {
-    const Buffer &b = buffers[i];
-    if (b.offset < 0 || b.offset % alignment != 0 ||
-        b.offset > arenaBytes - b.size)
-      return "storage #" + std::to_string(b.storage) + " at offset " +
-             std::to_string(b.offset) + " (" + std::to_string(b.size) +
-             " bytes) is not aligned to " + std::to_string(alignment) +
-             " inside the arena of " + std::to_string(arenaBytes) + " bytes";
-    llvm::erase_if(alive,
-                   [&](unsigned j) { return buffers[j].last < b.first; });
-    for (unsigned j : alive) {
-      const Buffer &o = buffers[j];
-      if (o.offset < b.offset + b.size && b.offset < o.offset + o.size)
-        return "storages #" + std::to_string(o.storage) + " and #" +
-               std::to_string(b.storage) + " are alive at once and overlap";
-    }
-    alive.push_back(i);
-  }
-  return "";
+  std::vector<traceir::ArenaBuffer> placed(buffers.begin(), buffers.end());
+  std::optional<traceir::ArenaConflict> c =
+      traceir::findArenaConflict(placed, arenaBytes, alignment);
+  if (!c)
+    return "";
+  const Buffer &a = buffers[c->a], &b = buffers[c->b];
+  if (c->kind == traceir::ArenaConflict::Overlap)
+    return "storages #" + std::to_string(a.storage) + " and #" +
+           std::to_string(b.storage) + " are alive at once and overlap";
+  return "storage #" + std::to_string(a.storage) + " at offset " +
+         std::to_string(a.offset) + " (" + std::to_string(a.size) +
+         " bytes) is not aligned to " + std::to_string(alignment) +
+         " inside the arena of " + std::to_string(arenaBytes) + " bytes";
 }

@@ -63,6 +63,40 @@ LogicalResult TraceDialect::verifyRegionArgAttribute(Operation *op,
 
 LogicalResult TraceDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attr) {
-  return op->emitError() << "unknown trace dialect attribute '"
-                         << attr.getName().getValue() << "'";
+  StringRef name = attr.getName().getValue();
+  // The memory plan's attributes, each on its own; GraphOp::verify checks
+  // the plan as a whole (offsets against lifetimes).
+  if (name == kArenaBytesAttrName || name == kArenaAlignmentAttrName) {
+    if (!isa<GraphOp>(op))
+      return op->emitError()
+             << "'" << name << "' is only valid on a trace.graph";
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || !value.getType().isSignlessInteger(64))
+      return op->emitError() << "'" << name << "' must be an i64";
+    int64_t v = value.getInt();
+    if (name == kArenaBytesAttrName && v < 0)
+      return op->emitError()
+             << "'" << name << "' must not be negative, not " << v;
+    if (name == kArenaAlignmentAttrName && (v <= 0 || (v & (v - 1)) != 0))
+      return op->emitError()
+             << "'" << name << "' must be a power of two, not " << v;
+    return success();
+  }
+  if (name == kArenaOffsetsAttrName) {
+    if (!isa<PyOp>(op))
+      return op->emitError()
+             << "'" << name << "' is only valid on a trace.pyop";
+    auto offsets = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!offsets || offsets.size() != static_cast<int64_t>(op->getNumResults()))
+      return op->emitError()
+             << "'" << name << "' must be an array<i64> of one offset per "
+             << "result (" << op->getNumResults() << ")";
+    for (auto [i, offset] : llvm::enumerate(offsets.asArrayRef()))
+      if (offset < -1)
+        return op->emitError()
+               << "'" << name << "': result #" << i << " has offset " << offset
+               << " (expected -1, not planned, or >= 0)";
+    return success();
+  }
+  return op->emitError() << "unknown trace dialect attribute '" << name << "'";
 }

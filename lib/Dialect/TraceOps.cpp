@@ -3,12 +3,16 @@
 #include "TraceIR/Dialect/OpRegistry.h"
 #include "TraceIR/Dialect/Scalars.h"
 #include "TraceIR/Dialect/TraceDialect.h"
+#include "TraceIR/Support/ArenaCheck.h"
+#include "TraceIR/Support/CheckedMath.h"
 #include "TraceIR/Support/NestingDepth.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
 #include "llvm/ADT/StringMap.h"
+
+#include <climits>
 
 using namespace mlir;
 using namespace mlir::trace;
@@ -132,6 +136,105 @@ static LogicalResult verifyTensorSizes(Operation *op) {
 
 // Only the types: the body is checked by verifyRegions, after its ops,
 // which rely on these.
+/// The memory plan (--plan-memory), where the graph has one: every offset
+/// is on a fresh, static, unreturned result, aligned and inside the arena,
+/// and no two planned storages alive at once share a byte. A storage lives
+/// from its op to its trace.free, or to the end of the run without one (as
+/// the runtime holds it), through its views and in-place results.
+static LogicalResult verifyArenaPlan(GraphOp graph, Block &block) {
+  Operation *op = graph.getOperation();
+  auto bytesAttr =
+      op->getAttrOfType<IntegerAttr>(TraceDialect::kArenaBytesAttrName);
+  auto alignAttr =
+      op->getAttrOfType<IntegerAttr>(TraceDialect::kArenaAlignmentAttrName);
+  if (!bytesAttr != !alignAttr)
+    return graph.emitOpError("has one of '")
+           << TraceDialect::kArenaBytesAttrName << "' and '"
+           << TraceDialect::kArenaAlignmentAttrName << "' without the other";
+  // Positions of the ops that start and end lifetimes: one pass.
+  llvm::DenseMap<Operation *, unsigned> position;
+  std::vector<traceir::ArenaBuffer> buffers;
+  std::vector<Value> values;
+  unsigned pos = 0;
+  for (Operation &o : block) {
+    unsigned at = pos++;
+    if (isa<FreeOp>(o)) {
+      position[&o] = at;
+      continue;
+    }
+    auto offsets =
+        o.getAttrOfType<DenseI64ArrayAttr>(TraceDialect::kArenaOffsetsAttrName);
+    if (!offsets)
+      continue;
+    if (!bytesAttr)
+      return o.emitOpError("has arena offsets but its graph has no '")
+             << TraceDialect::kArenaBytesAttrName << "'";
+    SmallVector<ResultAlias, 4> aliases;
+    getResultAliases(cast<PyOp>(o), aliases);
+    for (auto [i, offset] : llvm::enumerate(offsets.asArrayRef())) {
+      if (offset < 0)
+        continue;
+      Value r = o.getResult(i);
+      if (aliases[i].kind != AliasKind::Fresh)
+        return o.emitOpError("result #")
+               << i << " has an arena offset but is not a fresh storage (a "
+               << "view or in-place result takes its storage's)";
+      auto type = dyn_cast<RankedTensorType>(r.getType());
+      std::optional<int64_t> bytes;
+      if (type && type.hasStaticShape())
+        bytes = traceir::checkedTensorBytes(
+            type.getShape(), elementByteSize(type.getElementType()));
+      if (!bytes)
+        return o.emitOpError("result #")
+               << i << " has an arena offset but no static size";
+      const int64_t align = alignAttr.getInt();
+      traceir::ArenaBuffer b;
+      b.size = (*bytes + align - 1) / align * align;
+      b.first = at;
+      b.last = UINT_MAX; // its free's, found below, or the end
+      b.offset = offset;
+      buffers.push_back(b);
+      values.push_back(r);
+    }
+  }
+  if (buffers.empty())
+    return success();
+  for (auto [b, v] : llvm::zip(buffers, values)) {
+    bool returned = false;
+    walkStorageUses(v, [&](OpOperand &use) {
+      if (isa<RetOp>(use.getOwner()))
+        returned = true;
+      else if (isa<FreeOp>(use.getOwner()))
+        b.last = position.lookup(use.getOwner());
+    });
+    if (returned)
+      return graph.emitOpError("returns ")
+             << describeValue(v)
+             << ", which has an arena offset: returned values are allocated "
+                "apart, for the caller to take";
+    if (b.last == UINT_MAX)
+      b.last = pos - 1;
+  }
+  if (auto c = traceir::findArenaConflict(buffers, bytesAttr.getInt(),
+                                          alignAttr.getInt())) {
+    const traceir::ArenaBuffer &a = buffers[c->a], &b = buffers[c->b];
+    auto range = [](const traceir::ArenaBuffer &x) {
+      return "bytes [" + std::to_string(x.offset) + ", " +
+             std::to_string(x.offset + x.size) + ")";
+    };
+    if (c->kind == traceir::ArenaConflict::Overlap)
+      return graph.emitOpError("arena plan: ")
+             << describeValue(values[c->a]) << " (" << range(a) << ") and "
+             << describeValue(values[c->b]) << " (" << range(b)
+             << ") are alive at once and overlap";
+    return graph.emitOpError("arena plan: ")
+           << describeValue(values[c->a]) << " (" << range(a)
+           << ") is not aligned to " << alignAttr.getInt()
+           << " inside the arena of " << bytesAttr.getInt() << " bytes";
+  }
+  return success();
+}
+
 LogicalResult GraphOp::verify() {
   for (auto [i, t] : llvm::enumerate(getArgumentTypes())) {
     std::string what = "argument #" + std::to_string(i);
@@ -257,7 +360,7 @@ LogicalResult GraphOp::verifyRegions() {
   }
   if (block.empty() || !isa<RetOp>(block.back()))
     return emitOpError("body must end with trace.ret");
-  return success();
+  return verifyArenaPlan(*this, block);
 }
 
 //===----------------------------------------------------------------------===//

@@ -28,6 +28,7 @@
 #define TRACEIR_ANALYSIS_MEMORYPLAN_H
 
 #include "TraceIR/Analysis/StorageLiveness.h"
+#include "TraceIR/Support/ArenaCheck.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -43,18 +44,14 @@ public:
   /// 256.
   static constexpr int64_t kDefaultAlignment = 64;
 
-  /// One planned storage.
-  struct Buffer {
+  /// One planned storage: its bytes rounded up to the alignment, and its
+  /// positions in StorageLiveness::getOps(): it is allocated by op `first`
+  /// and released after op `last` (its trace.free, or the last op where it
+  /// has none). Two buffers may share bytes only when their [first, last]
+  /// do not intersect.
+  struct Buffer : traceir::ArenaBuffer {
     /// Its index in StorageLiveness::getStorages().
-    unsigned storage;
-    /// Bytes, rounded up to the alignment.
-    int64_t size;
-    /// Positions in StorageLiveness::getOps(): it is allocated by op
-    /// `first` and released after op `last` (its trace.free, or the last
-    /// op where it has none). Two buffers may share bytes only when their
-    /// [first, last] do not intersect.
-    unsigned first, last;
-    int64_t offset = 0;
+    unsigned storage = 0;
   };
 
   explicit MemoryPlan(const StorageLiveness &liveness,
@@ -73,8 +70,7 @@ public:
   llvm::StringRef getOrder() const { return order; }
   int64_t getAlignment() const { return alignment; }
 
-  /// Checks a placement: every offset aligned and inside the arena, and no
-  /// two buffers alive at once overlapping. An empty string when it holds,
+  /// Checks a placement (ArenaCheck.h): an empty string when it holds,
   /// else what is wrong, naming the storages by index.
   static std::string verify(llvm::ArrayRef<Buffer> buffers, int64_t arenaBytes,
                             int64_t alignment);

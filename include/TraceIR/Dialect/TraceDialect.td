@@ -32,6 +32,15 @@ def Trace_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kParamAttrName = "trace.param";
     static constexpr ::llvm::StringLiteral kInputAttrName = "trace.input";
     static constexpr ::llvm::StringLiteral kDonatedAttrName = "trace.donated";
+    /// The memory plan (--plan-memory): the arena's bytes and alignment on
+    /// the trace.graph, and on each trace.pyop with planned results one
+    /// offset per result (-1: not in the arena).
+    static constexpr ::llvm::StringLiteral kArenaBytesAttrName =
+        "trace.arena_bytes";
+    static constexpr ::llvm::StringLiteral kArenaAlignmentAttrName =
+        "trace.arena_alignment";
+    static constexpr ::llvm::StringLiteral kArenaOffsetsAttrName =
+        "trace.arena_offsets";
 
     ::mlir::LogicalResult verifyRegionArgAttribute(::mlir::Operation *op,
         unsigned regionIndex, unsigned argIndex,

@@ -43,6 +43,52 @@ def FreeDeadTensors : Pass<"free-dead-tensors", "::mlir::trace::GraphOp"> {
   ];
 }
 
+def PlanMemory : Pass<"plan-memory", "::mlir::trace::GraphOp"> {
+  let summary = "Record an arena offset for every storage a run allocates";
+  let description = [{
+    Runs the MemoryPlan analysis (`Analysis/MemoryPlan.h`) and records its
+    placement: `trace.arena_bytes` and `trace.arena_alignment` on the graph,
+    and on each `trace.pyop` with planned results `trace.arena_offsets`, one
+    offset per result (-1 for a result not in the arena). A storage is
+    planned when the run allocates it, its size is static and the graph
+    does not return it; its views and in-place results share its offset.
+    Lifetimes follow the graph's `trace.free` ops, so run it after
+    `--free-dead-tensors` (without frees every storage lives to the end).
+    Returned values are allocated apart, for the caller to take; storages
+    of dynamic shape are left to the allocator. The verifier checks a
+    recorded plan: offsets aligned and inside the arena, no two storages
+    alive at once overlapping.
+
+    Idempotent: an existing plan is dropped and made again (the same).
+
+    Example (after `--free-dead-tensors`):
+
+    ```mlir
+    trace.graph @g(%x: tensor<1024xf32>) -> tensor<1024xf32>
+        attributes {trace.arena_alignment = 64 : i64,
+                    trace.arena_bytes = 8192 : i64} {
+      %0 = pyop "exp"(%x) {trace.arena_offsets = array<i64: 0>} : ...
+      %1 = pyop "neg"(%0) {trace.arena_offsets = array<i64: 4096>} : ...
+      free %0 : tensor<1024xf32>
+      %2 = pyop "tanh"(%1) : ...
+      free %1 : tensor<1024xf32>
+      ret %2 : tensor<1024xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::trace::TraceDialect"];
+  let options = [
+    Option<"alignment", "alignment", "int64_t",
+           /*default=*/"64",
+           "Bytes every offset is a multiple of (a power of two; 64 is the "
+           "CPU allocator's, 256 cudaMalloc's)">,
+  ];
+  let statistics = [
+    Statistic<"numPlanned", "num-planned", "Number of storages planned">,
+    Statistic<"arenaBytes", "arena-bytes", "Bytes of the arenas planned">,
+  ];
+}
+
 def TraceSplitOps : Pass<"trace-split-ops", "::mlir::ModuleOp"> {
   let summary = "Replace each trace.graph by one graph per compute op";
   let description = [{

@@ -151,6 +151,14 @@ static LogicalResult verifyArenaPlan(GraphOp graph, Block &block) {
     return graph.emitOpError("has one of '")
            << TraceDialect::kArenaBytesAttrName << "' and '"
            << TraceDialect::kArenaAlignmentAttrName << "' without the other";
+  if (!bytesAttr) {
+    // No plan (the common case): nothing to hash, only stray offsets.
+    for (Operation &o : block)
+      if (o.hasAttr(TraceDialect::kArenaOffsetsAttrName))
+        return o.emitOpError("has arena offsets but its graph has no '")
+               << TraceDialect::kArenaBytesAttrName << "'";
+    return success();
+  }
   // Positions of the ops that start and end lifetimes: one pass.
   llvm::DenseMap<Operation *, unsigned> position;
   std::vector<traceir::ArenaBuffer> buffers;
@@ -166,9 +174,6 @@ static LogicalResult verifyArenaPlan(GraphOp graph, Block &block) {
         o.getAttrOfType<DenseI64ArrayAttr>(TraceDialect::kArenaOffsetsAttrName);
     if (!offsets)
       continue;
-    if (!bytesAttr)
-      return o.emitOpError("has arena offsets but its graph has no '")
-             << TraceDialect::kArenaBytesAttrName << "'";
     SmallVector<ResultAlias, 4> aliases;
     getResultAliases(cast<PyOp>(o), aliases);
     for (auto [i, offset] : llvm::enumerate(offsets.asArrayRef())) {

@@ -134,8 +134,6 @@ static LogicalResult verifyTensorSizes(Operation *op) {
   return success();
 }
 
-// Only the types: the body is checked by verifyRegions, after its ops,
-// which rely on these.
 /// The memory plan (--plan-memory), where the graph has one: every offset
 /// is on a fresh, static, unreturned result, aligned and inside the arena,
 /// and no two planned storages alive at once share a byte. A storage lives
@@ -223,9 +221,9 @@ static LogicalResult verifyArenaPlan(GraphOp graph, Block &block) {
   if (auto c = traceir::findArenaConflict(buffers, bytesAttr.getInt(),
                                           alignAttr.getInt())) {
     const traceir::ArenaBuffer &a = buffers[c->a], &b = buffers[c->b];
+    // No sum: a misplaced offset may be anywhere up to INT64_MAX.
     auto range = [](const traceir::ArenaBuffer &x) {
-      return "bytes [" + std::to_string(x.offset) + ", " +
-             std::to_string(x.offset + x.size) + ")";
+      return std::to_string(x.size) + " bytes at " + std::to_string(x.offset);
     };
     if (c->kind == traceir::ArenaConflict::Overlap)
       return graph.emitOpError("arena plan: ")
@@ -240,6 +238,8 @@ static LogicalResult verifyArenaPlan(GraphOp graph, Block &block) {
   return success();
 }
 
+// Only the types: the body is checked by verifyRegions, after its ops,
+// which rely on these.
 LogicalResult GraphOp::verify() {
   for (auto [i, t] : llvm::enumerate(getArgumentTypes())) {
     std::string what = "argument #" + std::to_string(i);

@@ -3,7 +3,7 @@
 // The memory plan's attributes (--plan-memory) as the verifier checks them.
 // Two storages alive at once (%0 until its free, %1 from its op) may not
 // share bytes.
-// expected-error @+1 {{arena plan: result #0 of pyop "exp" (bytes [0, 64)) and result #0 of pyop "neg" (bytes [0, 64)) are alive at once and overlap}}
+// expected-error @+1 {{arena plan: result #0 of pyop "exp" (64 bytes at 0) and result #0 of pyop "neg" (64 bytes at 0) are alive at once and overlap}}
 trace.graph @overlap(%x: tensor<4xf32>) -> tensor<4xf32> attributes {trace.arena_bytes = 128 : i64, trace.arena_alignment = 64 : i64} {
   %0 = pyop "exp"(%x) {trace.arena_offsets = array<i64: 0>} : (tensor<4xf32>) -> tensor<4xf32>
   %1 = pyop "neg"(%0) {trace.arena_offsets = array<i64: 0>} : (tensor<4xf32>) -> tensor<4xf32>
@@ -40,7 +40,7 @@ trace.graph @no_free(%x: tensor<4xf32>) -> tensor<4xf32> attributes {trace.arena
 
 // -----
 
-// expected-error @+1 {{arena plan: result #0 of pyop "exp" (bytes [32, 96)) is not aligned to 64 inside the arena of 128 bytes}}
+// expected-error @+1 {{arena plan: result #0 of pyop "exp" (64 bytes at 32) is not aligned to 64 inside the arena of 128 bytes}}
 trace.graph @misaligned(%x: tensor<4xf32>) -> tensor<4xf32> attributes {trace.arena_bytes = 128 : i64, trace.arena_alignment = 64 : i64} {
   %0 = pyop "exp"(%x) {trace.arena_offsets = array<i64: 32>} : (tensor<4xf32>) -> tensor<4xf32>
   %1 = pyop "neg"(%0) : (tensor<4xf32>) -> tensor<4xf32>
@@ -51,7 +51,7 @@ trace.graph @misaligned(%x: tensor<4xf32>) -> tensor<4xf32> attributes {trace.ar
 // -----
 
 // 16 bytes take 64 at this alignment: past the arena's 32.
-// expected-error @+1 {{(bytes [0, 64)) is not aligned to 64 inside the arena of 32 bytes}}
+// expected-error @+1 {{(64 bytes at 0) is not aligned to 64 inside the arena of 32 bytes}}
 trace.graph @outside(%x: tensor<4xf32>) -> tensor<4xf32> attributes {trace.arena_bytes = 32 : i64, trace.arena_alignment = 64 : i64} {
   %0 = pyop "exp"(%x) {trace.arena_offsets = array<i64: 0>} : (tensor<4xf32>) -> tensor<4xf32>
   %1 = pyop "neg"(%0) : (tensor<4xf32>) -> tensor<4xf32>
@@ -126,4 +126,15 @@ trace.graph @negative(%x: tensor<4xf32>) -> tensor<4xf32> attributes {trace.aren
   // expected-error @+1 {{'trace.arena_offsets': result #0 has offset -2 (expected -1, not planned, or >= 0)}}
   %0 = pyop "exp"(%x) {trace.arena_offsets = array<i64: -2>} : (tensor<4xf32>) -> tensor<4xf32>
   ret %0 : tensor<4xf32>
+}
+
+// -----
+
+// An offset near INT64_MAX is outside any arena (no overflow on the way).
+// expected-error @+1 {{(64 bytes at 9223372036854775807) is not aligned to 64 inside the arena of 64 bytes}}
+trace.graph @huge(%x: tensor<4xf32>) -> tensor<4xf32> attributes {trace.arena_bytes = 64 : i64, trace.arena_alignment = 64 : i64} {
+  %0 = pyop "exp"(%x) {trace.arena_offsets = array<i64: 9223372036854775807>} : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = pyop "neg"(%0) : (tensor<4xf32>) -> tensor<4xf32>
+  free %0 : tensor<4xf32>
+  ret %1 : tensor<4xf32>
 }

@@ -78,6 +78,14 @@ MemoryPlan::MemoryPlan(const StorageLiveness &liveness, int64_t alignment)
     b.last = s.freedBy ? position.lookup(s.freedBy) : end;
     buffers.push_back(b);
   }
+  // Every arena tried and the bound are at most the sizes' sum: where that
+  // overflows (a hostile graph of huge tensors), nothing is planned.
+  int64_t total = 0;
+  for (const Buffer &b : buffers)
+    if (llvm::AddOverflow(total, b.size, total)) {
+      buffers.clear();
+      break;
+    }
 
   // The bound: aligned bytes alive after each op, the most of them.
   std::vector<int64_t> delta(ops.size() + 1, 0);

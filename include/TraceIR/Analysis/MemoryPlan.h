@@ -12,7 +12,8 @@
 // Not planned, left to the allocator: returned values (the caller takes
 // them over, as it does today), storages of dynamic shape, inputs, params
 // and constants (the caller's or the graph's), and the copies a
-// view-or-copy op makes (StorageLiveness ties them to their source).
+// view-or-copy op makes (StorageLiveness ties them to their source); and
+// nothing at all where the planned sizes' sum passes INT64_MAX.
 //
 // The placement is greedy by size with best fit (Pisarchyk and Lee, 2020;
 // TFLite's and ExecuTorch's): buffers in an order, each at the lowest

@@ -139,7 +139,10 @@ static LogicalResult verifyTensorSizes(Operation *op) {
 /// and no two planned storages alive at once share a byte. A storage lives
 /// from its op to its trace.free, or to the end of the run without one (as
 /// the runtime holds it), through its views and in-place results.
-static LogicalResult verifyArenaPlan(GraphOp graph, Block &block) {
+/// `firstOffsets`: the first op with arena offsets (GraphOp::verifyRegions
+/// notes it in its one walk over the block), or null.
+static LogicalResult verifyArenaPlan(GraphOp graph, Block &block,
+                                     Operation *firstOffsets) {
   Operation *op = graph.getOperation();
   auto bytesAttr =
       op->getAttrOfType<IntegerAttr>(TraceDialect::kArenaBytesAttrName);
@@ -150,11 +153,11 @@ static LogicalResult verifyArenaPlan(GraphOp graph, Block &block) {
            << TraceDialect::kArenaBytesAttrName << "' and '"
            << TraceDialect::kArenaAlignmentAttrName << "' without the other";
   if (!bytesAttr) {
-    // No plan (the common case): nothing to hash, only stray offsets.
-    for (Operation &o : block)
-      if (o.hasAttr(TraceDialect::kArenaOffsetsAttrName))
-        return o.emitOpError("has arena offsets but its graph has no '")
-               << TraceDialect::kArenaBytesAttrName << "'";
+    // No plan (the common case): no walk, only a stray offset to report.
+    if (firstOffsets)
+      return firstOffsets->emitOpError(
+                 "has arena offsets but its graph has no '")
+             << TraceDialect::kArenaBytesAttrName << "'";
     return success();
   }
   // Positions of the ops that start and end lifetimes: one pass.
@@ -300,10 +303,13 @@ LogicalResult GraphOp::verifyRegions() {
   // walks the uses of its storage once, and program order comes from the
   // block's op order, so this is linear without any hashing. (One loop over
   // the block: on large graphs the walk over the ops is memory-bound.)
+  Operation *firstOffsets = nullptr; // for verifyArenaPlan
   for (Operation &op : block) {
     if (op.getNumRegions() != 0)
       return op.emitOpError("has a nested region, but a trace.graph body must "
                             "be flat (ANF)");
+    if (!firstOffsets && op.hasAttr(TraceDialect::kArenaOffsetsAttrName))
+      firstOffsets = &op;
     auto free = dyn_cast<FreeOp>(op);
     if (!free)
       continue;
@@ -365,7 +371,7 @@ LogicalResult GraphOp::verifyRegions() {
   }
   if (block.empty() || !isa<RetOp>(block.back()))
     return emitOpError("body must end with trace.ret");
-  return verifyArenaPlan(*this, block);
+  return verifyArenaPlan(*this, block, firstOffsets);
 }
 
 //===----------------------------------------------------------------------===//

@@ -9,6 +9,13 @@ trace-opt --free-dead-tensors ->
 (the best of its orders), the lower bound (the most aligned planned bytes
 alive at once), greedy by size's own arena, the order kept, and
 StorageLiveness's predicted peak (unaligned, returned values included).
+Then, for resnet18, the BERT encoder, GPT-2 and the word LM, forward and
+training step, what a run holds: the bound in the traced order and after
+--reorder-for-memory (where trace-opt has it), the planner's arena, what
+the allocator held for the run without a plan and with one (its peak less
+the parameters it holds), and PyTorch eager's own peak on the same step
+(torch.profiler's memory events, as runtime_bench.py measures it), one
+thread.
 Then the planner's time on the synthetic graphs of free_dead_tensors.py
 (10k and 100k ops): trace-opt with --free-dead-tensors alone, and with the
 plan printed too (its output to /dev/null), best of --repeat runs.
@@ -31,9 +38,15 @@ LINE = re.compile(r"arena (\d+) bytes, lower bound (\d+), greedy by size (\d+), 
                   r"order ([a-z x]+); predicted peak (\d+)")
 
 
-def plan(text):
-    freed = subprocess.run([OPT, "-free-dead-tensors"], input=text, capture_output=True,
-                           text=True, check=True).stdout
+def has_pass(flag):
+    out = subprocess.run([OPT, "--help"], capture_output=True, text=True).stdout
+    return f"--{flag}" in out
+
+
+def plan(text, reorder=False):
+    first = ["-reorder-for-memory"] if reorder else []
+    freed = subprocess.run([OPT, *first, "-free-dead-tensors"], input=text,
+                           capture_output=True, text=True, check=True).stdout
     out = subprocess.run([OPT, "-test-print-memory-plan", "-o", os.devnull], input=freed,
                          capture_output=True, text=True, check=True).stderr
     m = LINE.search(out)
@@ -73,6 +86,63 @@ def models():
            for name, build in test_joint_models.MODELS))
 
 
+def held(module, args):
+    """What the allocator held for a run of `module` (compiled for the CPU)
+    on `args` at its peak, less the parameters it holds for every run."""
+    import traceir
+    compiled = traceir.compile(module, "cpu")
+    compiled(*args)
+    dev = compiled.memory_report()["devices"][0]
+    params = sum(v.numel() * v.element_size() for v in compiled.state_dict().values())
+    return dev["allocated_peak_bytes"] - params, dev
+
+
+def runs():
+    """Bounds, arenas and what a run holds, against eager's peak."""
+    sys.path.insert(0, os.path.join(BUILD, "python"))
+    sys.path.insert(0, os.path.join(ROOT, "test", "python"))
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import torch
+    import traceir
+    import test_joint_models
+    from runtime_bench import torch_peak
+    torch.set_num_threads(1)
+    traceir.set_num_threads(1)
+    reorder = has_pass("reorder-for-memory")
+    print("\nWhat a run holds, in MB (10^6 bytes; one thread):\n")
+    print("| graph | bound, traced order | bound, reordered | arena (planner) "
+          "| allocator, no plan | allocator, planned | eager peak |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    mb = lambda b: f"{b / 1e6:.2f}"  # noqa: E731
+    for name, build in test_joint_models.MODELS:
+        for method in ("export", "joint"):
+            torch.manual_seed(0)
+            step, args = build()
+            step.train(method == "joint")
+            module = traceir.from_torch(step, args, method=method)
+            text = str(module)
+            _, arena, bound, _, _, _ = plan(text)
+            rbound = plan(text, reorder=True)[2] if reorder else None
+            freed = module.clone().run_passes("free-dead-tensors")
+            plain, _ = held(freed, args)
+            planned, dev = held(freed.clone().run_passes("plan-memory"), args)
+            assert dev["lower_bound_bytes"] == bound, (dev, bound)
+
+            def eager():
+                if method == "joint":
+                    step.zero_grad(set_to_none=True)
+                    (loss,) = step(*args)
+                    loss.backward()
+                else:
+                    with torch.no_grad():
+                        step(*args)
+            eager()  # warm
+            peak = torch_peak(eager)
+            label = f"{name} {'training step' if method == 'joint' else 'forward'}"
+            print(f"| {label} | {mb(bound)} | {mb(rbound) if reorder else 'n/a'} | {mb(arena)} "
+                  f"| {mb(plain)} | {mb(planned)} | {mb(peak)} |", flush=True)
+
+
 def timing(sizes, repeat):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from free_dead_tensors import generate
@@ -98,6 +168,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
     models()
+    runs()
     sizes = [int(s) for s in a.sizes.split(",") if s]
     if sizes:
         timing(sizes, a.repeat)

@@ -72,7 +72,8 @@ struct TwoDevices : ::testing::Test {
     run0->endNs = 12000;
     run0->ops = {{0, 4500, 6000, 5000, 0}, {1, 8500, 10000, 9000, 2}};
     run0->frees = {{2, 11000, 4096}};
-    run0->counters = {{4000, 0, 0}, {4500, 4096, 4608}, {11000, 0, 4608}};
+    run0->counters = {
+        {4000, 0, 0, 0}, {4500, 4096, 4608, 0}, {11000, 0, 4608, 0}};
     auto run1 = std::make_unique<Profiler::RunRecord>();
     run1->exeInfo = 0;
     run1->deviceIdx = 1;

@@ -16,6 +16,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cstring>
 #include <map>
 #include <set>
 #include <thread>
@@ -142,6 +143,178 @@ TEST_F(RuntimeTest, CheckFreesCatchesReadAfterFree) {
   EXPECT_NE(msg.find("reads %0 (argument #0) after its storage was freed"),
             std::string::npos)
       << msg;
+}
+
+// A planned graph (--plan-memory's attributes) runs from one arena: the
+// same bytes out as unplanned, one allocator call for the arena and one
+// for the output; the kernel scratch the first run asked the allocator for
+// comes from the arena's end in later runs.
+static const char *kPlanned = R"(
+    trace.graph @g(%a: tensor<4x8xf16> {trace.input = "a"},
+                   %b: tensor<8x4xf16> {trace.input = "b"}) -> tensor<4x4xf16>
+        attributes {trace.arena_alignment = 64 : i64, trace.arena_bytes = 128 : i64} {
+      %0 = pyop "neg"(%a) {trace.arena_offsets = array<i64: 0>} : (tensor<4x8xf16>) -> tensor<4x8xf16>
+      %1 = pyop "matmul"(%0, %b) {trace.arena_offsets = array<i64: 64>} : (tensor<4x8xf16>, tensor<8x4xf16>) -> tensor<4x4xf16>
+      free %0 : tensor<4x8xf16>
+      %2 = pyop "mul"(%1, 2) : (tensor<4x4xf16>) -> tensor<4x4xf16>
+      free %1 : tensor<4x4xf16>
+      ret %2 : tensor<4x4xf16>
+    })";
+
+static NamedTensors plannedInputs() {
+  std::vector<uint16_t> a(32), b(32);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = 0x3C00 + 64 * i; // 1.0, then larger halves
+    b[i] = 0xBC00 - 32 * i; // -1.0, then smaller magnitudes
+  }
+  return {{"a", hostTensor(DType::F16, {4, 8}, a)},
+          {"b", hostTensor(DType::F16, {8, 4}, b)}};
+}
+
+TEST_F(RuntimeTest, PlannedRunUsesOneArena) {
+  std::string text = kPlanned;
+  // The same graph unplanned: no attributes.
+  std::string unplanned = text;
+  for (const char *attr :
+       {"attributes {trace.arena_alignment = 64 : i64, trace.arena_bytes = "
+        "128 : i64} ",
+        "{trace.arena_offsets = array<i64: 0>} ",
+        "{trace.arena_offsets = array<i64: 64>} "}) {
+    size_t at = unplanned.find(attr);
+    ASSERT_NE(at, std::string::npos) << attr;
+    unplanned.erase(at, std::strlen(attr));
+  }
+  auto graph = parse(unplanned);
+  ASSERT_TRUE(graph);
+  auto plain = buildExecutable(graph, Device{});
+  ASSERT_TRUE(static_cast<bool>(plain)) << toString(plain.takeError());
+  auto want = (*plain)->run(plannedInputs());
+  ASSERT_TRUE(static_cast<bool>(want)) << toString(want.takeError());
+  // One allocation per fresh result, plus matmul's f16 scratch.
+  const MemoryReport &plainReport = (*plain)->memoryReport();
+  EXPECT_EQ(plainReport.arenaAllocations, 0);
+  EXPECT_EQ(plainReport.lowerBoundBytes, 0);
+  int64_t scratchCalls = plainReport.allocations - 3;
+  EXPECT_GT(scratchCalls, 0) << "matmul on f16 no longer takes scratch";
+
+  graph = parse(text);
+  ASSERT_TRUE(graph);
+  auto exe = buildExecutable(graph, Device{});
+  ASSERT_TRUE(static_cast<bool>(exe)) << toString(exe.takeError());
+  RunOptions options;
+  options.checkFrees = true;
+  for (int run = 0; run < 3; ++run) {
+    auto got = (*exe)->run(plannedInputs(), options);
+    ASSERT_TRUE(static_cast<bool>(got)) << toString(got.takeError());
+    EXPECT_EQ((*got)[0].data, (*want)[0].data);
+    const MemoryReport &r = (*exe)->memoryReport();
+    EXPECT_EQ(r.plannedArenaBytes, 128);
+    EXPECT_EQ(r.lowerBoundBytes, 128); // neg's 64 and matmul's 32 -> 64
+    EXPECT_EQ(r.peakBytes, r.predictedPeakBytes);
+    EXPECT_EQ(r.arenaAllocations, 1);
+    EXPECT_EQ(r.outputAllocations, 1);
+    // The first run learns the scratch; the later ones take it from the
+    // arena: one call for the arena, one for the output.
+    EXPECT_EQ(r.allocations, run == 0 ? 2 + scratchCalls : 2) << run;
+    EXPECT_EQ(r.arenaScratchBytes > 0, run > 0) << run;
+  }
+
+  // Saved and loaded, the plan comes along.
+  auto bytes = serializeExecutable(**exe, "test");
+  ASSERT_TRUE(static_cast<bool>(bytes)) << toString(bytes.takeError());
+  auto loaded = loadExecutableBuffer(*bytes, "f.trx", Device{});
+  ASSERT_TRUE(static_cast<bool>(loaded)) << toString(loaded.takeError());
+  auto again = (*loaded)->run(plannedInputs());
+  ASSERT_TRUE(static_cast<bool>(again)) << toString(again.takeError());
+  EXPECT_EQ((*again)[0].data, (*want)[0].data);
+  EXPECT_EQ((*loaded)->memoryReport().arenaAllocations, 1);
+  EXPECT_EQ((*loaded)->memoryReport().lowerBoundBytes, 128);
+}
+
+// A plan that a saved executable may hold and no verified graph does: the
+// loader refuses offsets that are misaligned, outside the arena or on a
+// view, and the run refuses two storages alive at once sharing bytes,
+// naming both and the op.
+TEST_F(RuntimeTest, WrongPlansAreRefused) {
+  auto graph = parse(kPlanned);
+  ASSERT_TRUE(graph);
+  auto built = buildExecutable(graph, Device{});
+  ASSERT_TRUE(static_cast<bool>(built)) << toString(built.takeError());
+  Executable &exe = **built;
+  auto loadError = [&]() -> std::string {
+    auto bytes = serializeExecutable(exe, "test");
+    EXPECT_TRUE(static_cast<bool>(bytes));
+    auto loaded = loadExecutableBuffer(*bytes, "f.trx", Device{});
+    return loaded ? "" : loaded.takeError().message();
+  };
+  ASSERT_EQ(loadError(), "");
+  exe.results[1].arenaOffset = 32;
+  EXPECT_EQ(loadError(),
+            "f.trx: corrupt saved executable: instruction #1 ('matmul')'s "
+            "result #0 has arena offset 32 for 32 bytes: not aligned to 64 or "
+            "not inside the arena of 128 bytes");
+  exe.results[1].arenaOffset = 128;
+  EXPECT_NE(loadError().find("not inside the arena of 128 bytes"),
+            std::string::npos);
+  exe.results[1].arenaOffset = 64;
+  exe.arenaAlignment = exe.arenaBytes = 0;
+  EXPECT_NE(loadError().find("the file has no memory plan"), std::string::npos);
+  exe.arenaAlignment = 64;
+  exe.arenaBytes = -64;
+  EXPECT_NE(loadError().find("memory plan of -64 bytes"), std::string::npos);
+  exe.arenaBytes = 128;
+  ASSERT_EQ(loadError(), "");
+
+  // matmul's result over neg's, which it reads: the run stops at matmul.
+  exe.results[1].arenaOffset = 0;
+  auto out = exe.run(plannedInputs());
+  ASSERT_FALSE(static_cast<bool>(out));
+  EXPECT_EQ(toString(out.takeError()),
+            "op 'matmul' at -:6:12: its result #0 (32 bytes at arena offset "
+            "0) overlaps the storage of result #0 of op 'neg' at -:5:12 (64 "
+            "bytes at arena offset 0), which is still alive: the memory plan "
+            "is wrong");
+}
+
+// A kernel that returns a view reaching past its input's storage (a bug a
+// view kernel could have) reads bytes of another storage of the arena:
+// --check-frees' owner map names both.
+static void viewPastItsStorage(KernelContext &ctx) {
+  Tensor t = ctx.tensor(0);
+  t.shape = {4, 16}; // neg's 64 bytes, and matmul's after them
+  t.strides = Tensor::contiguousStrides(t.shape);
+  ctx.result(0) = t;
+}
+
+TEST_F(RuntimeTest, CheckFreesOwnerMapCatchesStrayViews) {
+  auto graph = parse(R"(
+    trace.graph @g(%a: tensor<4x8xf16> {trace.input = "a"})
+        -> (tensor<4xf16>, tensor<8xf16>)
+        attributes {trace.arena_alignment = 64 : i64, trace.arena_bytes = 128 : i64} {
+      %0 = pyop "neg"(%a) {trace.arena_offsets = array<i64: 0>} : (tensor<4x8xf16>) -> tensor<4x8xf16>
+      %1 = pyop "neg"(%a) {trace.arena_offsets = array<i64: 64>} : (tensor<4x8xf16>) -> tensor<4x8xf16>
+      %2 = pyop "t"(%0) : (tensor<4x8xf16>) -> tensor<8x4xf16>
+      %3 = pyop "sum"(%2, (0,), False) : (tensor<8x4xf16>) -> tensor<4xf16>
+      %4 = pyop "sum"(%1, (0,), False) : (tensor<4x8xf16>) -> tensor<8xf16>
+      free %0 : tensor<4x8xf16>
+      free %1 : tensor<4x8xf16>
+      ret %3, %4 : tensor<4xf16>, tensor<8xf16>
+    })");
+  ASSERT_TRUE(graph);
+  auto exe = buildExecutable(graph, Device{});
+  ASSERT_TRUE(static_cast<bool>(exe)) << toString(exe.takeError());
+  NamedTensors inputs = {{"a", plannedInputs()["a"]}};
+  RunOptions options;
+  options.checkFrees = true;
+  ASSERT_TRUE(static_cast<bool>((*exe)->run(inputs, options)));
+  (*exe)->instrs[2].fn = viewPastItsStorage;
+  auto out = (*exe)->run(inputs, options);
+  ASSERT_FALSE(static_cast<bool>(out));
+  EXPECT_EQ(toString(out.takeError()),
+            "op 'sum' at -:8:12 reads %2 (argument #0) at arena bytes 0 to "
+            "128, which overlap the storage of result #0 of op 'neg' at -:6:12 "
+            "(64 bytes at arena offset 64): a view kernel or the memory plan "
+            "is wrong");
 }
 
 // Two executables of one graph on cuda:0 and cuda:1, run alternately from

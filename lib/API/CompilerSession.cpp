@@ -48,7 +48,8 @@ void registerPasses() {
 /// trace-opt's flags do: "canonicalize,free-dead-tensors" runs canonicalize
 /// on the module and free-dead-tensors on each graph.
 std::string nestGraphPasses(llvm::StringRef pipeline) {
-  static const llvm::StringRef graphPasses[] = {"free-dead-tensors"};
+  static const llvm::StringRef graphPasses[] = {"free-dead-tensors",
+                                                "plan-memory"};
   std::string out;
   int depth = 0;
   size_t begin = 0;

@@ -635,8 +635,24 @@ bool IRModule::moduleLocation(Location &parts) const {
   return locationParts(impl->module->getLoc(), parts);
 }
 
-/// Checks that `graph` may be edited (it holds no trace.free).
+/// Drops `graph`'s memory plan (plan-memory), which its frees decide.
+static void dropPlan(GraphOp graph) {
+  using mlir::trace::TraceDialect;
+  graph->removeAttr(TraceDialect::kArenaBytesAttrName);
+  graph->removeAttr(TraceDialect::kArenaAlignmentAttrName);
+  for (mlir::Operation &op : graph.getBody().front())
+    op.removeAttr(TraceDialect::kArenaOffsetsAttrName);
+}
+
+/// Checks that `graph` may be edited (it holds no trace.free and no memory
+/// plan).
 Error IRModule::Impl::checkEditable(GraphOp graph) {
+  if (graph->hasAttr(mlir::trace::TraceDialect::kArenaBytesAttrName))
+    return makeError("graph @" + graph.getSymName().str() +
+                     " holds a memory plan (from plan-memory): an edit "
+                     "could make two storages alive at once share bytes. "
+                     "Strip it first (Module.strip_frees() drops it with the "
+                     "frees) and run plan-memory again after editing");
   // Builders never make a free, so whether a graph holds one changes only
   // when a pipeline runs (which clears this cache), a free is erased or
   // frees are stripped: scanning once per graph keeps building linear.
@@ -947,8 +963,12 @@ std::string IRModule::eraseNode(int64_t id) {
       }
       return "the node still has users (" + users + "): replace its uses first";
     }
-  if (mlir::isa<mlir::trace::FreeOp>(*op))
+  if (mlir::isa<mlir::trace::FreeOp>(*op)) {
     impl->holdsFrees.erase(graph); // it may hold no other
+    // The storage now lives to the end of the run, where the plan may have
+    // put another.
+    dropPlan(graph);
+  }
   impl->forget(*op);
   (*op)->erase();
   return {};
@@ -978,7 +998,8 @@ Result<int64_t> IRModule::eliminateDeadCode(int64_t graphId) {
 int64_t IRModule::stripFrees() {
   impl->holdsFrees.clear();
   int64_t n = 0;
-  for (GraphOp g : impl->module->getOps<GraphOp>())
+  for (GraphOp g : impl->module->getOps<GraphOp>()) {
+    dropPlan(g); // made for these frees
     for (mlir::Operation &op :
          llvm::make_early_inc_range(g.getBody().front().getOperations()))
       if (mlir::isa<mlir::trace::FreeOp>(op)) {
@@ -986,6 +1007,7 @@ int64_t IRModule::stripFrees() {
         op.erase();
         ++n;
       }
+  }
   return n;
 }
 

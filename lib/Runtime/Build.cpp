@@ -326,6 +326,12 @@ traceir::buildExecutable(GraphOp graph, Device device,
         return err;
       exe->results.push_back(std::move(r));
     }
+    // The plan's offsets (the verifier checked them against the graph).
+    if (auto offsets = py->getAttrOfType<DenseI64ArrayAttr>(
+            TraceDialect::kArenaOffsetsAttrName))
+      for (auto [i, offset] : llvm::enumerate(offsets.asArrayRef()))
+        if (i < py->getNumResults())
+          exe->results[instr.resultBegin + i].arenaOffset = offset;
     instr.numResults = py->getNumResults();
     exe->ops.push_back(std::move(info));
     exe->instrs.push_back(instr);
@@ -346,6 +352,13 @@ traceir::buildExecutable(GraphOp graph, Device device,
     return buildError(message);
   }
   exe->numSlots = slotOf.size();
+  if (auto bytes = graph->getAttrOfType<IntegerAttr>(
+          TraceDialect::kArenaBytesAttrName)) {
+    exe->arenaBytes = bytes.getInt();
+    exe->arenaAlignment =
+        graph->getAttrOfType<IntegerAttr>(TraceDialect::kArenaAlignmentAttrName)
+            .getInt();
+  }
 
   StorageLiveness liveness(graph);
   exe->report.predictedPeakBytes = liveness.getPeakBytes();

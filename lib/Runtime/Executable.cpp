@@ -139,16 +139,6 @@ Expected<HostTensor> Executable::readParam(std::string_view name) {
   return makeError("no parameter '" + std::string(name) + "'");
 }
 
-void *KernelContext::scratch(size_t nbytes) {
-  void *p = exe->alloc->allocate(nbytes);
-  if (!p) {
-    fail(cannotAllocate(*exe->alloc, nbytes) + " (kernel scratch)");
-    return nullptr;
-  }
-  scratchBlocks.push_back({p, nbytes});
-  return p;
-}
-
 void *KernelContext::scratch(int64_t count, size_t elementBytes,
                              size_t extraBytes) {
   std::optional<int64_t> bytes =
@@ -205,7 +195,17 @@ const Tensor &KernelContext::notATensor(unsigned i) const {
   return zero;
 }
 
+/// Scratch blocks are aligned for any load a kernel makes (CUDA's 256).
+static constexpr int64_t kScratchAlignment = 256;
+
 namespace {
+std::string opWhere(const OpInfoRT &op) {
+  std::string s = "op '" + op.name + "'";
+  if (!op.location.empty())
+    s += " at " + op.location;
+  return s;
+}
+
 /// Everything one run owns; the destructor returns all memory, so an error
 /// anywhere leaves nothing allocated.
 struct RunState {
@@ -214,11 +214,39 @@ struct RunState {
   std::deque<Storage> storages;
   std::vector<Tensor> slots;
   int64_t live = 0, peak = 0, numFrees = 0;
+  /// Allocator calls, all and those of the arena.
+  int64_t allocations = 0, arenaAllocations = 0;
+
+  /// A planned graph's arena: one allocation for the run, its planned
+  /// storages from 0 to exe.arenaBytes, then a region for kernel scratch.
+  char *arena = nullptr;
+  int64_t arenaAllocated = 0;
+  int64_t scratchBegin = 0, scratchUsed = 0;
+  /// Scratch one call asked for (aligned), and the most any call did.
+  int64_t callScratch = 0, maxCallScratch = 0;
+  /// The owner map: each live planned storage by its offset, with the op
+  /// whose result it is. Disjoint ranges, so an overlap shows up beside
+  /// the offset.
+  struct ArenaOwner {
+    int64_t end;
+    Storage *storage;
+    uint32_t op;
+    unsigned result;
+  };
+  std::map<int64_t, ArenaOwner> owners;
+  /// Aligned bytes of the planned storages alive, and their peak.
+  int64_t arenaLive = 0, arenaPeak = 0;
 
   RunState(Executable &exe) : exe(exe), alloc(*exe.alloc) {}
   ~RunState() {
     for (Storage &st : storages)
       release(st);
+    if (arena)
+      alloc.deallocate(arena, arenaAllocated);
+  }
+  int64_t alignedArenaBytes(int64_t nbytes) const {
+    int64_t a = std::max<int64_t>(exe.arenaAlignment, 1);
+    return (nbytes + a - 1) / a * a;
   }
   void release(Storage &st) {
     if (!st.released && st.data)
@@ -236,6 +264,126 @@ struct RunState {
     st.released = true; // not the allocator's
     return &st;
   }
+  /// Allocates the arena of a planned graph (none without a plan, or with
+  /// nothing in it): the planned storages, then the scratch region.
+  Error allocateArena() {
+    if (exe.arenaAlignment <= 0)
+      return Error::success();
+    // The scratch region starts aligned, where there is one.
+    std::optional<int64_t> begin =
+        exe.arenaScratchReserve
+            ? checkedAdd(exe.arenaBytes, kScratchAlignment - 1)
+            : exe.arenaBytes;
+    std::optional<int64_t> total =
+        begin ? checkedAdd(exe.arenaScratchReserve
+                               ? *begin / kScratchAlignment * kScratchAlignment
+                               : *begin,
+                           exe.arenaScratchReserve)
+              : std::nullopt;
+    if (exe.arenaBytes < 0 || !total)
+      return makeError("the memory plan's arena of " + strCat(exe.arenaBytes) +
+                       " bytes is over TraceIR's size limit");
+    if (*total == 0)
+      return Error::success();
+    scratchBegin = *total - exe.arenaScratchReserve;
+    arena = static_cast<char *>(alloc.allocate(*total));
+    ++allocations;
+    if (!arena)
+      return makeError(cannotAllocate(alloc, *total) +
+                       " for the memory plan's arena");
+    ++arenaAllocations;
+    arenaAllocated = *total;
+    return Error::success();
+  }
+  /// Who owns arena bytes, for errors.
+  std::string ownerText(int64_t offset, const ArenaOwner &o) const {
+    return "the storage of result #" + strCat(o.result) + " of " +
+           opWhere(exe.ops[o.op]) + " (" + strCat(o.end - offset) +
+           " bytes at arena offset " + strCat(offset) + ")";
+  }
+  /// A planned storage of `nbytes` at `offset`: result `result` of the call
+  /// of op `op`. The owner map refuses it where a storage still alive holds
+  /// any of its bytes (a wrong plan: a verified graph's never is, a saved
+  /// executable's may be), naming both.
+  Expected<Storage *> placeInArena(int64_t nbytes, int64_t offset, uint32_t op,
+                                   unsigned result) {
+    std::string what = "result #" + strCat(result) + " (" + strCat(nbytes) +
+                       " bytes at arena offset " + strCat(offset) + ")";
+    if (offset > exe.arenaBytes || nbytes > exe.arenaBytes - offset)
+      return makeError(opWhere(exe.ops[op]) + ": " + what +
+                       " does not fit the plan's arena of " +
+                       strCat(exe.arenaBytes) + " bytes");
+    storages.emplace_back();
+    Storage &st = storages.back();
+    if (nbytes > 0) {
+      auto next = owners.lower_bound(offset);
+      auto clash = owners.end();
+      if (next != owners.end() && next->first < offset + nbytes)
+        clash = next;
+      else if (next != owners.begin() && std::prev(next)->second.end > offset)
+        clash = std::prev(next);
+      if (clash != owners.end())
+        return makeError(opWhere(exe.ops[op]) + ": its " + what + " overlaps " +
+                         ownerText(clash->first, clash->second) +
+                         ", which is still alive: the memory plan is wrong");
+      owners.emplace(offset, ArenaOwner{offset + nbytes, &st, op, result});
+    }
+    st.data = arena + offset;
+    st.nbytes = nbytes;
+    st.device = exe.dev;
+    st.ownedByRun = true;
+    st.inArena = true;
+    st.released = true; // the arena's, not the allocator's
+    live += nbytes;
+    peak = std::max(peak, live);
+    arenaLive += alignedArenaBytes(nbytes);
+    arenaPeak = std::max(arenaPeak, arenaLive);
+    return &st;
+  }
+  /// A planned storage freed: its bytes go back to the plan.
+  void leaveArena(Storage &st) {
+    auto it = owners.find(static_cast<char *>(st.data) - arena);
+    if (it != owners.end() && it->second.storage == &st)
+      owners.erase(it);
+    arenaLive -= alignedArenaBytes(st.nbytes);
+  }
+  /// --check-frees: every tensor argument of `instr` in the arena lies
+  /// within bytes its own storage owns.
+  Error checkOwners(const Instr &instr) const {
+    for (unsigned i = 0; i < instr.numArgs; ++i) {
+      const ArgRef &a = exe.args[instr.argBegin + i];
+      if (a.slot < 0)
+        continue;
+      const Tensor &t = slots[a.slot];
+      if (!t.storage || !t.storage->inArena || t.numel() == 0)
+        continue;
+      int64_t last = 0;
+      for (int64_t d = 0; d < t.rank(); ++d)
+        last += (t.shape[d] - 1) * std::max<int64_t>(t.strides[d], 0);
+      int64_t lo = t.bytes() - arena;
+      int64_t hi = lo + (last + 1) * int64_t(dtypeSize(t.dtype));
+      auto it = owners.upper_bound(lo);
+      if (it != owners.begin() && std::prev(it)->second.end > lo)
+        --it;
+      if (it != owners.end() && it->first <= lo &&
+          it->second.storage == t.storage && hi <= it->second.end)
+        continue;
+      // The first bytes in [lo, hi) another live storage owns, if any.
+      while (it != owners.end() && it->first < hi &&
+             it->second.storage == t.storage)
+        ++it;
+      const OpInfoRT &info = exe.ops[instr.op];
+      std::string text = opWhere(info) + " reads " + info.valueNames[i] +
+                         " (argument #" + strCat(i) + ") at arena bytes " +
+                         strCat(lo) + " to " + strCat(hi) + ", ";
+      if (it != owners.end() && it->first < hi)
+        text += "which overlap " + ownerText(it->first, it->second);
+      else
+        text += "past its own storage, where no live storage is";
+      return makeError(text + ": a view kernel or the memory plan is wrong");
+    }
+    return Error::success();
+  }
   Storage *newStorage(int64_t nbytes, bool ownedByRun) {
     storages.emplace_back();
     Storage &st = storages.back();
@@ -243,6 +391,7 @@ struct RunState {
     st.device = exe.dev;
     st.ownedByRun = ownedByRun;
     st.data = alloc.allocate(nbytes);
+    ++allocations;
     if (!st.data)
       return nullptr;
     if (ownedByRun) {
@@ -380,14 +529,30 @@ Tensor KernelContext::tiedCopy(const Tensor &src,
   return out;
 }
 
-namespace {
-std::string opWhere(const OpInfoRT &op) {
-  std::string s = "op '" + op.name + "'";
-  if (!op.location.empty())
-    s += " at " + op.location;
-  return s;
+void *KernelContext::scratch(size_t nbytes) {
+  auto *state = static_cast<RunState *>(runState);
+  if (state && nbytes <= size_t(INT64_MAX - kScratchAlignment)) {
+    int64_t aligned = (int64_t(nbytes) + kScratchAlignment - 1) /
+                      kScratchAlignment * kScratchAlignment;
+    state->callScratch += aligned;
+    // From the arena's scratch region when it has room: a call's blocks go
+    // one after another and all go back when it returns.
+    if (state->arena && aligned <= state->arenaAllocated - state->scratchBegin -
+                                       state->scratchUsed) {
+      void *p = state->arena + state->scratchBegin + state->scratchUsed;
+      state->scratchUsed += aligned;
+      return p;
+    }
+    ++state->allocations;
+  }
+  void *p = exe->alloc->allocate(nbytes);
+  if (!p) {
+    fail(cannotAllocate(*exe->alloc, nbytes) + " (kernel scratch)");
+    return nullptr;
+  }
+  scratchBlocks.push_back({p, nbytes});
+  return p;
 }
-} // namespace
 
 std::string Executable::recordedErrorText(const DeviceErrorRecord &r) const {
   // A record naming no op of this executable is memory gone wrong; still
@@ -481,6 +646,8 @@ Error Executable::execute(const InputViews &inputTensors,
   }
 
   std::call_once(epiloguesOnce, [this] { planEpilogues(); });
+  if (Error err = state.allocateArena())
+    return err;
   KernelContext ctx;
   ctx.exe = this;
   ctx.runState = &state;
@@ -491,9 +658,12 @@ Error Executable::execute(const InputViews &inputTensors,
   // in the record is not this run's.
   if (Error err = alloc->clearErrorRecord())
     return err;
-  if (prof)
+  auto counter = [&](int64_t ns) {
     prof->counters.push_back(
-        {profileClockNs(), state.live, alloc->allocatedBytes()});
+        {ns, state.live, alloc->allocatedBytes(), state.arenaLive});
+  };
+  if (prof)
+    counter(profileClockNs());
 
   // Whether the last call's kernel applied its epilogue, which the next
   // call (fusedIntoPrevious) then skips.
@@ -517,6 +687,8 @@ Error Executable::execute(const InputViews &inputTensors,
         freedBytes += s->nbytes;
         if (s->ownedByRun)
           state.live -= s->nbytes;
+        if (s->inArena)
+          state.leaveArena(*s);
         if (options.checkFrees && !s->borrowed)
           alloc->poison(s->data, s->nbytes); // released at the end
         else
@@ -526,7 +698,7 @@ Error Executable::execute(const InputViews &inputTensors,
       if (prof) {
         int64_t now = profileClockNs();
         prof->frees.push_back({instr.op, now, freedBytes});
-        prof->counters.push_back({now, state.live, alloc->allocatedBytes()});
+        counter(now);
       }
       continue;
     }
@@ -559,14 +731,28 @@ Error Executable::execute(const InputViews &inputTensors,
         return makeError(opWhere(ops[instr.op]) + ": result type " +
                          dtypeName(res.dtype) + shapeToString(res.shape) +
                          " is over TraceIR's tensor size limit");
-      Storage *st = state.newStorage(*nbytes, true);
-      if (!st)
-        return makeError(opWhere(ops[instr.op]) + ": " +
-                         cannotAllocate(*alloc, *nbytes));
+      Storage *st;
+      // An empty result (batch norm backward's unasked gradients) takes no
+      // memory: in a planned run it points into the arena too.
+      if (state.arena && (res.arenaOffset >= 0 || *nbytes == 0)) {
+        auto placed = state.placeInArena(
+            *nbytes, std::max<int64_t>(res.arenaOffset, 0), instr.op, r);
+        if (!placed)
+          return placed.takeError();
+        st = *placed;
+      } else {
+        st = state.newStorage(*nbytes, true);
+        if (!st)
+          return makeError(opWhere(ops[instr.op]) + ": " +
+                           cannotAllocate(*alloc, *nbytes));
+      }
       state.slots[res.slot] = denseTensor(st, res.dtype, res.shape);
     }
+    if (options.checkFrees && state.arena)
+      if (Error err = state.checkOwners(instr))
+        return err;
     if (prof && allocated)
-      prof->counters.push_back({beginNs, state.live, alloc->allocatedBytes()});
+      counter(beginNs);
     int64_t launchNs = beginNs;
     int64_t liveAtLaunch = state.live;
     int32_t deviceBegin = -1;
@@ -593,6 +779,8 @@ Error Executable::execute(const InputViews &inputTensors,
     for (auto &[p, n] : ctx.scratchBlocks)
       alloc->deallocate(p, n);
     ctx.scratchBlocks.clear();
+    state.maxCallScratch = std::max(state.maxCallScratch, state.callScratch);
+    state.callScratch = state.scratchUsed = 0;
     epilogueApplied = ctx.epilogueApplied && instr.epilogue.clamp;
     if (prof) {
       int64_t endNs = profileClockNs();
@@ -600,7 +788,7 @@ Error Executable::execute(const InputViews &inputTensors,
           {instr.op, beginNs, endNs, launchNs, deviceBegin, ctx.tier});
       // A view-or-copy kernel that had to copy allocated inside the call.
       if (state.live != liveAtLaunch)
-        prof->counters.push_back({endNs, state.live, alloc->allocatedBytes()});
+        counter(endNs);
     }
     if (ctx.failed()) {
       // An error an earlier kernel recorded on the device came first (and
@@ -636,6 +824,25 @@ Error Executable::execute(const InputViews &inputTensors,
   report.liveBytesAtEnd = state.live;
   report.allocatedPeakBytes = alloc->peakAllocatedBytes();
   report.numFrees = state.numFrees;
+  report.plannedArenaBytes = arenaBytes;
+  report.arenaScratchBytes =
+      state.arena ? state.arenaAllocated - state.scratchBegin : 0;
+  report.lowerBoundBytes = state.arenaPeak;
+  report.allocations = state.allocations;
+  report.arenaAllocations = state.arenaAllocations;
+  // The outputs' storages the run allocated apart, each once.
+  std::vector<const Storage *> outputStorages;
+  for (int32_t slot : outputSlots) {
+    const Storage *st = state.slots[slot].storage;
+    if (st->ownedByRun && !st->inArena &&
+        std::find(outputStorages.begin(), outputStorages.end(), st) ==
+            outputStorages.end())
+      outputStorages.push_back(st);
+  }
+  report.outputAllocations = outputStorages.size();
+  // Later runs serve the largest call's scratch from the arena.
+  if (state.arena)
+    arenaScratchReserve = std::max(arenaScratchReserve, state.maxCallScratch);
   return Error::success();
 }
 
@@ -810,20 +1017,34 @@ std::string MemoryReport::toJSON() const {
       "{\"devices\": [{\"device\": \"%s\", \"peak_bytes\": %lld, "
       "\"predicted_peak_bytes\": %lld, \"prediction_is_lower_bound\": %s, "
       "\"allocated_peak_bytes\": %lld, \"live_bytes_at_end\": %lld, "
-      "\"frees\": %lld}]}",
+      "\"frees\": %lld, \"planned_arena_bytes\": %lld, "
+      "\"arena_scratch_bytes\": %lld, \"lower_bound_bytes\": %lld, "
+      "\"allocations\": %lld, \"arena_allocations\": %lld, "
+      "\"output_allocations\": %lld}]}",
       device.str().c_str(), (long long)peakBytes, (long long)predictedPeakBytes,
       predictionIsLowerBound ? "true" : "false", (long long)allocatedPeakBytes,
-      (long long)liveBytesAtEnd, (long long)numFrees);
+      (long long)liveBytesAtEnd, (long long)numFrees,
+      (long long)plannedArenaBytes, (long long)arenaScratchBytes,
+      (long long)lowerBoundBytes, (long long)allocations,
+      (long long)arenaAllocations, (long long)outputAllocations);
 }
 
 std::string MemoryReport::toText() const {
-  return formatString(
+  std::string s = formatString(
       "memory on %s: peak %lld bytes measured, %lld bytes predicted%s "
       "(%s); allocator peak %lld bytes; %lld bytes live at the end (outputs); "
-      "%lld frees",
+      "%lld frees; %lld allocator calls (%lld for outputs)",
       device.str().c_str(), (long long)peakBytes, (long long)predictedPeakBytes,
       predictionIsLowerBound ? " (lower bound)" : "",
       peakBytes == predictedPeakBytes ? "equal" : "DIFFERENT",
       (long long)allocatedPeakBytes, (long long)liveBytesAtEnd,
-      (long long)numFrees);
+      (long long)numFrees, (long long)allocations,
+      (long long)outputAllocations);
+  if (arenaAllocations)
+    s +=
+        formatString("; planned arena %lld bytes (bound %lld) + %lld bytes "
+                     "of scratch, in %lld allocation",
+                     (long long)plannedArenaBytes, (long long)lowerBoundBytes,
+                     (long long)arenaScratchBytes, (long long)arenaAllocations);
+  return s;
 }

@@ -89,7 +89,8 @@ public:
         b.CreateVector(params), b.CreateVector(inputs),
         b.CreateVector(constants), b.CreateVector(instrs),
         b.CreateVector(exe.outputSlots), exe.report.predictedPeakBytes,
-        exe.report.predictionIsLowerBound, b.CreateVector(generated), gpu);
+        exe.report.predictionIsLowerBound, b.CreateVector(generated), gpu,
+        exe.arenaBytes, exe.arenaAlignment);
     trx::FinishExecutableBuffer(b, root);
 
     std::string out(kMagic, sizeof kMagic);
@@ -142,7 +143,8 @@ private:
     for (uint32_t r = 0; r < instr.numResults; ++r) {
       const ResultRef &res = exe.results[instr.resultBegin + r];
       results.push_back(trx::CreateResult(b, res.slot, res.fresh,
-                                          tensorType(res.dtype, res.shape)));
+                                          tensorType(res.dtype, res.shape),
+                                          res.arenaOffset));
     }
     bool generated = instr.fn == runGeneratedOp;
     return trx::CreateInstr(
@@ -278,6 +280,19 @@ public:
       exe->numSlots = numSlots;
       exe->report.predictedPeakBytes = root.predicted_peak_bytes();
       exe->report.predictionIsLowerBound = root.prediction_is_lower_bound();
+    }
+    // The plan: each offset is checked against it as its result is read,
+    // and the run checks that no two storages alive at once overlap.
+    int64_t align = root.arena_alignment();
+    if (root.arena_bytes() < 0 || align < 0 || (align & (align - 1)) != 0 ||
+        (align == 0 && root.arena_bytes() != 0))
+      return fail("memory plan of " + std::to_string(root.arena_bytes()) +
+                  " bytes aligned to " + std::to_string(align) +
+                  " (the alignment must be a power of two, or 0 without a "
+                  "plan)");
+    if (exe) {
+      exe->arenaBytes = root.arena_bytes();
+      exe->arenaAlignment = align;
     }
     if (Error err = readArguments(root.params(), "parameter",
                                   exe ? &exe->paramSpecs : nullptr,
@@ -706,12 +721,37 @@ private:
         return err;
       if (Error err = type(res->type(), what, ref.dtype, ref.shape))
         return err;
+      ref.arenaOffset = res->arena_offset();
+      if (Error err = checkArenaOffset(ref, what))
+        return err;
       fresh.push_back(ref.fresh);
       if (exe)
         exe->results.push_back(std::move(ref));
     }
     return checkAliasing(info.name, cconv, generated >= 0, callArgs, fresh,
                          label);
+  }
+
+  /// A result's arena offset: -1, or an aligned offset of a fresh result
+  /// whose bytes fit the plan's arena.
+  Error checkArenaOffset(const ResultRef &ref, const std::string &what) const {
+    int64_t offset = ref.arenaOffset, arena = root.arena_bytes();
+    if (offset == -1)
+      return Error::success();
+    std::string at = what + " has arena offset " + std::to_string(offset);
+    if (root.arena_alignment() == 0)
+      return fail(at + ", but the file has no memory plan");
+    if (!ref.fresh)
+      return fail(at + ", but shares an operand's storage");
+    // A read type: its bytes fit (type() checked them).
+    int64_t bytes = *checkedTensorBytes(ref.shape, dtypeSize(ref.dtype));
+    if (offset < 0 || offset % root.arena_alignment() != 0 || offset > arena ||
+        bytes > arena - offset)
+      return fail(
+          at + " for " + std::to_string(bytes) + " bytes: not aligned to " +
+          std::to_string(root.arena_alignment()) +
+          " or not inside the arena of " + std::to_string(arena) + " bytes");
+    return Error::success();
   }
 
   /// Checks the results' fresh flags against what buildExecutable derives
@@ -970,6 +1010,9 @@ Expected<std::string> traceir::describeExecutable(std::string_view bytes,
   out += "  predicted peak: " + std::to_string(f.predicted_peak_bytes()) +
          " bytes" + (f.prediction_is_lower_bound() ? " (a lower bound)" : "") +
          "\n";
+  if (f.arena_alignment() > 0)
+    out += "  memory plan: one arena of " + std::to_string(f.arena_bytes()) +
+           " bytes, aligned to " + std::to_string(f.arena_alignment()) + "\n";
   if (const trx::GpuBinary *gpu = f.gpu_binary()) {
     size_t ops = f.generated_ops() ? f.generated_ops()->size() : 0;
     out +=

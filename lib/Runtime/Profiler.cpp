@@ -50,6 +50,7 @@ Expected<Profiler::RunRecord *> Profiler::beginRun(Executable &exe) {
     ExeInfo info;
     info.uid = exe.uid;
     info.graph = exe.name;
+    info.planned = exe.arenaAlignment > 0;
     for (const OpInfoRT &op : exe.ops) {
       info.opNames.push_back(op.name);
       info.locations.push_back(op.location);
@@ -334,6 +335,8 @@ void Profiler::emit(TraceSink &sink,
       e.tsNs = rel(c.tsNs);
       e.args = nlohmann::json{{"live_bytes", c.liveBytes},
                               {"allocated_bytes", c.allocatedBytes}};
+      if (info.planned)
+        e.args["arena_bytes"] = c.arenaBytes;
       sink.event(std::move(e));
     }
   }

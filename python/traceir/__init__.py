@@ -156,8 +156,9 @@ class Module:
                       _ir=_compiler("Module.empty").IRModule.create(name, _location(location)))
 
     def strip_frees(self):
-        """Erases every trace.free (editing a graph needs that;
-        free-dead-tensors puts them back); returns how many."""
+        """Erases every trace.free and the memory plans made for them
+        (editing a graph needs that; free-dead-tensors and plan-memory put
+        them back); returns how many frees."""
         from .ir import _edited
         try:
             return self._ir.strip_frees()

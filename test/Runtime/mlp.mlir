@@ -9,6 +9,10 @@
 // RUN: %st dump %t.out.st | %fpcheck %s
 // RUN: trace-run %s --params %t.params.st --inputs %t.inputs.st --outputs %t.out2.st --memory-report=json | FileCheck %s --check-prefix=KEPT
 // RUN: %st dump %t.out2.st | %fpcheck %s
+// Planned (--plan-memory): the same bytes out, from one arena.
+// RUN: trace-opt %s -free-dead-tensors -plan-memory -o %t.planned.mlir
+// RUN: trace-run %t.planned.mlir --params %t.params.st --inputs %t.inputs.st --outputs %t.out3.st --memory-report=json --check-frees | FileCheck %s --check-prefix=PLANNED
+// RUN: cmp %t.out.st %t.out3.st
 
 // Row 0: relu([1, 2, 3, -94]) = [1, 2, 3, 0]; softmax = [0.0871, 0.2369,
 // 0.6439, 0.0321]. Row 1 is all zeros after relu: softmax = 0.25 each.
@@ -22,7 +26,13 @@
 // FREED-SAME: 4 frees
 // Without frees the 2017 interpreter's leak: every intermediate stays.
 // KEPT: {"devices": [{"device": "cpu", "peak_bytes": 144, "predicted_peak_bytes": 144, "prediction_is_lower_bound": false,
-// KEPT-SAME: "frees": 0}]}
+// KEPT-SAME: "frees": 0, "planned_arena_bytes": 0, "arena_scratch_bytes": 0, "lower_bound_bytes": 0, "allocations": 5, "arena_allocations": 0, "output_allocations": 2}]}
+// Planned: linear's and relu's results (32 bytes each, rounded to 64) are
+// alive at once, the bound; sum's reuses linear's bytes. One allocator call
+// for the arena and one per output (softmax's storage, returned through
+// the view, and add's); the input is read where it lies.
+// PLANNED: "peak_bytes": 80, "predicted_peak_bytes": 80,
+// PLANNED-SAME: "frees": 4, "planned_arena_bytes": 128, "arena_scratch_bytes": 0, "lower_bound_bytes": 128, "allocations": 3, "arena_allocations": 1, "output_allocations": 2}]}
 
 trace.graph @mlp(%w: tensor<4x3xf32> {trace.param = "fc.weight"}, %b: tensor<4xf32> {trace.param = "fc.bias"},
                  %x: tensor<2x3xf32> {trace.input = "x", trace.donated}) -> (tensor<2x4xf32>, tensor<4x2xf32>) {

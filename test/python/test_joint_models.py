@@ -176,3 +176,16 @@ def test_joint_graph_matches_autograd(name, build):
         assert ours <= 2 * eager + 1e-5, (k, err, ours, eager)
     dev = compiled.memory_report()["devices"][0]
     assert dev["peak_bytes"] == dev["predicted_peak_bytes"]
+
+    # Planned (--plan-memory), the step gives the same bytes from one
+    # arena: from the second run on (the first learns the kernels' scratch)
+    # the allocator serves the arena and the outputs, nothing per op.
+    planned = traceir.compile(module.clone().run_passes("plan-memory"), "cpu")
+    for _ in range(2):
+        again = list(planned(*args))
+    assert all(torch.equal(a, b) for a, b in zip(again, outs))
+    dev = planned.memory_report()["devices"][0]
+    assert dev["arena_allocations"] == 1, dev
+    assert dev["peak_bytes"] == dev["predicted_peak_bytes"]
+    assert dev["lower_bound_bytes"] <= dev["planned_arena_bytes"] <= 1.02 * dev["lower_bound_bytes"], dev
+    assert dev["allocations"] == 1 + dev["output_allocations"], dev

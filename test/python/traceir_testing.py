@@ -173,8 +173,10 @@ def run_graph(text, inputs=None, params=None, free=True, check_frees=True,
         if free:
             # A separate output file: trace-opt maps its input into memory.
             freed = os.path.join(d, "g.freed.mlir")
+            # Planned too: every run takes its storages from one arena
+            # (--plan-memory), and --check-frees checks its owner map.
             proc = subprocess.run([os.path.join(BIN, "trace-opt"), path,
-                                   "--free-dead-tensors", "-o", freed],
+                                   "--free-dead-tensors", "--plan-memory", "-o", freed],
                                   capture_output=True, text=True)
             if proc.returncode != 0:
                 raise RunError(proc.stderr.strip())
@@ -233,6 +235,12 @@ def check_trace(trace, report=None):
         dev = report["devices"][0]
         live = [e["args"]["live_bytes"] for e in events if e["ph"] == "C"]
         assert max(live, default=0) == dev["peak_bytes"], (max(live, default=0), dev)
+        # A planned run's counter shows the arena's occupancy, which peaks
+        # at the bound the report gives.
+        arena = [e["args"]["arena_bytes"] for e in events
+                 if e["ph"] == "C" and "arena_bytes" in e["args"]]
+        if dev["arena_allocations"]:
+            assert max(arena) == dev["lower_bound_bytes"] <= dev["planned_arena_bytes"], dev
         frees = [e for e in events if e["ph"] == "i" and e["name"] == "free"]
         assert len(frees) == dev["frees"], (len(frees), dev)
         if dev["device"].startswith("cuda"):

@@ -197,13 +197,15 @@ public:
   /// downstream (and the graph's result types follow); if that fails, nothing
   /// changes and the error says where.
   std::string replaceAllUsesWith(const ValueRef &from, const ValueRef &to);
-  /// Erases a node none of whose results is used.
+  /// Erases a node none of whose results is used (a trace.free also drops
+  /// its graph's memory plan, made for that free).
   std::string eraseNode(int64_t node);
   /// Erases the nodes whose results are unused and that have no effect
   /// (not in-place, not random, known to the registry), until none is left;
   /// returns how many.
   Result<int64_t> eliminateDeadCode(int64_t graph);
-  /// Erases every trace.free of the module; returns how many.
+  /// Erases every trace.free of the module, and the memory plans
+  /// (plan-memory) made for them; returns how many frees.
   int64_t stripFrees();
   /// A new graph `name` with no arguments, returning nothing.
   Result<int64_t> addGraph(const std::string &name, const Location &loc);

@@ -42,12 +42,16 @@ struct ArgRef {
 };
 
 /// A result: the slot it fills, and for a fresh storage the type to allocate
-/// before the kernel runs (static shapes only).
+/// before the kernel runs (static shapes only), and where the memory plan
+/// (--plan-memory) put it in the run's arena.
 struct ResultRef {
   int32_t slot;
   bool fresh;
   DType dtype;
   Shape shape;
+  /// Its storage's offset in the arena, or -1 where the allocator gives it
+  /// memory (no plan, a returned value, a view).
+  int64_t arenaOffset = -1;
 };
 
 struct Instr {
@@ -83,6 +87,23 @@ struct MemoryReport {
   /// Bytes the run's storages still held when the graph returned (outputs).
   int64_t liveBytesAtEnd = 0;
   int64_t numFrees = 0;
+  /// A planned graph's arena (--plan-memory), and the region after it the
+  /// run served kernel scratch from (sized by earlier runs' largest call);
+  /// both 0 without a plan.
+  int64_t plannedArenaBytes = 0;
+  int64_t arenaScratchBytes = 0;
+  /// The most aligned bytes of planned storages alive at once in this run:
+  /// what no placement in one arena can beat for this order. Below the
+  /// predicted peak by what the arena leaves out (returned values, copies
+  /// of view-or-copy ops, dynamic shapes), above it by the alignment.
+  int64_t lowerBoundBytes = 0;
+  /// Allocator calls the run made: all of them; the arena's (one per run
+  /// with a plan); and those of the outputs handed to the caller. The rest
+  /// are inputs copied, storages the plan left out and scratch that did not
+  /// fit the arena.
+  int64_t allocations = 0;
+  int64_t arenaAllocations = 0;
+  int64_t outputAllocations = 0;
 
   std::string toJSON() const;
   std::string toText() const;
@@ -218,6 +239,15 @@ public:
   std::string gpuBinary, gpuChip;
   std::vector<std::string> gpuKernelNames;
   MemoryReport report;
+  /// The memory plan (--plan-memory): every result with an arenaOffset lives
+  /// in one allocation of arenaBytes per run; 0 without a plan. The
+  /// alignment the plan rounded sizes to.
+  int64_t arenaBytes = 0;
+  int64_t arenaAlignment = 0;
+  /// Bytes after the planned arena for kernel scratch: the most one call
+  /// asked for in earlier runs (kernels size scratch from static shapes, so
+  /// the first run learns it), so that later runs make no scratch call.
+  int64_t arenaScratchReserve = 0;
   /// What a saved executable was written by (empty when built here).
   std::string producer;
 

@@ -35,7 +35,7 @@ namespace traceir {
 /// The format this runtime writes; it reads every minor version of this
 /// major one.
 inline constexpr uint32_t kExecutableFormatMajor = 1;
-inline constexpr uint32_t kExecutableFormatMinor = 0;
+inline constexpr uint32_t kExecutableFormatMinor = 1;
 /// The prefix of a .trx file: "TRACEIRX", major, minor (little-endian).
 inline constexpr size_t kExecutableHeaderBytes = 16;
 

@@ -685,7 +685,8 @@ struct Result FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
     VT_SLOT = 4,
     VT_FRESH = 6,
-    VT_TYPE = 8
+    VT_TYPE = 8,
+    VT_ARENA_OFFSET = 10
   };
   int32_t slot() const {
     return GetField<int32_t>(VT_SLOT, 0);
@@ -696,12 +697,16 @@ struct Result FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   const traceir::trx::TensorType *type() const {
     return GetPointer<const traceir::trx::TensorType *>(VT_TYPE);
   }
+  int64_t arena_offset() const {
+    return GetField<int64_t>(VT_ARENA_OFFSET, -1LL);
+  }
   bool Verify(flatbuffers::Verifier &verifier) const {
     return VerifyTableStart(verifier) &&
            VerifyField<int32_t>(verifier, VT_SLOT, 4) &&
            VerifyField<uint8_t>(verifier, VT_FRESH, 1) &&
            VerifyOffset(verifier, VT_TYPE) &&
            verifier.VerifyTable(type()) &&
+           VerifyField<int64_t>(verifier, VT_ARENA_OFFSET, 8) &&
            verifier.EndTable();
   }
 };
@@ -719,6 +724,9 @@ struct ResultBuilder {
   void add_type(flatbuffers::Offset<traceir::trx::TensorType> type) {
     fbb_.AddOffset(Result::VT_TYPE, type);
   }
+  void add_arena_offset(int64_t arena_offset) {
+    fbb_.AddElement<int64_t>(Result::VT_ARENA_OFFSET, arena_offset, -1LL);
+  }
   explicit ResultBuilder(flatbuffers::FlatBufferBuilder &_fbb)
         : fbb_(_fbb) {
     start_ = fbb_.StartTable();
@@ -734,8 +742,10 @@ inline flatbuffers::Offset<Result> CreateResult(
     flatbuffers::FlatBufferBuilder &_fbb,
     int32_t slot = 0,
     bool fresh = false,
-    flatbuffers::Offset<traceir::trx::TensorType> type = 0) {
+    flatbuffers::Offset<traceir::trx::TensorType> type = 0,
+    int64_t arena_offset = -1LL) {
   ResultBuilder builder_(_fbb);
+  builder_.add_arena_offset(arena_offset);
   builder_.add_type(type);
   builder_.add_slot(slot);
   builder_.add_fresh(fresh);
@@ -1257,7 +1267,9 @@ struct Executable FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
     VT_PREDICTED_PEAK_BYTES = 24,
     VT_PREDICTION_IS_LOWER_BOUND = 26,
     VT_GENERATED_OPS = 28,
-    VT_GPU_BINARY = 30
+    VT_GPU_BINARY = 30,
+    VT_ARENA_BYTES = 32,
+    VT_ARENA_ALIGNMENT = 34
   };
   const flatbuffers::String *name() const {
     return GetPointer<const flatbuffers::String *>(VT_NAME);
@@ -1301,6 +1313,12 @@ struct Executable FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   const traceir::trx::GpuBinary *gpu_binary() const {
     return GetPointer<const traceir::trx::GpuBinary *>(VT_GPU_BINARY);
   }
+  int64_t arena_bytes() const {
+    return GetField<int64_t>(VT_ARENA_BYTES, 0);
+  }
+  int64_t arena_alignment() const {
+    return GetField<int64_t>(VT_ARENA_ALIGNMENT, 0);
+  }
   bool Verify(flatbuffers::Verifier &verifier) const {
     return VerifyTableStart(verifier) &&
            VerifyOffset(verifier, VT_NAME) &&
@@ -1331,6 +1349,8 @@ struct Executable FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
            verifier.VerifyVectorOfTables(generated_ops()) &&
            VerifyOffset(verifier, VT_GPU_BINARY) &&
            verifier.VerifyTable(gpu_binary()) &&
+           VerifyField<int64_t>(verifier, VT_ARENA_BYTES, 8) &&
+           VerifyField<int64_t>(verifier, VT_ARENA_ALIGNMENT, 8) &&
            verifier.EndTable();
   }
 };
@@ -1381,6 +1401,12 @@ struct ExecutableBuilder {
   void add_gpu_binary(flatbuffers::Offset<traceir::trx::GpuBinary> gpu_binary) {
     fbb_.AddOffset(Executable::VT_GPU_BINARY, gpu_binary);
   }
+  void add_arena_bytes(int64_t arena_bytes) {
+    fbb_.AddElement<int64_t>(Executable::VT_ARENA_BYTES, arena_bytes, 0);
+  }
+  void add_arena_alignment(int64_t arena_alignment) {
+    fbb_.AddElement<int64_t>(Executable::VT_ARENA_ALIGNMENT, arena_alignment, 0);
+  }
   explicit ExecutableBuilder(flatbuffers::FlatBufferBuilder &_fbb)
         : fbb_(_fbb) {
     start_ = fbb_.StartTable();
@@ -1407,8 +1433,12 @@ inline flatbuffers::Offset<Executable> CreateExecutable(
     int64_t predicted_peak_bytes = 0,
     bool prediction_is_lower_bound = false,
     flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<traceir::trx::GeneratedOp>>> generated_ops = 0,
-    flatbuffers::Offset<traceir::trx::GpuBinary> gpu_binary = 0) {
+    flatbuffers::Offset<traceir::trx::GpuBinary> gpu_binary = 0,
+    int64_t arena_bytes = 0,
+    int64_t arena_alignment = 0) {
   ExecutableBuilder builder_(_fbb);
+  builder_.add_arena_alignment(arena_alignment);
+  builder_.add_arena_bytes(arena_bytes);
   builder_.add_predicted_peak_bytes(predicted_peak_bytes);
   builder_.add_gpu_binary(gpu_binary);
   builder_.add_generated_ops(generated_ops);
@@ -1441,7 +1471,9 @@ inline flatbuffers::Offset<Executable> CreateExecutableDirect(
     int64_t predicted_peak_bytes = 0,
     bool prediction_is_lower_bound = false,
     const std::vector<flatbuffers::Offset<traceir::trx::GeneratedOp>> *generated_ops = nullptr,
-    flatbuffers::Offset<traceir::trx::GpuBinary> gpu_binary = 0) {
+    flatbuffers::Offset<traceir::trx::GpuBinary> gpu_binary = 0,
+    int64_t arena_bytes = 0,
+    int64_t arena_alignment = 0) {
   auto name__ = name ? _fbb.CreateString(name) : 0;
   auto producer__ = producer ? _fbb.CreateString(producer) : 0;
   auto params__ = params ? _fbb.CreateVector<flatbuffers::Offset<traceir::trx::Argument>>(*params) : 0;
@@ -1465,7 +1497,9 @@ inline flatbuffers::Offset<Executable> CreateExecutableDirect(
       predicted_peak_bytes,
       prediction_is_lower_bound,
       generated_ops__,
-      gpu_binary);
+      gpu_binary,
+      arena_bytes,
+      arena_alignment);
 }
 
 inline const traceir::trx::Executable *GetExecutable(const void *buf) {

@@ -137,6 +137,9 @@ public:
   struct CounterRecord {
     int64_t tsNs;
     int64_t liveBytes, allocatedBytes;
+    /// A planned run's arena occupancy: aligned bytes of its planned
+    /// storages alive.
+    int64_t arenaBytes;
   };
   /// One run of one executable on one thread.
   struct RunRecord {
@@ -172,6 +175,7 @@ public:
   struct ExeInfo {
     uint64_t uid;
     std::string graph;
+    bool planned = false; ///< runs in an arena (--plan-memory)
     std::vector<std::string> opNames, locations, scalars, operands,
         generatedKernels;
   };

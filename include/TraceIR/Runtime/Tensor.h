@@ -60,6 +60,8 @@ struct Storage {
   /// The caller's memory, read where it lies (an input no op of the run
   /// writes): never written, poisoned or released by the run.
   bool borrowed = false;
+  /// In the run's arena (a planned graph): never released on its own.
+  bool inArena = false;
   /// Copies made by view-or-copy ops (reshape of a non-viewable tensor,
   /// contiguous) share this storage's lifetime: freeing it frees them.
   Storage *tiedNext = nullptr;

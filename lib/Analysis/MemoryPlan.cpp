@@ -14,6 +14,10 @@ using namespace mlir;
 using namespace mlir::trace;
 
 namespace {
+/// The local search's rounds, at most, and its work: rounds times buffers.
+constexpr size_t kSearchRounds = 2000;
+constexpr size_t kSearchWork = 500000;
+
 /// The arena of buffers placed in `order` (indices into `buffers`), each at
 /// the lowest offset of the smallest gap that fits it between the buffers
 /// placed before it that live at the same time, or above them all. Writes
@@ -87,8 +91,21 @@ MemoryPlan::MemoryPlan(const StorageLiveness &liveness, int64_t alignment)
       break;
     }
 
+  Placement p = place(buffers, ops.size());
+  arenaBytes = p.arenaBytes;
+  greedyBySizeBytes = p.greedyBySizeBytes;
+  lowerBoundBytes = p.lowerBoundBytes;
+  order = p.order;
+}
+
+MemoryPlan::Placement MemoryPlan::place(std::vector<Buffer> &buffers,
+                                        unsigned positions) {
+  Placement p;
+  p.order = "size";
+  if (buffers.empty())
+    return p;
   // The bound: aligned bytes alive after each op, the most of them.
-  std::vector<int64_t> delta(ops.size() + 1, 0);
+  std::vector<int64_t> delta(positions + 1, 0);
   for (const Buffer &b : buffers) {
     delta[b.first] += b.size;
     delta[b.last + 1] -= b.size;
@@ -96,7 +113,7 @@ MemoryPlan::MemoryPlan(const StorageLiveness &liveness, int64_t alignment)
   int64_t live = 0;
   for (int64_t d : delta) {
     live += d;
-    lowerBoundBytes = std::max(lowerBoundBytes, live);
+    p.lowerBoundBytes = std::max(p.lowerBoundBytes, live);
   }
 
   // The orders tried, each with ties broken by definition: the first is
@@ -123,21 +140,70 @@ MemoryPlan::MemoryPlan(const StorageLiveness &liveness, int64_t alignment)
     std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
       return key(buffers[a], buffers[b]);
     });
-    int64_t arena = placeGreedy(buffers, order, ops.size());
+    int64_t arena = placeGreedy(buffers, order, positions);
     if (name == orders[0].first)
-      greedyBySizeBytes = arena;
-    if (bestOffsets.empty() || arena < arenaBytes) {
-      arenaBytes = arena;
-      this->order = name;
+      p.greedyBySizeBytes = arena;
+    if (bestOffsets.empty() || arena < p.arenaBytes) {
+      p.arenaBytes = arena;
+      p.order = name;
       bestOffsets.clear();
       for (const Buffer &b : buffers)
         bestOffsets.push_back(b.offset);
-      if (arena == lowerBoundBytes)
+      if (arena == p.lowerBoundBytes)
         break; // optimal
+    }
+  }
+  // Above the bound, a local search from the best order: move one buffer
+  // ahead of another, place again, keep the order when the arena is no
+  // larger (equal ones let the search drift). Each round is one
+  // placement; the rounds are bounded so that the search costs at most
+  // about as much as a few hundred placements of a graph of a thousand
+  // buffers, whatever the graph's size (traces that big meet the bound in
+  // the orders above, or come close).
+  if (p.arenaBytes > p.lowerBoundBytes) {
+    const size_t n = buffers.size();
+    const size_t rounds = std::min<size_t>(kSearchRounds, kSearchWork / n);
+    // The best order, rebuilt: the kept one's.
+    std::iota(order.begin(), order.end(), 0u);
+    for (auto [name, key] : orders)
+      if (name == p.order)
+        std::stable_sort(order.begin(), order.end(),
+                         [&](unsigned a, unsigned b) {
+                           return key(buffers[a], buffers[b]);
+                         });
+    std::vector<unsigned> trial;
+    uint64_t state = 0x9E3779B97F4A7C15ull; // fixed: the same plan each time
+    auto next = [&](size_t bound) {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      return static_cast<size_t>(state % bound);
+    };
+    for (size_t round = 0; round < rounds && n > 1; ++round) {
+      trial = order;
+      size_t from = next(n), to = next(n);
+      if (from == to)
+        continue;
+      unsigned moved = trial[from];
+      trial.erase(trial.begin() + from);
+      trial.insert(trial.begin() + to, moved);
+      int64_t arena = placeGreedy(buffers, trial, positions);
+      if (arena > p.arenaBytes)
+        continue;
+      if (arena < p.arenaBytes)
+        p.order = "local search";
+      order.swap(trial);
+      p.arenaBytes = arena;
+      bestOffsets.clear();
+      for (const Buffer &b : buffers)
+        bestOffsets.push_back(b.offset);
+      if (arena == p.lowerBoundBytes)
+        break;
     }
   }
   for (auto [b, offset] : llvm::zip(buffers, bestOffsets))
     b.offset = offset;
+  return p;
 }
 
 std::string MemoryPlan::verify(llvm::ArrayRef<Buffer> buffers,

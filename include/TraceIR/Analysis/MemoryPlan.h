@@ -20,8 +20,9 @@
 // offset of the smallest gap between the buffers already placed that live
 // at the same time, or above them all. Several orders are tried (size,
 // size times lifetime, lifetime, definition order) and the smallest arena
-// kept. It is measured against the lower bound no placement can beat: the
-// most aligned bytes alive at once.
+// kept; above the bound, a bounded local search moves one buffer at a time
+// in the kept order. It is measured against the lower bound no placement
+// can beat: the most aligned bytes alive at once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,9 +68,19 @@ public:
   /// placement takes less.
   int64_t getLowerBoundBytes() const { return lowerBoundBytes; }
   /// The order whose placement was kept ("size", "size x lifetime",
-  /// "lifetime" or "definition").
+  /// "lifetime", "definition" or "local search").
   llvm::StringRef getOrder() const { return order; }
   int64_t getAlignment() const { return alignment; }
+
+  /// What place() found.
+  struct Placement {
+    int64_t arenaBytes = 0, greedyBySizeBytes = 0, lowerBoundBytes = 0;
+    llvm::StringRef order;
+  };
+  /// Places `buffers` (aligned sizes, lifetimes within `positions` op
+  /// positions) in one arena, writing their offsets: what the constructor
+  /// does with a graph's storages.
+  static Placement place(std::vector<Buffer> &buffers, unsigned positions);
 
   /// Checks a placement (ArenaCheck.h): an empty string when it holds,
   /// else what is wrong, naming the storages by index.

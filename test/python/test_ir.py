@@ -426,6 +426,29 @@ def test_frees_must_be_stripped_before_editing():
     assert str(m.run_passes("free-dead-tensors")).count("free %") == 3
 
 
+def test_memory_plans_go_with_their_frees():
+    # A plan is made for the frees: editing a planned graph is refused (even
+    # one without frees, whose storages all live to the end), stripping the
+    # frees drops it, and so does erasing one free.
+    m = traceir.from_torch(MLP().eval(), (torch.randn(2, 8),))
+    m.run_passes("free-dead-tensors,plan-memory")
+    assert "trace.arena_offsets" in str(m)
+    g = m.graphs[0]
+    frees = [n for n in g.nodes if n.op == "free"]
+    g.erase_node(frees[0])
+    assert "trace.arena" not in str(m)
+    m.run_passes("plan-memory")
+    m.strip_frees()
+    assert "trace.arena" not in str(m)
+    m.run_passes("plan-memory")
+    g = m.graphs[0]
+    with pytest.raises(TraceIRError, match="holds a memory plan.*strip_frees"):
+        g.pyop("relu", g.nodes[0].results[0])
+    m.strip_frees()
+    g.pyop("relu", g.nodes[0].results[0])
+    m.verify()
+
+
 def test_building_errors_name_what_and_where():
     g = traceir.Graph("f")
     x = g.add_input("x", torch.empty(2, 3))

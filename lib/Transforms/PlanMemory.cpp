@@ -32,8 +32,25 @@ struct PlanMemoryPass
     for (Operation &op : graph.getBody().front())
       op.removeAttr(TraceDialect::kArenaOffsetsAttrName);
 
+    if (budget < 0) {
+      graph.emitError("--plan-memory: budget must not be negative, not ")
+          << static_cast<int64_t>(budget);
+      return signalPassFailure();
+    }
     StorageLiveness liveness(graph);
     MemoryPlan plan(liveness, alignment);
+    if (budget && plan.getArenaBytes() > budget) {
+      InFlightDiagnostic diag =
+          graph.emitError("--plan-memory: @")
+          << graph.getSymName() << "'s arena needs " << plan.getArenaBytes()
+          << " bytes, " << plan.getArenaBytes() - budget
+          << " over the budget of " << static_cast<int64_t>(budget);
+      if (plan.getLowerBoundBytes() > budget)
+        diag << "; no placement fits: " << plan.getLowerBoundBytes()
+             << " bytes are alive at once in this order (try "
+                "--reorder-for-memory first)";
+      return signalPassFailure();
+    }
     // One offset per result of each op with a planned result.
     llvm::MapVector<Operation *, SmallVector<int64_t>> offsets;
     for (const MemoryPlan::Buffer &b : plan.getBuffers()) {

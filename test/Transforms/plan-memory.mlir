@@ -3,6 +3,12 @@
 // RUN: trace-opt %s -split-input-file -free-dead-tensors -plan-memory -plan-memory | FileCheck %s
 // RUN: trace-opt %s -split-input-file -free-dead-tensors -plan-memory='alignment=256' | FileCheck %s --check-prefix=ALIGN256
 // RUN: not trace-opt %s -split-input-file -plan-memory='alignment=12' 2>&1 | FileCheck %s --check-prefix=BADALIGN
+// A budget: the chain's 8192 bytes (its bound) fit in 8192; 8191 fails by
+// a byte, 4096 by 4096.
+// RUN: trace-opt %s -split-input-file -free-dead-tensors -plan-memory='budget=8192' | FileCheck %s
+// RUN: not trace-opt %s -split-input-file -free-dead-tensors -plan-memory='budget=8191' 2>&1 | FileCheck %s --check-prefix=OVER
+// RUN: not trace-opt %s -split-input-file -free-dead-tensors -plan-memory='budget=4096' 2>&1 | FileCheck %s --check-prefix=BELOW
+// RUN: not trace-opt %s -split-input-file -plan-memory='budget=-1' 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 
 // A chain freed after each last use: two slots serve it. The returned
 // value and the donated input are not in the arena (no offsets: the caller
@@ -19,6 +25,9 @@
 // ALIGN256-LABEL: trace.graph @chain
 // ALIGN256-SAME: attributes {trace.arena_alignment = 256 : i64, trace.arena_bytes = 8192 : i64}
 // BADALIGN: error: --plan-memory: alignment must be a power of two, not 12
+// OVER: error: --plan-memory: @chain's arena needs 8192 bytes, 1 over the budget of 8191; no placement fits: 8192 bytes are alive at once
+// BELOW: error: --plan-memory: @chain's arena needs 8192 bytes, 4096 over the budget of 4096; no placement fits: 8192 bytes are alive at once in this order (try --reorder-for-memory first)
+// NEGATIVE: error: --plan-memory: budget must not be negative, not -1
 trace.graph @chain(%x: tensor<1024xf32> {trace.input = "x", trace.donated}) -> tensor<1024xi1> {
   %0 = pyop "exp"(%x) : (tensor<1024xf32>) -> tensor<1024xf32>
   %1 = pyop "neg"(%0) : (tensor<1024xf32>) -> tensor<1024xf32>

@@ -61,6 +61,11 @@ def PlanMemory : Pass<"plan-memory", "::mlir::trace::GraphOp"> {
 
     Idempotent: an existing plan is dropped and made again (the same).
 
+    With `budget=N`, a graph whose arena would take more than N bytes fails
+    the pass with the bytes it needs and its lower bound (the most bytes
+    alive at once in its order: below that budget, no placement fits, and
+    `--reorder-for-memory` first may lower it), and is left unplanned.
+
     Example (after `--free-dead-tensors`):
 
     ```mlir
@@ -82,6 +87,9 @@ def PlanMemory : Pass<"plan-memory", "::mlir::trace::GraphOp"> {
            /*default=*/"64",
            "Bytes every offset is a multiple of (a power of two; 64 is the "
            "CPU allocator's, 256 cudaMalloc's)">,
+    Option<"budget", "budget", "int64_t", /*default=*/"0",
+           "Fail, saying by how much, where a graph's arena would take more "
+           "than this many bytes (0: no budget)">,
   ];
   let statistics = [
     Statistic<"numPlanned", "num-planned", "Number of storages planned">,

@@ -197,3 +197,31 @@ trace.graph @unknown_ops(%x: tensor<1024xf32>, %y: tensor<1024xf32>) -> tensor<f
   %8 = pyop "add"(%6, %7) : (tensor<f32>, tensor<f32>) -> tensor<f32>
   ret %8 : tensor<f32>
 }
+
+// -----
+
+// A reshape of a transpose must copy; the copy is tied to the exp's
+// storage and freed with it, and priced so: 16 KiB of exps and copies
+// alive in the trace, 8 KiB (one exp and its copy) reordered.
+// CHECK-LABEL: trace.graph @tied_copies
+// CHECK-NEXT: %[[A:.*]] = pyop "exp"(%arg0)
+// CHECK-NEXT: %[[TA:.*]] = pyop "t"(%[[A]])
+// CHECK-NEXT: %[[RA:.*]] = pyop "reshape"(%[[TA]], [1024])
+// CHECK-NEXT: pyop "sum"(%[[RA]])
+// CHECK-NEXT: %[[B:.*]] = pyop "exp"(%arg1)
+// TRACED-LABEL: graph @tied_copies
+// TRACED: peak 16388 bytes
+// PEAK-LABEL: graph @tied_copies
+// PEAK: peak 8200 bytes
+trace.graph @tied_copies(%x: tensor<32x32xf32>, %y: tensor<32x32xf32>) -> tensor<f32> {
+  %0 = pyop "exp"(%x) : (tensor<32x32xf32>) -> tensor<32x32xf32>
+  %1 = pyop "exp"(%y) : (tensor<32x32xf32>) -> tensor<32x32xf32>
+  %t0 = pyop "t"(%0) : (tensor<32x32xf32>) -> tensor<32x32xf32>
+  %t1 = pyop "t"(%1) : (tensor<32x32xf32>) -> tensor<32x32xf32>
+  %r0 = pyop "reshape"(%t0, [1024]) : (tensor<32x32xf32>) -> tensor<1024xf32>
+  %r1 = pyop "reshape"(%t1, [1024]) : (tensor<32x32xf32>) -> tensor<1024xf32>
+  %2 = pyop "sum"(%r0) : (tensor<1024xf32>) -> tensor<f32>
+  %3 = pyop "sum"(%r1) : (tensor<1024xf32>) -> tensor<f32>
+  %4 = pyop "add"(%2, %3) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  ret %4 : tensor<f32>
+}

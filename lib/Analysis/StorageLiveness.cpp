@@ -70,7 +70,7 @@ void StorageLiveness::trackView(
     PyOp op, Value result, Value source,
     llvm::function_ref<std::optional<views::Layout>(Value)> layoutOf,
     llvm::DenseMap<Value, std::optional<views::Layout>> &layouts,
-    llvm::DenseMap<Value, int64_t> &tiedBytes, int64_t &live) {
+    llvm::DenseMap<Value, int64_t> &tiedBytes, int64_t &allocated) {
   StringRef name = op.getOpName();
   std::optional<views::Layout> in = layoutOf(source);
   auto resultType = dyn_cast<RankedTensorType>(result.getType());
@@ -103,7 +103,7 @@ void StorageLiveness::trackView(
   }
   // The runtime copies into a storage tied to the source's.
   int64_t bytes = std::max<int64_t>(getStaticBytes(resultType), 0);
-  live += bytes;
+  allocated += bytes;
   tiedBytes[getStorageRoot(source)] += bytes;
   layouts[result] = views::Layout::contiguous(resultType.getShape());
 }
@@ -113,6 +113,7 @@ StorageLiveness::StorageLiveness(GraphOp graph) {
   size_t numOps = block.getOperations().size();
   ops.reserve(numOps);
   liveBytes.reserve(numOps);
+  allocBytes.reserve(numOps);
   storages.reserve(block.getNumArguments() + numOps);
 
   for (BlockArgument arg : block.getArguments()) {
@@ -147,6 +148,7 @@ StorageLiveness::StorageLiveness(GraphOp graph) {
   };
   for (Operation &op : block) {
     ops.push_back(&op);
+    int64_t allocated = 0;
     if (auto free = dyn_cast<FreeOp>(op)) {
       Value root = getStorageRoot(free.getTensor());
       if (isRunAllocation(root))
@@ -164,16 +166,18 @@ StorageLiveness::StorageLiveness(GraphOp graph) {
       for (auto [res, alias] : llvm::zip(py->getResults(), aliases)) {
         if (alias.kind == AliasKind::MustAlias) {
           trackView(py, res, py.getTensors()[alias.operand], layoutOf, layouts,
-                    tiedBytes, live);
+                    tiedBytes, allocated);
           continue;
         }
         if (alias.kind != AliasKind::Fresh)
           continue;
         addStorage(res, Owner::Run);
-        live = add(live, storages.back().bytes);
+        allocated = add(allocated, storages.back().bytes);
         lowerBound |= storages.back().dynamic;
       }
     }
+    live = add(live, allocated);
+    allocBytes.push_back(allocated);
     liveBytes.push_back(live);
     peakBytes = std::max(peakBytes, live);
   }
@@ -203,6 +207,8 @@ StorageLiveness::StorageLiveness(GraphOp graph) {
 
   // Last uses: each storage walks the uses of its values.
   for (Storage &s : storages) {
+    if (!tiedBytes.empty())
+      s.tiedBytes = tiedBytes.lookup(s.root);
     walkStorageUses(s.root, [&](OpOperand &use) {
       Operation *user = use.getOwner();
       if (isa<FreeOp>(user)) {

@@ -62,6 +62,10 @@ public:
     bool hasMayAlias = false;
     /// Why the graph may not free it; empty when it may.
     llvm::StringRef keepReason;
+    /// Bytes of the copies tied to it (view-or-copy ops on its values that
+    /// had to copy): counted from each copy's op until this storage is
+    /// freed.
+    int64_t tiedBytes = 0;
   };
 
   explicit StorageLiveness(GraphOp graph);
@@ -82,6 +86,11 @@ public:
   /// the runtime measures when it executes the graph's frees.
   llvm::ArrayRef<int64_t> getLiveBytes() const { return liveBytes; }
   int64_t getPeakBytes() const { return peakBytes; }
+  /// Bytes op `i` of getOps() allocates, counted as getLiveBytes() counts
+  /// them: its fresh results and a view-or-copy op's copy. With this and
+  /// each storage's bytes, a scheduler can price another order of the same
+  /// ops (--reorder-for-memory).
+  llvm::ArrayRef<int64_t> getAllocBytes() const { return allocBytes; }
   /// Whether live bytes are lower bounds: some storage of the run has a
   /// dynamic shape (it counts 0 bytes), or an unknown op's result may be a
   /// new allocation (it counts 0 bytes too).
@@ -94,17 +103,18 @@ public:
 private:
   void addStorage(Value root, Owner owner);
   /// Records the layout of `result`, a must-alias of `source`; for a
-  /// view-or-copy op that must copy, counts the copy's bytes in `live` and
-  /// ties them to the source's storage.
+  /// view-or-copy op that must copy, adds the copy's bytes to `allocated`
+  /// and ties them to the source's storage.
   void trackView(
       PyOp op, Value result, Value source,
       llvm::function_ref<std::optional<traceir::views::Layout>(Value)> layoutOf,
       llvm::DenseMap<Value, std::optional<traceir::views::Layout>> &layouts,
-      llvm::DenseMap<Value, int64_t> &tiedBytes, int64_t &live);
+      llvm::DenseMap<Value, int64_t> &tiedBytes, int64_t &allocated);
 
   std::vector<Operation *> ops;
   std::vector<Storage> storages;
   std::vector<int64_t> liveBytes;
+  std::vector<int64_t> allocBytes;
   int64_t peakBytes = 0;
   bool lowerBound = false;
 };

@@ -1,0 +1,604 @@
+//===- ReorderForMemory.cpp - Reorder a graph's ops to lower its peak -----===//
+//
+// Builds the graph's dependence DAG (SSA def-use, reads and writes of each
+// storage through any of its values, the order of effects), runs a few
+// near-linear schedulers over it, prices every order they return exactly as
+// StorageLiveness would after --free-dead-tensors, and keeps the cheapest;
+// the traced order is one of the candidates, so the peak never goes up.
+//
+// The schedulers (XLA's scheduler set, scaled down):
+//   - a list scheduler whose ready ops are keyed by the bytes running them
+//     frees minus the bytes it allocates, plus a look-ahead over a few
+//     successors it makes ready; ties go to the traced order;
+//   - the same key with ties to the op made ready last, which finishes the
+//     branch at hand before starting another;
+//   - a depth-first post-order from the graph's sinks that visits the
+//     operand with the heaviest subgraph first (XLA's DFS scheduler), and
+//     a plain post-order visiting operands in order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TraceIR/Analysis/StorageLiveness.h"
+#include "TraceIR/Dialect/OpRegistry.h"
+#include "TraceIR/Transforms/Passes.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <queue>
+#include <vector>
+
+#define DEBUG_TYPE "reorder-for-memory"
+
+namespace mlir::trace {
+#define GEN_PASS_DEF_REORDERFORMEMORY
+#include "TraceIR/Transforms/Passes.h.inc"
+} // namespace mlir::trace
+
+using namespace mlir;
+using namespace mlir::trace;
+
+namespace {
+
+constexpr int32_t kNone = -1;
+
+int64_t addSat(int64_t a, int64_t b) {
+  int64_t r;
+  return llvm::AddOverflow(a, b, r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+/// Compressed adjacency lists: the items of list `i` are
+/// items[begin[i], begin[i + 1]).
+struct Lists {
+  std::vector<uint32_t> begin, items;
+  llvm::ArrayRef<uint32_t> operator[](uint32_t i) const {
+    return llvm::ArrayRef<uint32_t>(items).slice(begin[i],
+                                                 begin[i + 1] - begin[i]);
+  }
+};
+
+/// Lists from (list, item) pairs, in the pairs' order, without repeats
+/// within a list.
+Lists makeLists(uint32_t numLists,
+                llvm::ArrayRef<std::pair<uint32_t, uint32_t>> pairs) {
+  Lists l;
+  l.begin.assign(numLists + 1, 0);
+  for (auto [list, item] : pairs)
+    ++l.begin[list + 1];
+  for (uint32_t i = 0; i < numLists; ++i)
+    l.begin[i + 1] += l.begin[i];
+  l.items.resize(pairs.size());
+  std::vector<uint32_t> fill(l.begin.begin(), l.begin.end() - 1);
+  for (auto [list, item] : pairs)
+    l.items[fill[list]++] = item;
+  // Drop repeats, compacting in place: `seen[item] == list` marks an item
+  // this list already has.
+  std::vector<uint32_t> seen;
+  uint32_t maxItem = 0;
+  for (uint32_t item : l.items)
+    maxItem = std::max(maxItem, item + 1);
+  seen.assign(maxItem, UINT32_MAX);
+  uint32_t out = 0;
+  for (uint32_t i = 0; i < numLists; ++i) {
+    uint32_t start = out;
+    for (uint32_t k = l.begin[i]; k < l.begin[i + 1]; ++k) {
+      uint32_t item = l.items[k];
+      if (seen[item] == i)
+        continue;
+      seen[item] = i;
+      l.items[out++] = item;
+    }
+    l.begin[i] = start;
+  }
+  l.begin[numLists] = out;
+  l.items.resize(out);
+  return l;
+}
+
+/// A graph's ops as a dependence DAG with the costs StorageLiveness gives
+/// them. Nodes are the block's ops but its terminator, in traced order;
+/// a root is a value that owns memory or may (an argument, a constant, a
+/// fresh result, an unknown op's result), indexed in definition order.
+class ScheduleProblem {
+public:
+  ScheduleProblem(GraphOp graph, const StorageLiveness &liveness);
+
+  uint32_t size() const { return numNodes; }
+  /// The peak of live bytes with the ops run in `order` (a permutation of
+  /// the nodes) and each storage freed right after its last use, as
+  /// StorageLiveness counts it after --free-dead-tensors.
+  int64_t peakOf(llvm::ArrayRef<uint32_t> order) const;
+
+  /// Runs, of the ops ready, the one that lowers the live bytes most (frees
+  /// minus allocates), with `lookAhead` plus the best such gain among a few
+  /// successors it alone holds back. Ties go to the traced order, or with
+  /// `lifo` to the op made ready last, which stays on the branch at hand.
+  std::vector<uint32_t> listSchedule(bool lifo, bool lookAhead) const;
+  /// A depth-first post-order from the sinks over predecessors, in operand
+  /// order or with `heaviestFirst` the one whose subgraph allocates most
+  /// first, so that its result is all that stays alive of it while the
+  /// others run.
+  std::vector<uint32_t> postOrder(bool heaviestFirst) const;
+
+private:
+  int64_t gainOf(uint32_t node, llvm::ArrayRef<uint32_t> remaining,
+                 uint32_t justRun) const;
+
+  uint32_t numNodes = 0;
+  /// Bytes each node allocates.
+  std::vector<int64_t> alloc;
+  /// Per node: whether it is an unknown op (its results may alias its
+  /// operands), and the roots its results make: numResultRoots of them
+  /// from firstResultRoot on (views and in-place results make none).
+  std::vector<uint8_t> mayAlias;
+  std::vector<uint32_t> firstResultRoot, numResultRoots;
+  /// Per root: the node that defines it (kNone for an argument), and, where
+  /// the graph may free it, the bytes freeing it releases (its own when the
+  /// run allocated it, plus the copies tied to it); -1 where the graph keeps
+  /// it.
+  std::vector<int32_t> rootDef;
+  std::vector<int64_t> freeBytes;
+  /// Whether an unknown op uses it: its lifetime reaches past its users.
+  std::vector<uint8_t> rootMayAlias;
+  /// The nodes that use each root through any of its values (the terminator
+  /// as node numNodes), and the roots each node uses.
+  Lists rootUsers, nodeRoots;
+  /// Dependence edges, both ways.
+  Lists succs, preds;
+};
+
+ScheduleProblem::ScheduleProblem(GraphOp graph,
+                                 const StorageLiveness &liveness) {
+  Block &block = graph.getBody().front();
+  llvm::ArrayRef<Operation *> ops = liveness.getOps();
+  numNodes = ops.size() - 1; // the terminator stays last
+  alloc.assign(liveness.getAllocBytes().begin(),
+               liveness.getAllocBytes().begin() + numNodes);
+  mayAlias.assign(numNodes, 0);
+  firstResultRoot.assign(numNodes, 0);
+  numResultRoots.assign(numNodes, 0);
+
+  llvm::DenseMap<Operation *, uint32_t> nodeOf;
+  nodeOf.reserve(numNodes);
+  for (uint32_t i = 0; i < numNodes; ++i)
+    nodeOf[ops[i]] = i;
+
+  // The root of every value: arguments' first, then each op's results.
+  llvm::ArrayRef<StorageLiveness::Storage> storages = liveness.getStorages();
+  size_t nextStorage = 0;
+  std::vector<uint32_t> argRoot, resultRoot, resultBase(numNodes + 1, 0);
+  auto newRoot = [&](Value v, int32_t def) {
+    uint32_t r = rootDef.size();
+    rootDef.push_back(def);
+    int64_t bytes = -1;
+    bool viaUnknown = false;
+    // StorageLiveness lists its storages in this same definition order;
+    // roots that are no storage (an unknown op's results) get none.
+    if (nextStorage < storages.size() && storages[nextStorage].root == v) {
+      const StorageLiveness::Storage &s = storages[nextStorage++];
+      if (StorageLiveness::isFreeable(s))
+        bytes = (s.owner == StorageLiveness::Owner::Run ? s.bytes : 0) +
+                s.tiedBytes;
+      viaUnknown = s.hasMayAlias;
+    }
+    freeBytes.push_back(bytes);
+    rootMayAlias.push_back(viaUnknown);
+    return r;
+  };
+  for (BlockArgument arg : block.getArguments())
+    argRoot.push_back(newRoot(arg, kNone));
+  auto rootOf = [&](Value v) -> uint32_t {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return argRoot[arg.getArgNumber()];
+    auto res = cast<OpResult>(v);
+    return resultRoot[resultBase[nodeOf.find(res.getOwner())->second] +
+                      res.getResultNumber()];
+  };
+
+  // Per storage class (union-find over roots: an unknown op joins its
+  // operands' and results' classes, as they may be one storage), the last
+  // op that wrote it and the ops that read it since.
+  std::vector<uint32_t> classOf;
+  std::vector<int32_t> lastWriter, readHead;
+  struct Reader {
+    uint32_t node;
+    int32_t next;
+  };
+  std::vector<Reader> readers;
+  auto find = [&](uint32_t r) {
+    while (classOf[r] != r) {
+      classOf[r] = classOf[classOf[r]];
+      r = classOf[r];
+    }
+    return r;
+  };
+  std::vector<std::pair<uint32_t, uint32_t>> edges, uses;
+  auto edge = [&](int32_t from, uint32_t to) {
+    if (from != kNone && static_cast<uint32_t>(from) != to)
+      edges.emplace_back(from, to);
+  };
+  auto read = [&](uint32_t c, uint32_t node) {
+    edge(lastWriter[c], node);
+    if (readHead[c] == kNone || readers[readHead[c]].node != node) {
+      readers.push_back({node, readHead[c]});
+      readHead[c] = readers.size() - 1;
+    }
+  };
+  auto write = [&](uint32_t c, uint32_t node) {
+    for (int32_t k = readHead[c]; k != kNone; k = readers[k].next)
+      edge(readers[k].node, node);
+    edge(lastWriter[c], node);
+    lastWriter[c] = node;
+    readHead[c] = kNone;
+  };
+  auto growClasses = [&] {
+    while (classOf.size() < rootDef.size()) {
+      classOf.push_back(classOf.size());
+      lastWriter.push_back(kNone);
+      readHead.push_back(kNone);
+    }
+  };
+  growClasses();
+
+  int32_t lastEffect = kNone;
+  SmallVector<ResultAlias, 4> aliases;
+  for (uint32_t node = 0; node <= numNodes; ++node) {
+    Operation *op = ops[node];
+    // Def-use, and the roots this op uses (once each).
+    for (Value v : op->getOperands()) {
+      if (auto res = dyn_cast<OpResult>(v); res && node < numNodes)
+        edge(nodeOf.find(res.getOwner())->second, node);
+      uses.emplace_back(rootOf(v), node);
+    }
+    if (node == numNodes)
+      break; // the terminator: it runs last whatever the order
+
+    // What the op does to its operands' storages.
+    auto py = dyn_cast<PyOp>(op);
+    const OpInfo *info = py ? py.getOpInfo() : nullptr;
+    bool writesAll = false, effect = false;
+    int writtenOperand = -1;
+    aliases.clear();
+    if (py)
+      getResultAliases(py, aliases);
+    if (info) {
+      PyArgs args(py.getCconv(), py.getTensors().getTypes(),
+                  py.getScalars().getValue());
+      effect = info->random(args);
+      if (info->mutates(args)) {
+        // An in-place op writes the operand its result is; another
+        // mutating op (training batch norm's running statistics) may write
+        // any of its operands.
+        for (const ResultAlias &a : aliases)
+          if (a.kind == AliasKind::MustAlias)
+            writtenOperand = a.operand;
+        writesAll = writtenOperand < 0;
+      }
+    } else if (!isa<ConstantOp>(op)) {
+      // An unknown op (or one of another dialect) may read and write any
+      // operand's storage and have effects of its own.
+      writesAll = effect = true;
+    }
+    if (effect) {
+      edge(lastEffect, node);
+      lastEffect = node;
+    }
+    for (OpOperand &operand : op->getOpOperands()) {
+      uint32_t c = find(rootOf(operand.get()));
+      if (writesAll ||
+          static_cast<int>(operand.getOperandNumber()) == writtenOperand)
+        write(c, node);
+      else
+        read(c, node);
+    }
+
+    // Its results' roots.
+    resultBase[node + 1] = resultBase[node] + op->getNumResults();
+    firstResultRoot[node] = rootDef.size();
+    for (OpResult res : op->getResults()) {
+      unsigned i = res.getResultNumber();
+      if (py && aliases[i].kind == AliasKind::MustAlias)
+        resultRoot.push_back(rootOf(py.getTensors()[aliases[i].operand]));
+      else
+        resultRoot.push_back(newRoot(res, node));
+    }
+    numResultRoots[node] = rootDef.size() - firstResultRoot[node];
+    growClasses();
+    if (isMayAliasOp(op)) {
+      // Its results may be any operand's storage: one class from here on,
+      // last written by this op (which wrote every operand class above).
+      mayAlias[node] = 1;
+      uint32_t joined = find(firstResultRoot[node]);
+      auto join = [&](uint32_t r) {
+        uint32_t c = find(r);
+        if (c != joined)
+          classOf[c] = joined;
+      };
+      for (uint32_t i = 1; i < numResultRoots[node]; ++i)
+        join(firstResultRoot[node] + i);
+      for (Value v : op->getOperands())
+        join(rootOf(v));
+      lastWriter[joined] = node;
+      readHead[joined] = kNone;
+    }
+  }
+
+  uint32_t numRoots = rootDef.size();
+  std::vector<std::pair<uint32_t, uint32_t>> byRoot, byNode;
+  byRoot.reserve(uses.size());
+  byNode.reserve(uses.size());
+  for (auto [root, node] : uses) {
+    byRoot.emplace_back(root, node);
+    byNode.emplace_back(node, root);
+  }
+  rootUsers = makeLists(numRoots, byRoot);
+  nodeRoots = makeLists(numNodes + 1, byNode);
+  std::vector<std::pair<uint32_t, uint32_t>> reversed;
+  reversed.reserve(edges.size());
+  for (auto [from, to] : edges)
+    reversed.emplace_back(to, from);
+  succs = makeLists(numNodes, edges);
+  preds = makeLists(numNodes, reversed);
+}
+
+int64_t ScheduleProblem::peakOf(llvm::ArrayRef<uint32_t> order) const {
+  std::vector<uint32_t> pos(numNodes + 1);
+  for (uint32_t p = 0; p < numNodes; ++p)
+    pos[order[p]] = p;
+  pos[numNodes] = numNodes;
+  // The last use of each root, through unknown ops' results (which may be
+  // it) as StorageLiveness extends it; later roots first, as an unknown
+  // op's results are defined after the roots it uses.
+  uint32_t numRoots = rootDef.size();
+  std::vector<int64_t> last(numRoots, -1);
+  std::vector<int64_t> freedAfter(numNodes + 1, 0);
+  for (uint32_t r = numRoots; r-- > 0;) {
+    int64_t l = -1;
+    for (uint32_t user : rootUsers[r]) {
+      l = std::max<int64_t>(l, pos[user]);
+      if (user < numNodes && mayAlias[user])
+        for (uint32_t i = 0; i < numResultRoots[user]; ++i)
+          l = std::max(l, last[firstResultRoot[user] + i]);
+    }
+    last[r] = l;
+    if (freeBytes[r] <= 0)
+      continue;
+    // Nothing uses it: freed right after its definition.
+    if (l < 0 && rootDef[r] != kNone)
+      l = pos[rootDef[r]];
+    if (l >= 0)
+      freedAfter[l] += freeBytes[r];
+  }
+  int64_t live = 0, peak = 0;
+  for (uint32_t p = 0; p < numNodes; ++p) {
+    live = addSat(live, alloc[order[p]]);
+    peak = std::max(peak, live);
+    live -= freedAfter[p];
+  }
+  return peak;
+}
+
+/// How much running `node` lowers the live bytes (what it frees minus what
+/// it allocates), with `remaining[r]` the unrun users of each root and
+/// `justRun` (if not kNone) assumed run already.
+int64_t ScheduleProblem::gainOf(uint32_t node,
+                                llvm::ArrayRef<uint32_t> remaining,
+                                uint32_t justRun) const {
+  int64_t gain = -alloc[node];
+  for (uint32_t r : nodeRoots[node]) {
+    if (freeBytes[r] <= 0 || rootMayAlias[r])
+      continue;
+    uint32_t left = remaining[r];
+    if (justRun != static_cast<uint32_t>(kNone) &&
+        llvm::is_contained(nodeRoots[justRun], r))
+      --left;
+    if (left == 1)
+      gain = addSat(gain, freeBytes[r]);
+  }
+  // Results nobody uses die at once.
+  for (uint32_t i = 0; i < numResultRoots[node]; ++i) {
+    uint32_t r = firstResultRoot[node] + i;
+    if (freeBytes[r] > 0 && rootUsers[r].empty())
+      gain = addSat(gain, freeBytes[r]);
+  }
+  return gain;
+}
+
+std::vector<uint32_t> ScheduleProblem::listSchedule(bool lifo,
+                                                    bool lookAhead) const {
+  // Successors looked at, and the most operands one may have to be looked
+  // at: the look-ahead stays a constant per op.
+  constexpr unsigned kLookAheadSuccs = 4, kLookAheadUses = 16;
+  std::vector<uint32_t> indeg(numNodes), remaining(rootUsers.begin.size() - 1);
+  for (uint32_t n = 0; n < numNodes; ++n)
+    indeg[n] = preds[n].size();
+  for (uint32_t r = 0; r < remaining.size(); ++r)
+    remaining[r] = rootUsers[r].size();
+  std::vector<uint32_t> version(numNodes, 0);
+  std::vector<uint8_t> ready(numNodes, 0), done(numNodes, 0);
+  struct Entry {
+    int64_t key;
+    uint32_t tie, node, version;
+    bool operator<(const Entry &o) const {
+      // std::priority_queue pops the greatest: the highest key, then the
+      // lowest tie.
+      return key != o.key ? key < o.key : tie > o.tie;
+    }
+  };
+  std::priority_queue<Entry> heap;
+  uint32_t stamp = 0;
+  auto priority = [&](uint32_t n) {
+    int64_t key = gainOf(n, remaining, kNone);
+    if (!lookAhead)
+      return key;
+    // The best thing running `n` makes ready, when it lowers the bytes.
+    int64_t best = 0;
+    unsigned looked = 0;
+    for (uint32_t s : succs[n]) {
+      if (looked == kLookAheadSuccs)
+        break;
+      if (indeg[s] != 1 || nodeRoots[s].size() > kLookAheadUses)
+        continue;
+      ++looked;
+      best = std::max(best, gainOf(s, remaining, n));
+    }
+    return addSat(key, best);
+  };
+  auto push = [&](uint32_t n) {
+    uint32_t tie = lifo ? UINT32_MAX - stamp++ : n;
+    heap.push({priority(n), tie, n, ++version[n]});
+  };
+  for (uint32_t n = 0; n < numNodes; ++n)
+    if (indeg[n] == 0) {
+      ready[n] = 1;
+      push(n);
+    }
+  std::vector<uint32_t> order;
+  order.reserve(numNodes);
+  while (!heap.empty()) {
+    Entry e = heap.top();
+    heap.pop();
+    if (e.version != version[e.node] || done[e.node])
+      continue;
+    uint32_t n = e.node;
+    done[n] = 1;
+    order.push_back(n);
+    for (uint32_t r : nodeRoots[n]) {
+      if (--remaining[r] != 1 || freeBytes[r] <= 0)
+        continue;
+      // The one user left now frees this root: re-key it if it is ready
+      // (each root gets here once, so the scan stays linear).
+      for (uint32_t u : rootUsers[r])
+        if (u < numNodes && !done[u]) {
+          if (ready[u])
+            push(u);
+          break;
+        }
+    }
+    for (uint32_t s : succs[n])
+      if (--indeg[s] == 0) {
+        ready[s] = 1;
+        push(s);
+      }
+  }
+  return order;
+}
+
+std::vector<uint32_t> ScheduleProblem::postOrder(bool heaviestFirst) const {
+  // Each op's subgraph weight: its bytes plus its predecessors' (counted
+  // once per path, as XLA does; saturating).
+  std::vector<uint32_t> items = preds.items;
+  if (heaviestFirst) {
+    std::vector<int64_t> weight(numNodes, 0);
+    for (uint32_t n = 0; n < numNodes; ++n) {
+      int64_t w = std::max<int64_t>(alloc[n], 0);
+      for (uint32_t p : preds[n])
+        w = addSat(w, weight[p]);
+      weight[n] = w;
+    }
+    auto heavier = [&](uint32_t a, uint32_t b) {
+      return weight[a] != weight[b] ? weight[a] > weight[b] : a < b;
+    };
+    for (uint32_t n = 0; n < numNodes; ++n)
+      std::sort(items.begin() + preds.begin[n],
+                items.begin() + preds.begin[n + 1], heavier);
+  }
+  std::vector<uint32_t> order;
+  order.reserve(numNodes);
+  std::vector<uint8_t> visited(numNodes, 0);
+  std::vector<std::pair<uint32_t, uint32_t>> stack; // node, next pred
+  for (uint32_t sink = 0; sink < numNodes; ++sink) {
+    if (!succs[sink].empty() || visited[sink])
+      continue;
+    visited[sink] = 1;
+    stack.emplace_back(sink, preds.begin[sink]);
+    while (!stack.empty()) {
+      auto &[n, next] = stack.back();
+      if (next == preds.begin[n + 1]) {
+        order.push_back(n);
+        stack.pop_back();
+        continue;
+      }
+      uint32_t p = items[next++];
+      if (!visited[p]) {
+        visited[p] = 1;
+        stack.emplace_back(p, preds.begin[p]);
+      }
+    }
+  }
+  return order;
+}
+
+struct ReorderForMemoryPass
+    : public mlir::trace::impl::ReorderForMemoryBase<ReorderForMemoryPass> {
+  using ReorderForMemoryBase::ReorderForMemoryBase;
+
+  void runOnOperation() override {
+    GraphOp graph = getOperation();
+    Block &block = graph.getBody().front();
+    if (graph->hasAttr(TraceDialect::kArenaBytesAttrName)) {
+      graph.emitError("--reorder-for-memory: the graph carries a memory plan "
+                      "(trace.arena_bytes) that another order would break; "
+                      "run it before --plan-memory");
+      return signalPassFailure();
+    }
+    for (Operation &op : block)
+      if (isa<FreeOp>(op)) {
+        op.emitError("--reorder-for-memory: the graph has trace.free ops, "
+                     "which pin the order it would change; run it before "
+                     "--free-dead-tensors");
+        return signalPassFailure();
+      }
+    if (block.empty() || !isa<RetOp>(block.back()))
+      return markAllAnalysesPreserved();
+
+    StorageLiveness liveness(graph);
+    ScheduleProblem problem(graph, liveness);
+    uint32_t n = problem.size();
+    std::vector<uint32_t> best(n);
+    for (uint32_t i = 0; i < n; ++i)
+      best[i] = i;
+    int64_t before = problem.peakOf(best), bestPeak = before;
+    LLVM_DEBUG(llvm::dbgs() << "@" << graph.getSymName() << ": traced order "
+                            << before << " bytes\n");
+    auto consider = [&](const char *name, std::vector<uint32_t> order) {
+      // Every scheduler emits every op of a DAG; a shorter order would mean
+      // a cycle in the dependences (a bug), and a partial order must never
+      // be applied.
+      assert(order.size() == n && "a scheduler dropped an op");
+      if (order.size() != n)
+        return;
+      int64_t peak = problem.peakOf(order);
+      LLVM_DEBUG(llvm::dbgs() << "  " << name << ": " << peak << " bytes\n");
+      if (peak < bestPeak) {
+        bestPeak = peak;
+        best = std::move(order);
+      }
+    };
+    consider("list, look-ahead", problem.listSchedule(false, true));
+    consider("list, last ready first", problem.listSchedule(true, false));
+    consider("post-order, heaviest first", problem.postOrder(true));
+    consider("post-order", problem.postOrder(false));
+
+    peakBytesBefore += before;
+    peakBytesAfter += bestPeak;
+    if (budget > 0 && bestPeak > budget) {
+      graph.emitError("--reorder-for-memory: the best order found needs ")
+          << bestPeak << " bytes, " << bestPeak - budget
+          << " over the budget of " << static_cast<int64_t>(budget);
+      return signalPassFailure();
+    }
+    if (bestPeak == before)
+      return markAllAnalysesPreserved();
+    ++numReordered;
+    llvm::ArrayRef<Operation *> ops = liveness.getOps();
+    Operation *ret = &block.back();
+    for (uint32_t node : best)
+      ops[node]->moveBefore(ret);
+  }
+};
+
+} // namespace

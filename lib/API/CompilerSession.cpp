@@ -48,8 +48,8 @@ void registerPasses() {
 /// trace-opt's flags do: "canonicalize,free-dead-tensors" runs canonicalize
 /// on the module and free-dead-tensors on each graph.
 std::string nestGraphPasses(llvm::StringRef pipeline) {
-  static const llvm::StringRef graphPasses[] = {"free-dead-tensors",
-                                                "plan-memory"};
+  static const llvm::StringRef graphPasses[] = {
+      "reorder-for-memory", "free-dead-tensors", "plan-memory"};
   std::string out;
   int depth = 0;
   size_t begin = 0;

@@ -16,11 +16,12 @@ the allocator held for the run without a plan and with one (its peak less
 the parameters it holds), and PyTorch eager's own peak on the same step
 (torch.profiler's memory events, as runtime_bench.py measures it), one
 thread.
-Then the planner's time on the synthetic graphs of free_dead_tensors.py
-(10k and 100k ops): trace-opt with --free-dead-tensors alone, and with the
-plan printed too (its output to /dev/null), best of --repeat runs.
+Then trace-opt's time on the synthetic graphs of free_dead_tensors.py
+(--sizes, default 10k, 100k and 1M ops): parsing and printing alone, with
+--free-dead-tensors, with --plan-memory too, and with
+--reorder-for-memory first, best of --repeat runs.
 
-Usage: TRACEIR_BUILD=$PWD/build ~/.cache/traceir/venv/bin/python bench/memory_plan.py [--sizes 10000,100000] [--repeat 3]
+Usage: TRACEIR_BUILD=$PWD/build ~/.cache/traceir/venv/bin/python bench/memory_plan.py [--sizes 10000,100000,1000000] [--repeat 3]
 """
 import argparse
 import math
@@ -144,27 +145,38 @@ def runs():
 
 
 def timing(sizes, repeat):
+    """trace-opt's time on free_dead_tensors.py's synthetic graphs: parsing
+    and printing alone, then with the passes, best of `repeat` runs."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from free_dead_tensors import generate
-    print("\n| ops | free-dead-tensors (s) | + memory plan (s) |")
-    print("| ---: | ---: | ---: |")
+    pipelines = [("parse + print", []),
+                 ("free-dead-tensors", ["-free-dead-tensors"]),
+                 ("+ plan-memory", ["-free-dead-tensors", "-plan-memory"])]
+    if has_pass("reorder-for-memory"):
+        pipelines += [("reorder-for-memory, + free, + plan",
+                       ["-reorder-for-memory", "-free-dead-tensors", "-plan-memory"])]
+    print("\ntrace-opt, seconds (best of %d):\n" % repeat)
+    print("| ops | " + " | ".join(name for name, _ in pipelines) + " |")
+    print("| ---: |" + " ---: |" * len(pipelines))
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
             path = os.path.join(tmp, f"g{n}.mlir")
             generate(n, path)
-            best = {}
-            for key, extra in (("free", []), ("plan", ["-test-print-memory-plan"])):
+            best = []
+            for _, flags in pipelines:
+                t_best = 1e30
                 for _ in range(repeat):
                     t = time.perf_counter()
-                    subprocess.run([OPT, path, "-free-dead-tensors", *extra, "-o", os.devnull],
-                                   check=True, stderr=subprocess.DEVNULL)
-                    best[key] = min(best.get(key, 1e30), time.perf_counter() - t)
-            print(f"| {n} | {best['free']:.2f} | {best['plan']:.2f} |", flush=True)
+                    subprocess.run([OPT, path, *flags, "-o", os.devnull], check=True,
+                                   stderr=subprocess.DEVNULL)
+                    t_best = min(t_best, time.perf_counter() - t)
+                best.append(t_best)
+            print(f"| {n} | " + " | ".join(f"{t:.2f}" for t in best) + " |", flush=True)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
     models()

@@ -173,10 +173,12 @@ def run_graph(text, inputs=None, params=None, free=True, check_frees=True,
         if free:
             # A separate output file: trace-opt maps its input into memory.
             freed = os.path.join(d, "g.freed.mlir")
-            # Planned too: every run takes its storages from one arena
-            # (--plan-memory), and --check-frees checks its owner map.
+            # Reordered for memory first (the traced order where none is
+            # better), and planned: every run takes its storages from one
+            # arena, and --check-frees checks its owner map.
             proc = subprocess.run([os.path.join(BIN, "trace-opt"), path,
-                                   "--free-dead-tensors", "--plan-memory", "-o", freed],
+                                   "--reorder-for-memory", "--free-dead-tensors",
+                                   "--plan-memory", "-o", freed],
                                   capture_output=True, text=True)
             if proc.returncode != 0:
                 raise RunError(proc.stderr.strip())

@@ -197,6 +197,8 @@ const Tensor &KernelContext::notATensor(unsigned i) const {
 
 /// Scratch blocks are aligned for any load a kernel makes (CUDA's 256).
 static constexpr int64_t kScratchAlignment = 256;
+/// The most an arena may take (2^62: its sums stay in int64_t).
+static constexpr int64_t kMaxArenaBytes = int64_t(1) << 62;
 
 namespace {
 std::string opWhere(const OpInfoRT &op) {
@@ -218,12 +220,14 @@ struct RunState {
   int64_t allocations = 0, arenaAllocations = 0;
 
   /// A planned graph's arena: one allocation for the run, its planned
-  /// storages from 0 to exe.arenaBytes, then a region for kernel scratch.
+  /// storages from 0 to exe.arenaBytes, kernel scratch where earlier runs
+  /// placed it (exe.arenaScratchSlots), which may take it further.
   char *arena = nullptr;
   int64_t arenaAllocated = 0;
-  int64_t scratchBegin = 0, scratchUsed = 0;
-  /// Scratch one call asked for (aligned), and the most any call did.
-  int64_t callScratch = 0, maxCallScratch = 0;
+  /// The call running: its index, the scratch it asked for (aligned) and
+  /// how much of that its slot served.
+  size_t call = 0;
+  int64_t callScratch = 0, scratchUsed = 0;
   /// The owner map: each live planned storage by its offset, with the op
   /// whose result it is. Disjoint ranges, so an overlap shows up beside
   /// the offset.
@@ -265,35 +269,55 @@ struct RunState {
     return &st;
   }
   /// Allocates the arena of a planned graph (none without a plan, or with
-  /// nothing in it): the planned storages, then the scratch region.
+  /// nothing in it): the planned storages, and scratch placed by earlier
+  /// runs.
   Error allocateArena() {
     if (exe.arenaAlignment <= 0)
       return Error::success();
-    // The scratch region starts aligned, where there is one.
-    std::optional<int64_t> begin =
-        exe.arenaScratchReserve
-            ? checkedAdd(exe.arenaBytes, kScratchAlignment - 1)
-            : exe.arenaBytes;
-    std::optional<int64_t> total =
-        begin ? checkedAdd(exe.arenaScratchReserve
-                               ? *begin / kScratchAlignment * kScratchAlignment
-                               : *begin,
-                           exe.arenaScratchReserve)
-              : std::nullopt;
-    if (exe.arenaBytes < 0 || !total)
+    if (exe.arenaBytes < 0 || exe.arenaBytes > kMaxArenaBytes)
       return makeError("the memory plan's arena of " + strCat(exe.arenaBytes) +
                        " bytes is over TraceIR's size limit");
-    if (*total == 0)
+    exe.arenaScratchSlots.resize(exe.instrs.size());
+    int64_t total = std::max(exe.arenaBytes, exe.arenaWithScratchBytes);
+    if (total == 0)
       return Error::success();
-    scratchBegin = *total - exe.arenaScratchReserve;
-    arena = static_cast<char *>(alloc.allocate(*total));
+    arena = static_cast<char *>(alloc.allocate(total));
     ++allocations;
     if (!arena)
-      return makeError(cannotAllocate(alloc, *total) +
+      return makeError(cannotAllocate(alloc, total) +
                        " for the memory plan's arena");
     ++arenaAllocations;
-    arenaAllocated = *total;
+    arenaAllocated = total;
     return Error::success();
+  }
+  /// After a call that asked for more scratch than its slot holds: a slot
+  /// for next runs in the bytes no planned storage alive now holds, the
+  /// smallest gap that fits or above them all (every run places the same
+  /// storages at this call, so the bytes are free then in every run).
+  void placeScratch() {
+    auto up = [](int64_t n) {
+      return (n + kScratchAlignment - 1) / kScratchAlignment *
+             kScratchAlignment;
+    };
+    int64_t best = -1, bestGap = INT64_MAX, at = 0;
+    for (const auto &[offset, owner] : owners) {
+      int64_t start = up(at);
+      if (offset >= start && offset - start >= callScratch &&
+          offset - start < bestGap) {
+        best = start;
+        bestGap = offset - start;
+      }
+      at = std::max(at, owner.end);
+    }
+    if (best < 0)
+      best = up(at);
+    // Within the size limit (scratch sizes are checked, the plan's too):
+    // no overflow, and the next arena stays allocatable or fails plainly.
+    if (best > kMaxArenaBytes || callScratch > kMaxArenaBytes - best)
+      return;
+    exe.arenaScratchSlots[call] = {best, callScratch};
+    exe.arenaWithScratchBytes =
+        std::max(exe.arenaWithScratchBytes, best + callScratch);
   }
   /// Who owns arena bytes, for errors.
   std::string ownerText(int64_t offset, const ArenaOwner &o) const {
@@ -531,17 +555,20 @@ Tensor KernelContext::tiedCopy(const Tensor &src,
 
 void *KernelContext::scratch(size_t nbytes) {
   auto *state = static_cast<RunState *>(runState);
-  if (state && nbytes <= size_t(INT64_MAX - kScratchAlignment)) {
+  if (state && nbytes <= size_t(kMaxArenaBytes)) {
     int64_t aligned = (int64_t(nbytes) + kScratchAlignment - 1) /
                       kScratchAlignment * kScratchAlignment;
     state->callScratch += aligned;
-    // From the arena's scratch region when it has room: a call's blocks go
-    // one after another and all go back when it returns.
-    if (state->arena && aligned <= state->arenaAllocated - state->scratchBegin -
-                                       state->scratchUsed) {
-      void *p = state->arena + state->scratchBegin + state->scratchUsed;
-      state->scratchUsed += aligned;
-      return p;
+    // From the call's slot in the arena when it has room: a call's blocks
+    // go one after another and all go back when it returns.
+    if (state->arena) {
+      const Executable::ScratchSlot &slot = exe->arenaScratchSlots[state->call];
+      if (aligned <= slot.bytes - state->scratchUsed &&
+          slot.offset + slot.bytes <= state->arenaAllocated) {
+        void *p = state->arena + slot.offset + state->scratchUsed;
+        state->scratchUsed += aligned;
+        return p;
+      }
     }
     ++state->allocations;
   }
@@ -704,6 +731,7 @@ Error Executable::execute(const InputViews &inputTensors,
     }
     int64_t beginNs = prof ? profileClockNs() : 0;
     ctx.instr = &instr;
+    state.call = &instr - instrs.data();
     ctx.tier = KernelTier::Portable;
     const bool fused = instr.fusedIntoPrevious && epilogueApplied;
     ctx.epilogueApplied = false;
@@ -779,7 +807,10 @@ Error Executable::execute(const InputViews &inputTensors,
     for (auto &[p, n] : ctx.scratchBlocks)
       alloc->deallocate(p, n);
     ctx.scratchBlocks.clear();
-    state.maxCallScratch = std::max(state.maxCallScratch, state.callScratch);
+    if (state.arena &&
+        state.callScratch > arenaScratchSlots[state.call].bytes &&
+        !ctx.failed())
+      state.placeScratch();
     state.callScratch = state.scratchUsed = 0;
     epilogueApplied = ctx.epilogueApplied && instr.epilogue.clamp;
     if (prof) {
@@ -826,7 +857,9 @@ Error Executable::execute(const InputViews &inputTensors,
   report.numFrees = state.numFrees;
   report.plannedArenaBytes = arenaBytes;
   report.arenaScratchBytes =
-      state.arena ? state.arenaAllocated - state.scratchBegin : 0;
+      state.arena
+          ? state.arenaAllocated - std::min(arenaBytes, state.arenaAllocated)
+          : 0;
   report.lowerBoundBytes = state.arenaPeak;
   report.allocations = state.allocations;
   report.arenaAllocations = state.arenaAllocations;
@@ -840,9 +873,6 @@ Error Executable::execute(const InputViews &inputTensors,
       outputStorages.push_back(st);
   }
   report.outputAllocations = outputStorages.size();
-  // Later runs serve the largest call's scratch from the arena.
-  if (state.arena)
-    arenaScratchReserve = std::max(arenaScratchReserve, state.maxCallScratch);
   return Error::success();
 }
 

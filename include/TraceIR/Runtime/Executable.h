@@ -87,9 +87,9 @@ struct MemoryReport {
   /// Bytes the run's storages still held when the graph returned (outputs).
   int64_t liveBytesAtEnd = 0;
   int64_t numFrees = 0;
-  /// A planned graph's arena (--plan-memory), and the region after it the
-  /// run served kernel scratch from (sized by earlier runs' largest call);
-  /// both 0 without a plan.
+  /// A planned graph's arena (--plan-memory), and the bytes the run's
+  /// arena had beyond it for kernel scratch (placed by earlier runs); both
+  /// 0 without a plan.
   int64_t plannedArenaBytes = 0;
   int64_t arenaScratchBytes = 0;
   /// The most aligned bytes of planned storages alive at once in this run:
@@ -244,10 +244,17 @@ public:
   /// alignment the plan rounded sizes to.
   int64_t arenaBytes = 0;
   int64_t arenaAlignment = 0;
-  /// Bytes after the planned arena for kernel scratch: the most one call
-  /// asked for in earlier runs (kernels size scratch from static shapes, so
-  /// the first run learns it), so that later runs make no scratch call.
-  int64_t arenaScratchReserve = 0;
+  /// Kernel scratch in the arena: where each call's scratch goes (bytes
+  /// free while it runs: between the planned storages alive then, or above
+  /// them), learned from what the call asked for in earlier runs (kernels
+  /// size scratch from static shapes, so the first run learns it), so that
+  /// later runs make no scratch call. Indexed by instruction; the arena's
+  /// bytes with them.
+  struct ScratchSlot {
+    int64_t offset = 0, bytes = 0;
+  };
+  std::vector<ScratchSlot> arenaScratchSlots;
+  int64_t arenaWithScratchBytes = 0;
   /// What a saved executable was written by (empty when built here).
   std::string producer;
 

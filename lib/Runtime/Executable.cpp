@@ -218,6 +218,8 @@ struct RunState {
   int64_t live = 0, peak = 0, numFrees = 0;
   /// Allocator calls, all and those of the arena.
   int64_t allocations = 0, arenaAllocations = 0;
+  /// Whether a call's scratch got a new place in the arena this run.
+  bool placedScratch = false;
 
   /// A planned graph's arena: one allocation for the run, its planned
   /// storages from 0 to exe.arenaBytes, kernel scratch where earlier runs
@@ -316,6 +318,7 @@ struct RunState {
     if (best > kMaxArenaBytes || callScratch > kMaxArenaBytes - best)
       return;
     exe.arenaScratchSlots[call] = {best, callScratch};
+    placedScratch = true;
     exe.arenaWithScratchBytes =
         std::max(exe.arenaWithScratchBytes, best + callScratch);
   }
@@ -640,6 +643,18 @@ Error Executable::execute(const InputViews &inputTensors,
     }
   } endOfRun{prof};
 
+  // Where this run placed scratch in the arena (next runs' arena is
+  // larger), the allocator's cache holds this run's arena and the scratch
+  // it took from the allocator, which no later run asks for again: given
+  // back once the run has released them (declared before the run's state,
+  // so destroyed after it).
+  struct ReleaseCache {
+    Allocator *alloc = nullptr;
+    ~ReleaseCache() {
+      if (alloc)
+        alloc->releaseCache();
+    }
+  } releaseCache;
   RunState state(*this);
   state.slots.resize(numSlots);
   for (size_t s = 0; s < persistentSlots.size(); ++s)
@@ -873,6 +888,8 @@ Error Executable::execute(const InputViews &inputTensors,
       outputStorages.push_back(st);
   }
   report.outputAllocations = outputStorages.size();
+  if (state.placedScratch)
+    releaseCache.alloc = alloc.get();
   return Error::success();
 }
 

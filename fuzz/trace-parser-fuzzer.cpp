@@ -2,7 +2,10 @@
 //
 // Input: MLIR text, as trace-opt reads it. What parses and verifies must
 // print as text that parses again; --free-dead-tensors must succeed on it,
-// leave it verified and be idempotent (running it twice changes nothing);
+// leave it verified and be idempotent (running it twice changes nothing),
+// and so must --plan-memory after it; --reorder-for-memory must succeed
+// where no graph holds frees or a plan (what it refuses) and leave a
+// module that verifies, frees and plans;
 // --convert-trace-to-linalg may refuse an op (an error) but what it returns
 // must verify.
 //
@@ -46,7 +49,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             "a verified module's generic form does not parse again");
 
   mlir::OwningOpRef<mlir::ModuleOp> lowered(module->clone());
+  mlir::OwningOpRef<mlir::ModuleOp> reordered(module->clone());
   bool hasGraphs = !module->getOps<mlir::trace::GraphOp>().empty();
+  // What --reorder-for-memory refuses: a graph with frees or a plan.
+  bool reorderable = true;
+  for (mlir::trace::GraphOp g : module->getOps<mlir::trace::GraphOp>())
+    if (g->hasAttr(mlir::trace::TraceDialect::kArenaBytesAttrName) ||
+        !g.getBody().front().getOps<mlir::trace::FreeOp>().empty())
+      reorderable = false;
   if (hasGraphs) {
     fuzzCheck(mlir::succeeded(
                   runPass(*module, mlir::trace::createFreeDeadTensors(), true)),
@@ -61,6 +71,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
               "--free-dead-tensors failed on its own output");
     fuzzCheck(printed(*module) == freed,
               "--free-dead-tensors run twice changed the module");
+    fuzzCheck(mlir::succeeded(
+                  runPass(*module, mlir::trace::createPlanMemory(), true)),
+              "--plan-memory failed on a freed module");
+    fuzzCheck(mlir::succeeded(mlir::verify(*module)),
+              "--plan-memory left a module that does not verify");
+    std::string planned = printed(*module);
+    fuzzCheck(mlir::succeeded(
+                  runPass(*module, mlir::trace::createPlanMemory(), true)),
+              "--plan-memory failed on its own output");
+    fuzzCheck(printed(*module) == planned,
+              "--plan-memory run twice changed the module");
+  }
+  if (hasGraphs && reorderable) {
+    fuzzCheck(mlir::succeeded(runPass(
+                  *reordered, mlir::trace::createReorderForMemory(), true)),
+              "--reorder-for-memory failed on a module without frees or plans");
+    fuzzCheck(mlir::succeeded(mlir::verify(*reordered)),
+              "--reorder-for-memory left a module that does not verify");
+    fuzzCheck(mlir::succeeded(runPass(
+                  *reordered, mlir::trace::createFreeDeadTensors(), true)) &&
+                  mlir::succeeded(runPass(
+                      *reordered, mlir::trace::createPlanMemory(), true)) &&
+                  mlir::succeeded(mlir::verify(*reordered)),
+              "a reordered module does not free, plan and verify");
   }
   if (mlir::succeeded(
           runPass(*lowered, mlir::trace::createConvertTraceToLinalg(), false)))

@@ -18,6 +18,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace traceir::fuzz {
 
@@ -127,15 +130,19 @@ inline bool madeUpArguments(const Executable &exe, NamedTensors &params,
 /// and, with `checkPeak` (an executable built here, whose prediction is
 /// StorageLiveness' and not a file's claim), the measured peak is the
 /// predicted one.
-inline void runTwiceChecked(Executable &exe, bool checkPeak) {
+inline std::optional<std::vector<HostTensor>>
+runTwiceChecked(Executable &exe, bool checkPeak, std::string *error = nullptr) {
   NamedTensors params, inputs;
   if (!madeUpArguments(exe, params, inputs))
-    return;
+    return std::nullopt;
   exe.allocator().setLimit(kMemoryLimit);
   if (Error err = exe.loadParams(params)) {
+    if (error)
+      *error = err.message();
     ignore(std::move(err));
-    return;
+    return std::nullopt;
   }
+  std::optional<std::vector<HostTensor>> last;
   RunOptions options;
   options.checkFrees = true;
   options.seed = 1;
@@ -143,8 +150,11 @@ inline void runTwiceChecked(Executable &exe, bool checkPeak) {
   for (int run = 0; run < 2; ++run) {
     auto outputs = exe.run(inputs, options);
     if (!outputs) {
-      ignore(outputs.takeError());
-      return;
+      Error err = outputs.takeError();
+      if (error)
+        *error = err.message();
+      ignore(std::move(err));
+      return std::nullopt;
     }
     if (verbose())
       std::fprintf(stderr, "ran @%s\n", exe.name.c_str());
@@ -160,7 +170,9 @@ inline void runTwiceChecked(Executable &exe, bool checkPeak) {
                        ? report.peakBytes >= report.predictedPeakBytes
                        : report.peakBytes == report.predictedPeakBytes),
               "a run's measured peak differs from the predicted peak");
+    last = std::move(*outputs);
   }
+  return last;
 }
 
 } // namespace traceir::fuzz

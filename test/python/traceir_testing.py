@@ -11,6 +11,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import struct
 import subprocess
 import tempfile
@@ -174,11 +175,13 @@ def run_graph(text, inputs=None, params=None, free=True, check_frees=True,
             # A separate output file: trace-opt maps its input into memory.
             freed = os.path.join(d, "g.freed.mlir")
             # Reordered for memory first (the traced order where none is
-            # better), and planned: every run takes its storages from one
+            # better; not a graph that comes with frees, which pin its
+            # order), and planned: every run takes its storages from one
             # arena, and --check-frees checks its owner map.
-            proc = subprocess.run([os.path.join(BIN, "trace-opt"), path,
-                                   "--reorder-for-memory", "--free-dead-tensors",
-                                   "--plan-memory", "-o", freed],
+            has_frees = re.search(r"^\s*(trace\.)?free ", text, re.M)
+            reorder = [] if has_frees else ["--reorder-for-memory"]
+            proc = subprocess.run([os.path.join(BIN, "trace-opt"), path, *reorder,
+                                   "--free-dead-tensors", "--plan-memory", "-o", freed],
                                   capture_output=True, text=True)
             if proc.returncode != 0:
                 raise RunError(proc.stderr.strip())

@@ -23,6 +23,9 @@
 //     the traced order;
 //   - the same key with ties to the op made ready last, which finishes the
 //     branch at hand before starting another;
+//   - both again keyed by the arena's bytes, where a returned value costs
+//     nothing to make: a weight gradient that reads a saved activation last
+//     frees it, and is preferred once the gradient it needs exists;
 //   - a depth-first post-order from the graph's sinks that visits the
 //     operand with the heaviest subgraph first (XLA's DFS scheduler), and
 //     a plain post-order visiting operands in order.
@@ -661,6 +664,10 @@ struct ReorderForMemoryPass
              problem.listSchedule(Measure::Total, true, false));
     consider("post-order, heaviest first", problem.postOrder(true));
     consider("post-order", problem.postOrder(false));
+    consider("arena list, look-ahead",
+             problem.listSchedule(Measure::Arena, false, true));
+    consider("arena list, last ready first",
+             problem.listSchedule(Measure::Arena, true, false));
 
     peakBytesBefore += before.total;
     peakBytesAfter += bestCost.total;

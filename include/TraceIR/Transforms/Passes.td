@@ -139,10 +139,13 @@ def ReorderForMemory : Pass<"reorder-for-memory", "::mlir::trace::GraphOp"> {
     to the traced order); the same key with ties to the op made ready last,
     which finishes one branch before starting the next; and depth-first
     post-orders from the graph's sinks, heaviest operand subgraph first (as
-    XLA's DFS scheduler) or in operand order; the list schedulers break
-    ties of their keys by the arena's bytes. Each order is priced exactly,
-    both peaks; the traced order is kept unless one is strictly better as
-    above, so neither peak ever rises.
+    XLA's DFS scheduler) or in operand order. The two list schedulers run
+    twice, keyed by the total bytes (ties by the arena's) and by the arena's
+    (ties by the total), where a returned value costs nothing to make: an
+    op that reads a saved activation last and makes a returned gradient
+    frees arena bytes, and is preferred once its operands exist. Each order
+    is priced exactly, both peaks; the traced order is kept unless one is
+    strictly better as above, so neither peak ever rises.
 
     Run it before `--free-dead-tensors` and `--plan-memory`: it refuses a
     graph that has `trace.free` ops or a plan (`trace.arena_bytes`), since

@@ -2,16 +2,30 @@
 //
 // Builds the graph's dependence DAG (SSA def-use, reads and writes of each
 // storage through any of its values, the order of effects), runs a few
-// near-linear schedulers over it, prices every order they return exactly as
-// StorageLiveness would after --free-dead-tensors, and keeps the cheapest;
-// the traced order is one of the candidates, so the peak never goes up.
+// near-linear schedulers over it and prices every order they return exactly
+// as it will be after --free-dead-tensors, by two peaks:
+//   - total: the live bytes as StorageLiveness counts them, returned values
+//     included (what the process holds);
+//   - arena: MemoryPlan's lower bound, the aligned bytes of the storages it
+//     places (static, allocated by the run, not returned) alive at once
+//     (what the arena must hold).
+// An order is better when its total peak is lower, or equal with a lower
+// arena peak; only orders that raise neither peak above the traced order's
+// count, and the traced order is kept unless one is strictly better, so
+// neither peak ever goes up. A training step returns every gradient: those
+// fix its total peak at the end whatever the order, and the arena's peak is
+// the one left to lower.
 //
 // The schedulers (XLA's scheduler set, scaled down):
 //   - a list scheduler whose ready ops are keyed by the bytes running them
 //     frees minus the bytes it allocates, plus a look-ahead over a few
-//     successors it makes ready; ties go to the traced order;
+//     successors it makes ready; ties go to the other peak's key, then to
+//     the traced order;
 //   - the same key with ties to the op made ready last, which finishes the
 //     branch at hand before starting another;
+//   - both again keyed by the arena's bytes, where a returned value costs
+//     nothing to make: a weight gradient that reads a saved activation last
+//     frees it, and is preferred once the gradient it needs exists;
 //   - a depth-first post-order from the graph's sinks that visits the
 //     operand with the heaviest subgraph first (XLA's DFS scheduler), and
 //     a plain post-order visiting operands in order.
@@ -104,19 +118,39 @@ Lists makeLists(uint32_t numLists,
 /// fresh result, an unknown op's result), indexed in definition order.
 class ScheduleProblem {
 public:
-  ScheduleProblem(GraphOp graph, const StorageLiveness &liveness);
+  /// `alignment`: what MemoryPlan rounds each planned storage up to.
+  ScheduleProblem(GraphOp graph, const StorageLiveness &liveness,
+                  int64_t alignment);
 
   uint32_t size() const { return numNodes; }
-  /// The peak of live bytes with the ops run in `order` (a permutation of
-  /// the nodes) and each storage freed right after its last use, as
-  /// StorageLiveness counts it after --free-dead-tensors.
-  int64_t peakOf(llvm::ArrayRef<uint32_t> order) const;
+  /// The two peaks of an order with each storage freed right after its last
+  /// use, as after --free-dead-tensors: `total`, the live bytes as
+  /// StorageLiveness counts them (returned values included: what the
+  /// process holds), and `arena`, the aligned bytes of the storages
+  /// MemoryPlan places (static, allocated by the run, not returned): its
+  /// lower bound, what the arena must hold. Compared in that order.
+  struct Cost {
+    int64_t total = 0, arena = 0;
+    bool operator<(const Cost &o) const {
+      return total != o.total ? total < o.total : arena < o.arena;
+    }
+    bool operator==(const Cost &o) const {
+      return total == o.total && arena == o.arena;
+    }
+  };
+  /// The costs of running the nodes in `order` (a permutation of them).
+  Cost costOf(llvm::ArrayRef<uint32_t> order) const;
 
-  /// Runs, of the ops ready, the one that lowers the live bytes most (frees
-  /// minus allocates), with `lookAhead` plus the best such gain among a few
-  /// successors it alone holds back. Ties go to the traced order, or with
-  /// `lifo` to the op made ready last, which stays on the branch at hand.
-  std::vector<uint32_t> listSchedule(bool lifo, bool lookAhead) const;
+  /// What a scheduler's keys count: the live bytes of the total peak, or
+  /// the arena's (where a returned value costs nothing).
+  enum class Measure { Total, Arena };
+  /// Runs, of the ops ready, the one that lowers the live bytes of
+  /// `measure` most (frees minus allocates; ties by the other measure),
+  /// with `lookAhead` plus the best such gain among a few successors it
+  /// alone holds back. Ties go to the traced order, or with `lifo` to the
+  /// op made ready last, which stays on the branch at hand.
+  std::vector<uint32_t> listSchedule(Measure measure, bool lifo,
+                                     bool lookAhead) const;
   /// A depth-first post-order from the sinks over predecessors, in operand
   /// order or with `heaviestFirst` the one whose subgraph allocates most
   /// first, so that its result is all that stays alive of it while the
@@ -124,12 +158,18 @@ public:
   std::vector<uint32_t> postOrder(bool heaviestFirst) const;
 
 private:
-  int64_t gainOf(uint32_t node, llvm::ArrayRef<uint32_t> remaining,
-                 uint32_t justRun) const;
+  int64_t gainOf(Measure measure, uint32_t node,
+                 llvm::ArrayRef<uint32_t> remaining, uint32_t justRun) const;
+  llvm::ArrayRef<int64_t> allocOf(Measure m) const {
+    return m == Measure::Total ? alloc : arenaAlloc;
+  }
+  llvm::ArrayRef<int64_t> freeOf(Measure m) const {
+    return m == Measure::Total ? freeBytes : arenaBytes;
+  }
 
   uint32_t numNodes = 0;
-  /// Bytes each node allocates.
-  std::vector<int64_t> alloc;
+  /// Bytes each node allocates, and of them the arena's (aligned).
+  std::vector<int64_t> alloc, arenaAlloc;
   /// Per node: whether it is an unknown op (its results may alias its
   /// operands), and the roots its results make: numResultRoots of them
   /// from firstResultRoot on (views and in-place results make none).
@@ -141,6 +181,9 @@ private:
   /// it.
   std::vector<int32_t> rootDef;
   std::vector<int64_t> freeBytes;
+  /// Per root: its aligned bytes where MemoryPlan places it, else 0 (a
+  /// placed storage is always freeable).
+  std::vector<int64_t> arenaBytes;
   /// Whether an unknown op uses it: its lifetime reaches past its users.
   std::vector<uint8_t> rootMayAlias;
   /// The nodes that use each root through any of its values (the terminator
@@ -150,13 +193,14 @@ private:
   Lists succs, preds;
 };
 
-ScheduleProblem::ScheduleProblem(GraphOp graph,
-                                 const StorageLiveness &liveness) {
+ScheduleProblem::ScheduleProblem(GraphOp graph, const StorageLiveness &liveness,
+                                 int64_t alignment) {
   Block &block = graph.getBody().front();
   llvm::ArrayRef<Operation *> ops = liveness.getOps();
   numNodes = ops.size() - 1; // the terminator stays last
   alloc.assign(liveness.getAllocBytes().begin(),
                liveness.getAllocBytes().begin() + numNodes);
+  arenaAlloc.assign(numNodes, 0);
   mayAlias.assign(numNodes, 0);
   firstResultRoot.assign(numNodes, 0);
   numResultRoots.assign(numNodes, 0);
@@ -173,7 +217,7 @@ ScheduleProblem::ScheduleProblem(GraphOp graph,
   auto newRoot = [&](Value v, int32_t def) {
     uint32_t r = rootDef.size();
     rootDef.push_back(def);
-    int64_t bytes = -1;
+    int64_t bytes = -1, planned = 0;
     bool viaUnknown = false;
     // StorageLiveness lists its storages in this same definition order;
     // roots that are no storage (an unknown op's results) get none.
@@ -183,8 +227,14 @@ ScheduleProblem::ScheduleProblem(GraphOp graph,
         bytes = (s.owner == StorageLiveness::Owner::Run ? s.bytes : 0) +
                 s.tiedBytes;
       viaUnknown = s.hasMayAlias;
+      // As MemoryPlan picks and sizes its buffers.
+      if (s.owner == StorageLiveness::Owner::Run && !s.dynamic && !s.returned &&
+          s.bytes > 0 && StorageLiveness::isFreeable(s))
+        planned = static_cast<int64_t>(llvm::alignTo(
+            static_cast<uint64_t>(s.bytes), static_cast<uint64_t>(alignment)));
     }
     freeBytes.push_back(bytes);
+    arenaBytes.push_back(planned);
     rootMayAlias.push_back(viaUnknown);
     return r;
   };
@@ -306,6 +356,8 @@ ScheduleProblem::ScheduleProblem(GraphOp graph,
         resultRoot.push_back(newRoot(res, node));
     }
     numResultRoots[node] = rootDef.size() - firstResultRoot[node];
+    for (uint32_t r = firstResultRoot[node]; r < rootDef.size(); ++r)
+      arenaAlloc[node] = addSat(arenaAlloc[node], arenaBytes[r]);
     growClasses();
     if (isMayAliasOp(op)) {
       // Its results may be any operand's storage: one class from here on,
@@ -344,7 +396,8 @@ ScheduleProblem::ScheduleProblem(GraphOp graph,
   preds = makeLists(numNodes, reversed);
 }
 
-int64_t ScheduleProblem::peakOf(llvm::ArrayRef<uint32_t> order) const {
+ScheduleProblem::Cost
+ScheduleProblem::costOf(llvm::ArrayRef<uint32_t> order) const {
   std::vector<uint32_t> pos(numNodes + 1);
   for (uint32_t p = 0; p < numNodes; ++p)
     pos[order[p]] = p;
@@ -354,7 +407,8 @@ int64_t ScheduleProblem::peakOf(llvm::ArrayRef<uint32_t> order) const {
   // op's results are defined after the roots it uses.
   uint32_t numRoots = rootDef.size();
   std::vector<int64_t> last(numRoots, -1);
-  std::vector<int64_t> freedAfter(numNodes + 1, 0);
+  std::vector<int64_t> freedAfter(numNodes + 1, 0),
+      arenaFreedAfter(numNodes + 1, 0);
   for (uint32_t r = numRoots; r-- > 0;) {
     int64_t l = -1;
     for (uint32_t user : rootUsers[r]) {
@@ -369,49 +423,57 @@ int64_t ScheduleProblem::peakOf(llvm::ArrayRef<uint32_t> order) const {
     // Nothing uses it: freed right after its definition.
     if (l < 0 && rootDef[r] != kNone)
       l = pos[rootDef[r]];
-    if (l >= 0)
+    if (l >= 0) {
       freedAfter[l] += freeBytes[r];
+      arenaFreedAfter[l] += arenaBytes[r];
+    }
   }
-  int64_t live = 0, peak = 0;
+  Cost peak;
+  int64_t live = 0, arenaLive = 0;
   for (uint32_t p = 0; p < numNodes; ++p) {
     live = addSat(live, alloc[order[p]]);
-    peak = std::max(peak, live);
+    arenaLive = addSat(arenaLive, arenaAlloc[order[p]]);
+    peak.total = std::max(peak.total, live);
+    peak.arena = std::max(peak.arena, arenaLive);
     live -= freedAfter[p];
+    arenaLive -= arenaFreedAfter[p];
   }
   return peak;
 }
 
-/// How much running `node` lowers the live bytes (what it frees minus what
-/// it allocates), with `remaining[r]` the unrun users of each root and
-/// `justRun` (if not kNone) assumed run already.
-int64_t ScheduleProblem::gainOf(uint32_t node,
+/// How much running `node` lowers the live bytes of `measure` (what it
+/// frees minus what it allocates), with `remaining[r]` the unrun users of
+/// each root and `justRun` (if not kNone) assumed run already.
+int64_t ScheduleProblem::gainOf(Measure measure, uint32_t node,
                                 llvm::ArrayRef<uint32_t> remaining,
                                 uint32_t justRun) const {
-  int64_t gain = -alloc[node];
+  llvm::ArrayRef<int64_t> frees = freeOf(measure);
+  int64_t gain = -allocOf(measure)[node];
   for (uint32_t r : nodeRoots[node]) {
-    if (freeBytes[r] <= 0 || rootMayAlias[r])
+    if (frees[r] <= 0 || rootMayAlias[r])
       continue;
     uint32_t left = remaining[r];
     if (justRun != static_cast<uint32_t>(kNone) &&
         llvm::is_contained(nodeRoots[justRun], r))
       --left;
     if (left == 1)
-      gain = addSat(gain, freeBytes[r]);
+      gain = addSat(gain, frees[r]);
   }
   // Results nobody uses die at once.
   for (uint32_t i = 0; i < numResultRoots[node]; ++i) {
     uint32_t r = firstResultRoot[node] + i;
-    if (freeBytes[r] > 0 && rootUsers[r].empty())
-      gain = addSat(gain, freeBytes[r]);
+    if (frees[r] > 0 && rootUsers[r].empty())
+      gain = addSat(gain, frees[r]);
   }
   return gain;
 }
 
-std::vector<uint32_t> ScheduleProblem::listSchedule(bool lifo,
+std::vector<uint32_t> ScheduleProblem::listSchedule(Measure measure, bool lifo,
                                                     bool lookAhead) const {
   // Successors looked at, and the most operands one may have to be looked
   // at: the look-ahead stays a constant per op.
   constexpr unsigned kLookAheadSuccs = 4, kLookAheadUses = 16;
+  Measure other = measure == Measure::Total ? Measure::Arena : Measure::Total;
   std::vector<uint32_t> indeg(numNodes), remaining(rootUsers.begin.size() - 1);
   for (uint32_t n = 0; n < numNodes; ++n)
     indeg[n] = preds[n].size();
@@ -420,18 +482,20 @@ std::vector<uint32_t> ScheduleProblem::listSchedule(bool lifo,
   std::vector<uint32_t> version(numNodes, 0);
   std::vector<uint8_t> ready(numNodes, 0), done(numNodes, 0);
   struct Entry {
-    int64_t key;
+    int64_t key, tieKey;
     uint32_t tie, node, version;
     bool operator<(const Entry &o) const {
       // std::priority_queue pops the greatest: the highest key, then the
-      // lowest tie.
-      return key != o.key ? key < o.key : tie > o.tie;
+      // highest key of the other measure, then the lowest tie.
+      if (key != o.key)
+        return key < o.key;
+      return tieKey != o.tieKey ? tieKey < o.tieKey : tie > o.tie;
     }
   };
   std::priority_queue<Entry> heap;
   uint32_t stamp = 0;
   auto priority = [&](uint32_t n) {
-    int64_t key = gainOf(n, remaining, kNone);
+    int64_t key = gainOf(measure, n, remaining, kNone);
     if (!lookAhead)
       return key;
     // The best thing running `n` makes ready, when it lowers the bytes.
@@ -443,13 +507,14 @@ std::vector<uint32_t> ScheduleProblem::listSchedule(bool lifo,
       if (indeg[s] != 1 || nodeRoots[s].size() > kLookAheadUses)
         continue;
       ++looked;
-      best = std::max(best, gainOf(s, remaining, n));
+      best = std::max(best, gainOf(measure, s, remaining, n));
     }
     return addSat(key, best);
   };
   auto push = [&](uint32_t n) {
     uint32_t tie = lifo ? UINT32_MAX - stamp++ : n;
-    heap.push({priority(n), tie, n, ++version[n]});
+    heap.push({priority(n), gainOf(other, n, remaining, kNone), tie, n,
+               ++version[n]});
   };
   for (uint32_t n = 0; n < numNodes; ++n)
     if (indeg[n] == 0) {
@@ -539,6 +604,12 @@ struct ReorderForMemoryPass
   void runOnOperation() override {
     GraphOp graph = getOperation();
     Block &block = graph.getBody().front();
+    if (alignment <= 0 || (alignment & (alignment - 1)) != 0) {
+      graph.emitError(
+          "--reorder-for-memory: alignment must be a power of two, not ")
+          << static_cast<int64_t>(alignment);
+      return signalPassFailure();
+    }
     if (graph->hasAttr(TraceDialect::kArenaBytesAttrName)) {
       graph.emitError("--reorder-for-memory: the graph carries a memory plan "
                       "(trace.arena_bytes) that another order would break; "
@@ -556,14 +627,18 @@ struct ReorderForMemoryPass
       return markAllAnalysesPreserved();
 
     StorageLiveness liveness(graph);
-    ScheduleProblem problem(graph, liveness);
+    ScheduleProblem problem(graph, liveness, alignment);
     uint32_t n = problem.size();
     std::vector<uint32_t> best(n);
     for (uint32_t i = 0; i < n; ++i)
       best[i] = i;
-    int64_t before = problem.peakOf(best), bestPeak = before;
-    LLVM_DEBUG(llvm::dbgs() << "@" << graph.getSymName() << ": traced order "
-                            << before << " bytes\n");
+    using Cost = ScheduleProblem::Cost;
+    using Measure = ScheduleProblem::Measure;
+    const Cost before = problem.costOf(best);
+    Cost bestCost = before;
+    LLVM_DEBUG(llvm::dbgs()
+               << "@" << graph.getSymName() << ": traced order " << before.total
+               << " bytes, arena " << before.arena << "\n");
     auto consider = [&](const char *name, std::vector<uint32_t> order) {
       // Every scheduler emits every op of a DAG; a shorter order would mean
       // a cycle in the dependences (a bug), and a partial order must never
@@ -571,27 +646,40 @@ struct ReorderForMemoryPass
       assert(order.size() == n && "a scheduler dropped an op");
       if (order.size() != n)
         return;
-      int64_t peak = problem.peakOf(order);
-      LLVM_DEBUG(llvm::dbgs() << "  " << name << ": " << peak << " bytes\n");
-      if (peak < bestPeak) {
-        bestPeak = peak;
+      Cost cost = problem.costOf(order);
+      LLVM_DEBUG(llvm::dbgs() << "  " << name << ": " << cost.total
+                              << " bytes, arena " << cost.arena << "\n");
+      // Neither peak may rise above the traced order's; of the orders that
+      // keep to both, the least total peak wins, then the least arena.
+      if (cost.total > before.total || cost.arena > before.arena)
+        return;
+      if (cost < bestCost) {
+        bestCost = cost;
         best = std::move(order);
       }
     };
-    consider("list, look-ahead", problem.listSchedule(false, true));
-    consider("list, last ready first", problem.listSchedule(true, false));
+    consider("list, look-ahead",
+             problem.listSchedule(Measure::Total, false, true));
+    consider("list, last ready first",
+             problem.listSchedule(Measure::Total, true, false));
     consider("post-order, heaviest first", problem.postOrder(true));
     consider("post-order", problem.postOrder(false));
+    consider("arena list, look-ahead",
+             problem.listSchedule(Measure::Arena, false, true));
+    consider("arena list, last ready first",
+             problem.listSchedule(Measure::Arena, true, false));
 
-    peakBytesBefore += before;
-    peakBytesAfter += bestPeak;
-    if (budget > 0 && bestPeak > budget) {
+    peakBytesBefore += before.total;
+    peakBytesAfter += bestCost.total;
+    arenaBytesBefore += before.arena;
+    arenaBytesAfter += bestCost.arena;
+    if (budget > 0 && bestCost.total > budget) {
       graph.emitError("--reorder-for-memory: the best order found needs ")
-          << bestPeak << " bytes, " << bestPeak - budget
+          << bestCost.total << " bytes, " << bestCost.total - budget
           << " over the budget of " << static_cast<int64_t>(budget);
       return signalPassFailure();
     }
-    if (bestPeak == before)
+    if (bestCost == before)
       return markAllAnalysesPreserved();
     ++numReordered;
     llvm::ArrayRef<Operation *> ops = liveness.getOps();

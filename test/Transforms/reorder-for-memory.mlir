@@ -9,6 +9,10 @@
 // RUN: trace-opt %s -split-input-file -free-dead-tensors | trace-opt -split-input-file -test-print-storage-liveness -o /dev/null 2>&1 | FileCheck %s --check-prefix=TRACED
 // RUN: trace-opt %s -split-input-file --pass-pipeline='builtin.module(trace.graph(reorder-for-memory,free-dead-tensors,plan-memory))' | trace-opt -split-input-file -test-print-storage-liveness -o /dev/null 2>&1 | FileCheck %s --check-prefix=PEAK
 // RUN: trace-opt %s -split-input-file --pass-pipeline='builtin.module(trace.graph(reorder-for-memory,free-dead-tensors,plan-memory))' | FileCheck %s --check-prefix=PLAN
+// The arena's lower bound (MemoryPlan, aligned, returned values apart) of
+// the traced order and of the reordered one.
+// RUN: trace-opt %s -split-input-file -free-dead-tensors | trace-opt -split-input-file -test-print-memory-plan -o /dev/null 2>&1 | FileCheck %s --check-prefix=TRACED-ARENA
+// RUN: trace-opt %s -split-input-file -reorder-for-memory -free-dead-tensors | trace-opt -split-input-file -test-print-memory-plan -o /dev/null 2>&1 | FileCheck %s --check-prefix=ARENA
 
 // Two branches each make a 4 KiB temporary and reduce it to 4 bytes. The
 // trace makes both temporaries first (8 KiB alive); reordered, the first
@@ -224,4 +228,64 @@ trace.graph @tied_copies(%x: tensor<32x32xf32>, %y: tensor<32x32xf32>) -> tensor
   %3 = pyop "sum"(%r1) : (tensor<1024xf32>) -> tensor<f32>
   %4 = pyop "add"(%2, %3) : (tensor<f32>, tensor<f32>) -> tensor<f32>
   ret %4 : tensor<f32>
+}
+
+// -----
+
+// The total peak is the returned 64 KiB product at the end, whatever the
+// order: it ties. The arena's peak (the exps, 8 KiB in the trace) is what
+// is left to lower, and the order whose arena holds one exp at a time is
+// kept though its total peak is no lower.
+// CHECK-LABEL: trace.graph @total_ties_arena_drops
+// CHECK-NEXT: %[[A:.*]] = pyop "exp"(%arg0)
+// CHECK-NEXT: %[[SA:.*]] = pyop "sum"(%[[A]])
+// CHECK-NEXT: %[[B:.*]] = pyop "exp"(%arg1)
+// CHECK-NEXT: %[[SB:.*]] = pyop "sum"(%[[B]])
+// TRACED-LABEL: graph @total_ties_arena_drops
+// TRACED: peak 65540 bytes
+// PEAK-LABEL: graph @total_ties_arena_drops
+// PEAK: peak 65540 bytes
+// TRACED-ARENA-LABEL: graph @total_ties_arena_drops
+// TRACED-ARENA: lower bound 8256,
+// ARENA-LABEL: graph @total_ties_arena_drops
+// ARENA: lower bound 4224,
+trace.graph @total_ties_arena_drops(%x: tensor<1024xf32>, %y: tensor<1024xf32>, %z: tensor<16384xf32>) -> tensor<16384xf32> {
+  %0 = pyop "exp"(%x) : (tensor<1024xf32>) -> tensor<1024xf32>
+  %1 = pyop "exp"(%y) : (tensor<1024xf32>) -> tensor<1024xf32>
+  %2 = pyop "sum"(%0) : (tensor<1024xf32>) -> tensor<f32>
+  %3 = pyop "sum"(%1) : (tensor<1024xf32>) -> tensor<f32>
+  %4 = pyop "add"(%2, %3) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %5 = pyop "mul"(%z, %4) : (tensor<16384xf32>, tensor<f32>) -> tensor<16384xf32>
+  ret %5 : tensor<16384xf32>
+}
+
+// -----
+
+// A training step in small: %a is a saved activation, %g a gradient, %wg
+// the weight's gradient, returned (allocated apart from the arena), whose
+// mul reads %a last. The trace makes it late, with %a still in the arena
+// while exp(%g) runs; made early, it frees %a first. The returned 256 KiB
+// at the end fix the total peak either way.
+// CHECK-LABEL: trace.graph @returned_gradient_early
+// CHECK: %[[G:.*]] = pyop "mul"(%arg1
+// CHECK-NEXT: %[[WG:.*]] = pyop "mul"(%[[G]], %{{.*}})
+// CHECK-NEXT: pyop "exp"(%[[G]])
+// TRACED-LABEL: graph @returned_gradient_early
+// TRACED: peak 278532 bytes
+// PEAK-LABEL: graph @returned_gradient_early
+// PEAK: peak 278532 bytes
+// TRACED-ARENA-LABEL: graph @returned_gradient_early
+// TRACED-ARENA: lower bound 36864,
+// ARENA-LABEL: graph @returned_gradient_early
+// ARENA: lower bound 32768,
+trace.graph @returned_gradient_early(%x: tensor<1024xf32>, %y: tensor<4x1024xf32>, %z: tensor<65536xf32>)
+    -> (tensor<4x1024xf32>, tensor<f32>, tensor<65536xf32>) {
+  %a = pyop "exp"(%x) : (tensor<1024xf32>) -> tensor<1024xf32>
+  %s = pyop "sum"(%a) : (tensor<1024xf32>) -> tensor<f32>
+  %g = pyop "mul"(%y, %s) : (tensor<4x1024xf32>, tensor<f32>) -> tensor<4x1024xf32>
+  %h = pyop "exp"(%g) : (tensor<4x1024xf32>) -> tensor<4x1024xf32>
+  %hs = pyop "sum"(%h) : (tensor<4x1024xf32>) -> tensor<f32>
+  %wg = pyop "mul"(%g, %a) : (tensor<4x1024xf32>, tensor<1024xf32>) -> tensor<4x1024xf32>
+  %big = pyop "mul"(%z, %hs) : (tensor<65536xf32>, tensor<f32>) -> tensor<65536xf32>
+  ret %wg, %hs, %big : tensor<4x1024xf32>, tensor<f32>, tensor<65536xf32>
 }

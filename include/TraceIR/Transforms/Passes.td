@@ -98,16 +98,30 @@ def PlanMemory : Pass<"plan-memory", "::mlir::trace::GraphOp"> {
 }
 
 def ReorderForMemory : Pass<"reorder-for-memory", "::mlir::trace::GraphOp"> {
-  let summary = "Reorder a graph's ops to lower its peak of live bytes";
+  let summary = "Reorder a graph's ops to lower its peaks of live bytes";
   let description = [{
     The traced order is one order among many the graph's dependences allow,
     and often not the one that needs the least memory: a trace that builds
     two large temporaries before reducing either holds both at once. This
-    pass reorders the ops of each `trace.graph` to lower the peak of live
-    bytes as StorageLiveness counts it (storages the run allocates, from
-    their op to their last use; parameters, inputs and constants not
-    counted) with every storage freed right after its last use, which is
-    what `--free-dead-tensors` then makes true.
+    pass reorders the ops of each `trace.graph` to lower two peaks, both
+    with every storage freed right after its last use, which is what
+    `--free-dead-tensors` then makes true:
+
+    - the total peak of live bytes as StorageLiveness counts it (storages
+      the run allocates, from their op to their last use, returned values
+      included; parameters, inputs and constants not counted): what the
+      process holds;
+    - the arena's peak, MemoryPlan's lower bound: the most bytes, each
+      storage rounded up to `alignment`, of the storages `--plan-memory`
+      places (static shape, allocated by the run, not returned) alive at
+      once: what the arena must hold. Returned values are allocated apart
+      and cost it nothing.
+
+    An order is chosen by the total peak first, then by the arena's; and
+    neither may rise above the traced order's: an order that lowers one and
+    raises the other is not taken. On a training step (forward and backward,
+    returning every gradient) the gradients alive at the end fix the total
+    peak whatever the order, and the arena's is what reordering can lower.
 
     Kept, whatever the order: SSA def-use; for each storage (a value with
     its views and in-place results), a read through any of its values stays
@@ -125,9 +139,13 @@ def ReorderForMemory : Pass<"reorder-for-memory", "::mlir::trace::GraphOp"> {
     to the traced order); the same key with ties to the op made ready last,
     which finishes one branch before starting the next; and depth-first
     post-orders from the graph's sinks, heaviest operand subgraph first (as
-    XLA's DFS scheduler) or in operand order. Each order is priced exactly
-    and the cheapest kept; the traced order is kept unless one is strictly
-    cheaper, so the peak never rises.
+    XLA's DFS scheduler) or in operand order. The two list schedulers run
+    twice, keyed by the total bytes (ties by the arena's) and by the arena's
+    (ties by the total), where a returned value costs nothing to make: an
+    op that reads a saved activation last and makes a returned gradient
+    frees arena bytes, and is preferred once its operands exist. Each order
+    is priced exactly, both peaks; the traced order is kept unless one is
+    strictly better as above, so neither peak ever rises.
 
     Run it before `--free-dead-tensors` and `--plan-memory`: it refuses a
     graph that has `trace.free` ops or a plan (`trace.arena_bytes`), since
@@ -160,6 +178,9 @@ def ReorderForMemory : Pass<"reorder-for-memory", "::mlir::trace::GraphOp"> {
   }];
   let dependentDialects = ["::mlir::trace::TraceDialect"];
   let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "What --plan-memory will round each storage up to, for the "
+           "arena's peak (a power of two)">,
     Option<"budget", "budget", "int64_t", /*default=*/"0",
            "Fail when the best order found needs more live bytes than this "
            "(0: no budget)">,
@@ -170,6 +191,11 @@ def ReorderForMemory : Pass<"reorder-for-memory", "::mlir::trace::GraphOp"> {
               "Predicted peak live bytes of the traced orders">,
     Statistic<"peakBytesAfter", "peak-bytes-after",
               "Predicted peak live bytes of the orders kept">,
+    Statistic<"arenaBytesBefore", "arena-bytes-before",
+              "Arena lower bounds (aligned planned bytes) of the traced "
+              "orders">,
+    Statistic<"arenaBytesAfter", "arena-bytes-after",
+              "Arena lower bounds of the orders kept">,
   ];
 }
 

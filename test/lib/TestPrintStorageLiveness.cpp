@@ -97,8 +97,10 @@ struct TestPrintStorageLivenessPass
 
 namespace mlir::trace {
 void registerTestPrintMemoryPlanPass();
+void registerTestPrintOrderBoundPass();
 void registerTestPasses() {
   PassRegistration<TestPrintStorageLivenessPass>();
   registerTestPrintMemoryPlanPass();
+  registerTestPrintOrderBoundPass();
 }
 } // namespace mlir::trace

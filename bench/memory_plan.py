@@ -7,11 +7,14 @@ BERT encoder, GPT-2, the word LM: method="joint"), through from_torch ->
 trace-opt --free-dead-tensors ->
 --test-print-memory-plan: the buffers planned, the arena the planner keeps
 (the best of its orders), the lower bound (the most aligned planned bytes
-alive at once), greedy by size's own arena, the order kept, and
-StorageLiveness's predicted peak (unaligned, returned values included).
+alive at once), greedy by size's own arena, the order kept,
+StorageLiveness's predicted peak (unaligned, returned values included),
+the bound after --reorder-for-memory, and the bound no order can go below
+(-test-print-order-bound).
 Then, for resnet18, the BERT encoder, GPT-2 and the word LM, forward and
-training step, what a run holds: the bound in the traced order and after
---reorder-for-memory (where trace-opt has it), the planner's arena, what
+training step, what a run holds: the bound in the traced order, after
+--reorder-for-memory and the bound no order can go below
+(-test-print-order-bound), the planner's arena, what
 the allocator held for the run without a plan and with one (its peak less
 the parameters it holds), and PyTorch eager's own peak on the same step
 (torch.profiler's memory events, as runtime_bench.py measures it), one
@@ -39,13 +42,8 @@ LINE = re.compile(r"arena (\d+) bytes, lower bound (\d+), greedy by size (\d+), 
                   r"order ([a-z x]+); predicted peak (\d+)")
 
 
-def has_pass(flag):
-    out = subprocess.run([OPT, "--help"], capture_output=True, text=True).stdout
-    return f"--{flag}" in out
-
-
 def plan(text, reorder=False):
-    first = ["-reorder-for-memory"] if reorder else []
+    first = ["-reorder-for-memory"] if reorder else []  # it refuses frees: first
     freed = subprocess.run([OPT, *first, "-free-dead-tensors"], input=text,
                            capture_output=True, text=True, check=True).stdout
     out = subprocess.run([OPT, "-test-print-memory-plan", "-o", os.devnull], input=freed,
@@ -56,22 +54,39 @@ def plan(text, reorder=False):
     return out.count("buffer "), int(m[1]), int(m[2]), int(m[3]), m[4], int(m[5])
 
 
+ORDER_BOUND = re.compile(r"order bound (\d+) bytes")
+
+
+def order_bound(text):
+    """The bound no order of the graph can go below (-test-print-order-bound:
+    for each op, the planned bytes every order holds while it runs)."""
+    out = subprocess.run([OPT, "-test-print-order-bound", "-o", os.devnull], input=text,
+                         capture_output=True, text=True, check=True).stderr
+    return int(ORDER_BOUND.search(out)[1])
+
+
 def table(title, graphs):
     """Plans each (name, graph text) and prints a row, then a summary."""
     print(f"\n{title}\n")
     print("| graph | buffers | arena | lower bound | arena / bound | greedy by size / bound "
-          "| order kept | predicted peak |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
-    ratios, greedy = [], []
+          "| order kept | predicted peak | bound, reordered | bound, any order |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |")
+    ratios, greedy, reordered = [], [], []
     for name, text in graphs:
         n, arena, bound, by_size, order, peak = plan(text)
-        ratios.append(arena / bound)
+        r_arena, r_bound = plan(text, reorder=True)[1:3]
+        cut = order_bound(text)
+        ratios += [arena / bound, r_arena / r_bound]
         greedy.append(by_size / bound)
+        reordered.append(r_bound / bound)
         print(f"| {name} | {n} | {arena} | {bound} | {arena / bound:.3f} | "
-              f"{by_size / bound:.3f} | {order} | {peak} |", flush=True)
+              f"{by_size / bound:.3f} | {order} | {peak} | {r_bound} | {cut} |", flush=True)
     gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
-    print(f"\n{len(ratios)} graphs: arena / bound geometric mean {gm(ratios):.4f}, worst "
-          f"{max(ratios):.3f}; greedy by size alone {gm(greedy):.4f}, worst {max(greedy):.3f}")
+    print(f"\n{len(reordered)} graphs: arena / bound (traced and reordered orders) geometric "
+          f"mean {gm(ratios):.4f}, worst {max(ratios):.3f}; greedy by size alone "
+          f"{gm(greedy):.4f}, worst {max(greedy):.3f}; reordered bound / traced bound "
+          f"geometric mean {gm(reordered):.4f}, best {min(reordered):.3f}, worst "
+          f"{max(reordered):.3f}")
 
 
 def models():
@@ -112,12 +127,11 @@ def runs():
     from runtime_bench import torch_peak
     torch.set_num_threads(1)
     traceir.set_num_threads(1)
-    reorder = has_pass("reorder-for-memory")
-    print("\nWhat a run holds, in MB (10^6 bytes; one thread):\n")
-    print("| graph | bound, traced order | bound, reordered | arena (planner) "
+    print("\nWhat a run holds, in kB (10^3 bytes; one thread):\n")
+    print("| graph | bound, traced order | bound, reordered | bound, any order | arena (planner) "
           "| allocator, no plan | allocator, planned | eager peak |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    mb = lambda b: f"{b / 1e6:.2f}"  # noqa: E731
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    mb = lambda b: f"{b / 1e3:.1f}"  # noqa: E731
     for name, build in test_joint_models.MODELS:
         for method in ("export", "joint"):
             torch.manual_seed(0)
@@ -126,7 +140,8 @@ def runs():
             module = traceir.from_torch(step, args, method=method)
             text = str(module)
             _, arena, bound, _, _, _ = plan(text)
-            rbound = plan(text, reorder=True)[2] if reorder else None
+            rbound = plan(text, reorder=True)[2]
+            cut = order_bound(text)
             freed = module.clone().run_passes("free-dead-tensors")
             plain, _ = held(freed, args)
             planned, dev = held(freed.clone().run_passes("plan-memory"), args)
@@ -143,7 +158,8 @@ def runs():
             eager()  # warm
             peak = torch_peak(eager)
             label = f"{name} {'training step' if method == 'joint' else 'forward'}"
-            print(f"| {label} | {mb(bound)} | {mb(rbound) if reorder else 'n/a'} | {mb(arena)} "
+            print(f"| {label} | {mb(bound)} | {mb(rbound)} | {mb(cut)} "
+                  f"| {mb(arena)} "
                   f"| {mb(plain)} | {mb(planned)} | {mb(peak)} |", flush=True)
 
 
@@ -154,10 +170,9 @@ def timing(sizes, repeat):
     from free_dead_tensors import generate
     pipelines = [("parse + print", []),
                  ("free-dead-tensors", ["-free-dead-tensors"]),
-                 ("+ plan-memory", ["-free-dead-tensors", "-plan-memory"])]
-    if has_pass("reorder-for-memory"):
-        pipelines += [("reorder-for-memory, + free, + plan",
-                       ["-reorder-for-memory", "-free-dead-tensors", "-plan-memory"])]
+                 ("+ plan-memory", ["-free-dead-tensors", "-plan-memory"]),
+                 ("reorder-for-memory, + free, + plan",
+                  ["-reorder-for-memory", "-free-dead-tensors", "-plan-memory"])]
     print("\ntrace-opt, seconds (best of %d):\n" % repeat)
     print("| ops | " + " | ".join(name for name, _ in pipelines) + " |")
     print("| ---: |" + " ---: |" * len(pipelines))

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The main job on the bundled example: set up, build, import the 2017 trace
-# of the word language model, free its dead tensors, print the result with
-# the analysis' memory figures, then run it (freshly initialized PyTorch
-# weights, random tokens) and print the measured memory report; last, profile
+# of the word language model, free its dead tensors, plan its memory (one
+# arena, after --reorder-for-memory), print the result with the analyses'
+# memory figures, then run it unfreed, freed and planned (freshly
+# initialized PyTorch weights, random tokens) and print each measured
+# memory report; last, profile
 # the freed graph's run into a Chrome/Perfetto trace, check it with the test
 # suite's validator and print the summary table.
 set -euo pipefail
@@ -22,6 +24,10 @@ cat "$OUT/word_lm.freed.mlir"
 echo "== round trip: --mlir-print-op-generic | trace-opt"
 "$BIN/trace-opt" "$OUT/word_lm.mlir" --free-dead-tensors --mlir-print-op-generic |
   "$BIN/trace-opt" | diff -q - "$OUT/word_lm.freed.mlir" && echo "identical"
+echo "== trace-opt word_lm.mlir --reorder-for-memory --free-dead-tensors --plan-memory (one arena)"
+"$BIN/trace-opt" "$OUT/word_lm.mlir" --reorder-for-memory --free-dead-tensors --plan-memory \
+  -o "$OUT/word_lm.planned.mlir"
+"$BIN/trace-opt" "$OUT/word_lm.planned.mlir" --test-print-memory-plan -o /dev/null 2>&1 | grep -E '^  arena'
 echo "== live bytes (storage liveness analysis), without and with frees"
 peak() { "$BIN/trace-opt" "$1" --test-print-storage-liveness -o /dev/null 2>&1 | grep -E '^  peak'; }
 echo "without frees (the 2017 interpreter):$(peak "$OUT/word_lm.mlir")"
@@ -46,7 +52,7 @@ else
 fi
 VENV="${TRACEIR_VENV:-$HOME/.cache/traceir/venv}"
 "$VENV/bin/python" "$ROOT/examples/word_lm_inputs.py" "$OUT"
-for graph in word_lm.mlir word_lm.freed.mlir; do
+for graph in word_lm.mlir word_lm.freed.mlir word_lm.planned.mlir; do
   echo "-- trace-run $graph --device $DEVICE --params params.safetensors --inputs inputs.safetensors --outputs out.safetensors --memory-report"
   "$BIN/trace-run" "$OUT/$graph" --device "$DEVICE" --params "$OUT/params.safetensors" \
     --inputs "$OUT/inputs.safetensors" --outputs "$OUT/out.safetensors" --memory-report

@@ -3,6 +3,8 @@
 #include "TraceIR/Analysis/OpDependences.h"
 #include "TraceIR/Dialect/OpRegistry.h"
 
+#include "TraceIR/Support/CheckedMath.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -12,11 +14,6 @@ using namespace mlir;
 using namespace mlir::trace;
 
 namespace {
-
-int64_t addSat(int64_t a, int64_t b) {
-  int64_t r;
-  return llvm::AddOverflow(a, b, r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
-}
 
 /// Lists from (list, item) pairs, in the pairs' order, without repeats
 /// within a list.
@@ -228,7 +225,8 @@ OpDependences::OpDependences(GraphOp graph, const StorageLiveness &liveness,
     }
     numResultRoots[node] = rootDef.size() - firstResultRoot[node];
     for (uint32_t r = firstResultRoot[node]; r < rootDef.size(); ++r)
-      arenaAlloc[node] = addSat(arenaAlloc[node], arenaBytes[r]);
+      arenaAlloc[node] =
+          traceir::saturatingAdd(arenaAlloc[node], arenaBytes[r]);
     growClasses();
     if (isMayAliasOp(op)) {
       // Its results may be any operand's storage: one class from here on,

@@ -35,10 +35,10 @@
 
 #include "TraceIR/Analysis/OpDependences.h"
 #include "TraceIR/Analysis/StorageLiveness.h"
+#include "TraceIR/Support/CheckedMath.h"
 #include "TraceIR/Transforms/Passes.h"
 
 #include "llvm/Support/Debug.h"
-#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -56,11 +56,6 @@ using namespace mlir;
 using namespace mlir::trace;
 
 namespace {
-
-int64_t addSat(int64_t a, int64_t b) {
-  int64_t r;
-  return llvm::AddOverflow(a, b, r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
-}
 
 /// The graph's dependence DAG (OpDependences), with the schedulers and the
 /// costs of an order.
@@ -148,8 +143,8 @@ ScheduleProblem::costOf(llvm::ArrayRef<uint32_t> order) const {
   Cost peak;
   int64_t live = 0, arenaLive = 0;
   for (uint32_t p = 0; p < numNodes; ++p) {
-    live = addSat(live, alloc[order[p]]);
-    arenaLive = addSat(arenaLive, arenaAlloc[order[p]]);
+    live = traceir::saturatingAdd(live, alloc[order[p]]);
+    arenaLive = traceir::saturatingAdd(arenaLive, arenaAlloc[order[p]]);
     peak.total = std::max(peak.total, live);
     peak.arena = std::max(peak.arena, arenaLive);
     live -= freedAfter[p];
@@ -174,13 +169,13 @@ int64_t ScheduleProblem::gainOf(Measure measure, uint32_t node,
         llvm::is_contained(nodeRoots[justRun], r))
       --left;
     if (left == 1)
-      gain = addSat(gain, frees[r]);
+      gain = traceir::saturatingAdd(gain, frees[r]);
   }
   // Results nobody uses die at once.
   for (uint32_t i = 0; i < numResultRoots[node]; ++i) {
     uint32_t r = firstResultRoot[node] + i;
     if (frees[r] > 0 && rootUsers[r].empty())
-      gain = addSat(gain, frees[r]);
+      gain = traceir::saturatingAdd(gain, frees[r]);
   }
   return gain;
 }
@@ -226,7 +221,7 @@ std::vector<uint32_t> ScheduleProblem::listSchedule(Measure measure, bool lifo,
       ++looked;
       best = std::max(best, gainOf(measure, s, remaining, n));
     }
-    return addSat(key, best);
+    return traceir::saturatingAdd(key, best);
   };
   auto push = [&](uint32_t n) {
     uint32_t tie = lifo ? UINT32_MAX - stamp++ : n;
@@ -278,7 +273,7 @@ std::vector<uint32_t> ScheduleProblem::postOrder(bool heaviestFirst) const {
     for (uint32_t n = 0; n < numNodes; ++n) {
       int64_t w = std::max<int64_t>(alloc[n], 0);
       for (uint32_t p : preds[n])
-        w = addSat(w, weight[p]);
+        w = traceir::saturatingAdd(w, weight[p]);
       weight[n] = w;
     }
     auto heavier = [&](uint32_t a, uint32_t b) {

@@ -45,6 +45,13 @@ inline std::optional<int64_t> checkedAdd(int64_t a, int64_t b) {
 }
 
 /// a - b, or nullopt on int64_t overflow.
+/// a + b, or INT64_MAX / INT64_MIN where that overflows: sums of byte
+/// counts that only need comparing (a schedule's peaks).
+inline int64_t saturatingAdd(int64_t a, int64_t b) {
+  std::optional<int64_t> sum = checkedAdd(a, b);
+  return sum ? *sum : (b > 0 ? INT64_MAX : INT64_MIN);
+}
+
 inline std::optional<int64_t> checkedSub(int64_t a, int64_t b) {
   int64_t r;
   if (__builtin_sub_overflow(a, b, &r))

@@ -4,6 +4,7 @@
 #include "TraceIR/Runtime/Allocator.h"
 #include "TraceIR/Runtime/BlockCache.h"
 #include "TraceIR/Runtime/CPU/Kernels.h"
+#include "TraceIR/Runtime/CPU/Parallel.h"
 #include "TraceIR/Runtime/HostTensor.h"
 #include "TraceIR/Support/CheckedMath.h"
 
@@ -218,6 +219,23 @@ struct ReturnedBlocks {
   bool closed = false; // the allocator is gone
 };
 
+/// memcpy split over the kernels' threads as their elementwise loops split
+/// a float tensor of the same bytes: an input the run copies (because an op
+/// writes it) then sits in the caches of the threads that go on to work on
+/// each part (an in-place op at two threads took 15 us instead of 8 when
+/// one thread had copied all of it), and the copy itself runs on them all.
+void parallelCopy(void *dst, const void *src, size_t nbytes) {
+  if (!nbytes)
+    return;
+  constexpr int64_t kFloat = sizeof(float);
+  cpu::parallelFor(static_cast<int64_t>(nbytes), cpu::grainSize() * kFloat,
+                   [&](int64_t b, int64_t e) {
+                     std::memcpy(static_cast<char *>(dst) + b,
+                                 static_cast<const char *>(src) + b,
+                                 static_cast<size_t>(e - b));
+                   });
+}
+
 class CPUAllocator final : public Allocator {
 public:
   static constexpr size_t kAlign = 64;
@@ -287,12 +305,10 @@ public:
   }
   Device device() const override { return Device{}; }
   void copyFromHost(void *dst, const void *src, size_t nbytes) override {
-    if (nbytes)
-      std::memcpy(dst, src, nbytes);
+    parallelCopy(dst, src, nbytes);
   }
   void copyToHost(void *dst, const void *src, size_t nbytes) override {
-    if (nbytes)
-      std::memcpy(dst, src, nbytes);
+    parallelCopy(dst, src, nbytes);
   }
   void poison(void *ptr, size_t nbytes) override {
     std::memset(ptr, 0xFF, nbytes);

@@ -354,14 +354,34 @@ TEST(ElementwiseFloatMath, AVX512ExpWithinOneAndAHalfUlp) {
   namespace v = cpu::optimized::avx512;
   auto exact = [](double x) { return std::exp(x); };
   expectFloatBatchWithin(v::expFloats, exact, 1.5); // 16 lanes
-  // In pieces of 15: 8 lanes, 4 lanes and 3 scalars each.
+  // In pieces of 15: a masked vector each.
   expectFloatBatchWithin(
       [](const float *x, float *y, int64_t n) {
         for (int64_t i = 0; i < n; i += 15)
           v::expFloats(x + i, y + i, std::min<int64_t>(15, n - i));
       },
       exact, 1.5);
-  // ewExpFloat's exact cases (above), at 8, 4 and 1 lanes.
+  // The 8- and 4-lane and scalar functions give the 16 lanes' bits: a
+  // row's result does not depend on where rows or threads split it.
+  std::vector<float> xs, wide, narrow;
+  for (uint64_t b = 0; b <= 0xFFFFFFFFull; b += 9973) {
+    float x;
+    uint32_t u = static_cast<uint32_t>(b);
+    std::memcpy(&x, &u, sizeof x);
+    xs.push_back(x);
+  }
+  wide.resize(xs.size());
+  narrow.resize(xs.size());
+  v::expFloats(xs.data(), wide.data(), static_cast<int64_t>(xs.size()));
+  for (size_t i = 0; i < xs.size(); i += 15)
+    v::expFloatsNarrow(xs.data() + i, narrow.data() + i,
+                       std::min<int64_t>(15, xs.size() - i));
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (!(std::isnan(wide[i]) && std::isnan(narrow[i]))) {
+      ASSERT_EQ(wide[i], narrow[i]) << "e^" << xs[i];
+    }
+  }
+  // ewExpFloat's exact cases (above), at 16 (masked), 8, 4 and 1 lanes.
   const float in[] = {INFINITY, -INFINITY, 89.0f,   -104.0f,
                       0.0f,     -0.0f,     -100.0f, NAN};
   const float want[] = {INFINITY, 0.0f, INFINITY,          0.0f,
@@ -369,6 +389,13 @@ TEST(ElementwiseFloatMath, AVX512ExpWithinOneAndAHalfUlp) {
   float got[std::size(in)];
   for (size_t n : {std::size(in), size_t(4), size_t(1)}) {
     v::expFloats(in, got, static_cast<int64_t>(n));
+    float narrowGot[std::size(in)];
+    v::expFloatsNarrow(in, narrowGot, static_cast<int64_t>(n));
+    for (size_t i = 0; i < n; ++i) {
+      if (!std::isnan(want[i])) {
+        EXPECT_EQ(narrowGot[i], want[i]) << "e^" << in[i] << ", n " << n;
+      }
+    }
     for (size_t i = 0; i < n; ++i) {
       if (std::isnan(want[i]))
         EXPECT_TRUE(std::isnan(got[i]));

@@ -207,6 +207,29 @@ def test_large_runs_threaded_and_deterministic():
     torch.testing.assert_close(one, fn(x, y), **TOL[torch.float32])
 
 
+@pytest.mark.parametrize("fn", [lambda a, c, b: a * c + b, lambda a, c, b: torch.tanh(a - c) + b],
+                         ids=["arithmetic", "libm"])
+def test_rows_over_threads(fn):
+    # The row loops take many rows of the innermost dim at a time: at two
+    # threads each chunk starts or ends inside a row (41 x 33 x 131 floats
+    # split in two) and its rows wrap over both outer dims; c, broadcast
+    # along the rows (inner stride 0), is reloaded for each row, b
+    # (broadcast along the outer dims) read again for each.
+    a = values((41, 33, 131), torch.float32)
+    c, b = values((33, 1), torch.float32, 1), values((131,), torch.float32, 2)
+    compiled = traceir.compile(traceir.from_torch(Fn(fn), (a, c, b)), "cpu")
+    before = traceir.num_threads()
+    try:
+        got = []
+        for threads in (1, 2):
+            traceir.set_num_threads(threads)
+            got.append(compiled(a, c, b))
+    finally:
+        traceir.set_num_threads(before)
+    assert torch.equal(got[0], got[1])
+    torch.testing.assert_close(got[0], fn(a, c, b), **TOL[torch.float32])
+
+
 def test_deterministic_mode_results_do_not_depend_on_the_thread_count():
     # The libraries' own threading rounds differently at one thread and at
     # two (OpenBLAS's sgemm, oneDNN's convolutions); in deterministic mode

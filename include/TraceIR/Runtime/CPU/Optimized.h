@@ -143,9 +143,13 @@ TRACEIR_OPTIMIZED_VARIANT_API
 } // namespace avx2
 namespace avx512 {
 TRACEIR_OPTIMIZED_VARIANT_API
-/// e^x of n floats through ExpAVX512.cpp's vector functions, which the
-/// variant's loops call (its tests' entry; built with the x86 variants).
+/// e^x of n floats through ExpAVX512.cpp's 16-lane code, the last partial
+/// vector masked: the variant's rows of float exp (built with the x86
+/// variants).
 void expFloats(const float *x, float *y, int64_t n);
+/// The same through its 8- and 4-lane vector functions and the scalar one
+/// (what vectorized remainders may call), for the tests.
+void expFloatsNarrow(const float *x, float *y, int64_t n);
 } // namespace avx512
 #undef TRACEIR_OPTIMIZED_VARIANT_API
 

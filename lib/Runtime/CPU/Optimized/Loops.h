@@ -76,6 +76,8 @@ TRACEIR_SIMD_DECL(double, cos)
 extern "C" __attribute__((simd("notinbranch"))) float
 traceir_expf_avx512(float) noexcept;
 #define TRACEIR_VARIANT_EXPF traceir_expf_avx512
+// Its rows of float exp: one call a row (Elementwise.cpp's denseRow).
+#define TRACEIR_VARIANT_EXPF_ROW traceir::cpu::optimized::avx512::expFloats
 #endif
 
 namespace traceir::cpu::optimized {

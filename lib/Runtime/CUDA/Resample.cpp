@@ -8,6 +8,8 @@
 
 #include "TraceIR/Runtime/CUDA/Kernels.h"
 #include "TraceIR/Runtime/CUDA/ResampleLaunch.h"
+#include "TraceIR/Runtime/CUDA/TypedPools.h"
+#include "TraceIR/Runtime/KernelTier.h"
 #include "TraceIR/Runtime/ResampleArgs.h"
 
 using namespace traceir;
@@ -28,11 +30,32 @@ void pad(KernelContext &ctx, const char *op, PadMode mode, int spatial) {
   GatherPlan p;
   runGather(ctx, op, padPlan(ctx, mode, spatial, p), p);
 }
+
+/// A 2-D pool on the optimized tier's typed kernel (TypedPools.h), where
+/// the plan takes it: true, having launched it (or failed the call).
+bool typedPool(KernelContext &ctx, const char *op, bool planned,
+               const TypedPoolPlan &t) {
+  if (!planned || !optimizedTierEnabled())
+    return false;
+  if (const char *err = launchTypedPoolCUDA(t))
+    launched(ctx, op, err);
+  else
+    ctx.ranTier(KernelTier::Optimized);
+  return true;
+}
+
+void maxPool(KernelContext &ctx, const char *op, const MaxPoolPlan &p) {
+  TypedPoolPlan t;
+  if (!typedPool(ctx, op, typedMaxPoolPlan(p, t), t))
+    launched(ctx, op, launchMaxPoolCUDA(p));
+}
 } // namespace
 
 void cuda::avg_pool2d(KernelContext &ctx) {
   AvgPoolPlan p;
-  if (avgPoolPlan(ctx, 2, p))
+  TypedPoolPlan t;
+  if (avgPoolPlan(ctx, 2, p) &&
+      !typedPool(ctx, "avg_pool2d", typedAvgPoolPlan(p, t), t))
     launched(ctx, "avg_pool2d", launchAvgPoolCUDA(p));
 }
 void cuda::avg_pool3d(KernelContext &ctx) {
@@ -42,21 +65,22 @@ void cuda::avg_pool3d(KernelContext &ctx) {
 }
 
 /// max_pool2d, max_pool2d_with_indices and max_pool3d_with_indices: the
-/// CPU's maxPoolElement per thread (its indices written by the device).
+/// CPU's maxPoolElement per thread (its indices written by the device), or
+/// the typed kernel where it applies.
 void cuda::max_pool2d(KernelContext &ctx) {
   MaxPoolPlan p;
   if (maxPoolPlan(ctx, 2, false, p))
-    launched(ctx, "max_pool2d", launchMaxPoolCUDA(p));
+    maxPool(ctx, "max_pool2d", p);
 }
 void cuda::max_pool2d_with_indices(KernelContext &ctx) {
   MaxPoolPlan p;
   if (maxPoolPlan(ctx, 2, true, p))
-    launched(ctx, "max_pool2d_with_indices", launchMaxPoolCUDA(p));
+    maxPool(ctx, "max_pool2d_with_indices", p);
 }
 void cuda::max_pool3d_with_indices(KernelContext &ctx) {
   MaxPoolPlan p;
   if (maxPoolPlan(ctx, 3, true, p))
-    launched(ctx, "max_pool3d_with_indices", launchMaxPoolCUDA(p));
+    maxPool(ctx, "max_pool3d_with_indices", p);
 }
 
 void cuda::adaptive_avg_pool2d(KernelContext &ctx) {

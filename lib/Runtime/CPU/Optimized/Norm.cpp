@@ -375,8 +375,11 @@ void cpu::optimized::TRACEIR_CPU_VARIANT::softmax(const SoftmaxRows &r) {
 void cpu::optimized::TRACEIR_CPU_VARIANT::normRows(const NormRows &r) {
   TRACEIR_NORM_DISPATCH(normRowsTyped, r.dtype, r)
 }
-bool cpu::optimized::TRACEIR_CPU_VARIANT::anyNaN(const float *p, int64_t n) {
-  // Blocks the compiler vectorizes, no early exit inside one.
+namespace {
+/// anyNaN's scan, built for the variant's target (as the other loops here)
+/// rather than the baseline's: blocks the compiler vectorizes, no early
+/// exit inside one.
+TRACEIR_VARIANT_TARGET bool anyNaNScan(const float *p, int64_t n) {
   constexpr int64_t kScanBlock = 1024;
   for (int64_t i = 0; i < n; i += kScanBlock) {
     int bad = 0;
@@ -386,6 +389,11 @@ bool cpu::optimized::TRACEIR_CPU_VARIANT::anyNaN(const float *p, int64_t n) {
       return true;
   }
   return false;
+}
+} // namespace
+
+bool cpu::optimized::TRACEIR_CPU_VARIANT::anyNaN(const float *p, int64_t n) {
+  return anyNaNScan(p, n);
 }
 void cpu::optimized::TRACEIR_CPU_VARIANT::clampFloats(float *p, int64_t n,
                                                       const Epilogue &act) {

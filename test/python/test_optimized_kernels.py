@@ -552,3 +552,83 @@ def test_cat_split_over_threads(threads):
         traceir.set_num_threads(before)
     got, ops = out["optimized"]
     assert torch.equal(got, torch.cat(args, 1)) and dict(ops)["cat"] == "optimized"
+
+
+# Reductions (Norm.cpp's ReduceRows): sums in float lanes, blocks of 4096
+# added in double, against eager's float cascade and the portable double
+# sum; extrema exactly.
+REDUCE_TOL = {torch.float32: dict(rtol=1e-5, atol=1e-4), torch.float64: dict(rtol=1e-12, atol=1e-12),
+              torch.float16: dict(rtol=1e-3, atol=1e-3), torch.bfloat16: dict(rtol=8e-3, atol=8e-3)}
+REDUCTIONS = {
+    "sum": lambda x, d, k: torch.sum(x, d, keepdim=k),
+    "mean": lambda x, d, k: torch.mean(x, d, keepdim=k),
+    "amax": lambda x, d, k: torch.amax(x, d, keepdim=k),
+    "amin": lambda x, d, k: torch.amin(x, d, keepdim=k),
+}
+# (shape, dims): rows (inner 1), columns (inner > 1, past one block of 256),
+# several adjacent dims, size-1 dims among them, every dim, long rows of
+# several 4096-element blocks (few: split over the threads by block).
+REDUCE_CASES = [((37, 129), -1), ((37, 129), 0), ((5, 300, 7), 1), ((4, 6, 5, 3), (1, 2)),
+                ((4, 1, 6, 1, 5), (2, 4)), ((3, 4, 5), (0, 1, 2)), ((2, 9000), 1),
+                ((3, 5000, 2), 1)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_reductions(name, dtype):
+    red = REDUCTIONS[name]
+    tol = dict(rtol=0, atol=0) if name in ("amax", "amin") else REDUCE_TOL[dtype]
+    for i, (shape, dims) in enumerate(REDUCE_CASES):
+        x = values(shape, dtype, i)
+        for keep in (False, True):
+            check_op(lambda t: red(t, dims, keep), (x,), name, True, tol)
+
+
+@pytest.mark.parametrize("name", ["amax", "amin"])
+def test_reduction_extrema_propagate_nan(name):
+    x = values((6, 40, 300), torch.float32)
+    x[2, 5, 7] = float("nan")   # a row's
+    x[4, 39, 299] = float("nan")  # in the last lanes' tail
+    for dims in (-1, 1, (1, 2)):
+        got = traceir.compile(traceir.from_torch(Fn(lambda t: REDUCTIONS[name](t, dims, False)),
+                                                 (x,)), "cpu")(x)
+        torch.testing.assert_close(got, REDUCTIONS[name](x, dims, False), equal_nan=True,
+                                   rtol=0, atol=0)
+
+
+def test_reductions_left_to_the_portable_kernel():
+    x = values((6, 7, 8), torch.float32)
+    # Two runs of reduced dims, a strided input, a result of another dtype,
+    # an integer input, an empty reduced dim.
+    check_op(lambda t: t.sum((0, 2)), (x,), "sum", False, REDUCE_TOL[torch.float32])
+    check_op(lambda t: t.transpose(0, 2).sum(1), (x,), "sum", False, REDUCE_TOL[torch.float32])
+    check_op(lambda t: t.sum(1, dtype=torch.float64), (x,), "sum", False,
+             REDUCE_TOL[torch.float64])
+    i = torch.arange(24).reshape(4, 6)
+    check_op(lambda t: t.sum(1), (i,), "sum", False, dict(rtol=0, atol=0))
+    check_op(lambda t: t.mean(1), (values((3, 0, 4), torch.float32),), "mean", False,
+             dict(REDUCE_TOL[torch.float32], equal_nan=True))  # 0 / 0
+
+
+@pytest.mark.parametrize("shape,dims", [((2, 40000), 1), ((400, 300), -1), ((3, 700, 300), 1)])
+def test_reductions_do_not_depend_on_the_thread_count(shape, dims):
+    # Above the grain: rows, blocks of long rows (with partials) or column
+    # blocks split over the threads; each output's sum in a fixed order.
+    # Shifted both ways too: every value of a sign (amax of all-negative
+    # blocks is no 0 a combination could start from).
+    x = values(shape, torch.float32)
+    before = traceir.num_threads()
+    try:
+        for name, red in REDUCTIONS.items():
+            compiled = traceir.compile(traceir.from_torch(Fn(lambda t: red(t, dims, False)), (x,)),
+                                       "cpu")
+            for v in (x, x - 10, x + 10):
+                got = []
+                for threads in (1, 2):
+                    traceir.set_num_threads(threads)
+                    got.append(compiled(v))
+                assert torch.equal(got[0], got[1]), name
+                torch.testing.assert_close(got[0], red(v, dims, False),
+                                           **REDUCE_TOL[torch.float32])
+    finally:
+        traceir.set_num_threads(before)

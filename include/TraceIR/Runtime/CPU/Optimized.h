@@ -48,6 +48,28 @@ struct SoftmaxRows {
   bool log;
 };
 void softmax(const SoftmaxRows &r);
+/// sum, mean, amax or amin over the middle dim of a contiguous tensor seen
+/// as [outer, dim > 0, inner], into a contiguous [outer, inner] result of
+/// its floating dtype: a row at a time (in lanes, each block of 4096
+/// elements summed into a double, ATen's cascade) for inner == 1, else
+/// vectorized across inner. amax and amin propagate NaN. Every output's
+/// order of operations is fixed by the shape alone, so results do not
+/// depend on the thread count; a few long rows split over the threads by
+/// block, their blocks' results (`partials`, one double per block of each
+/// row, where the caller gives it) then combined in order.
+struct ReduceRows {
+  enum class Kind : int32_t { Sum, Mean, Max, Min };
+  const char *in;
+  char *out;
+  int32_t dtype;
+  int64_t outer, dim, inner;
+  Kind kind;
+  double *partials = nullptr;
+};
+/// The blocks of a row of ReduceRows, and the partials it wants (0: none).
+constexpr int64_t kReduceBlock = 4096;
+int64_t reducePartials(const ReduceRows &r);
+void reduceRows(const ReduceRows &r);
 /// Normalizes each of `rows` contiguous rows of `inner` elements (in and
 /// out of one floating dtype) by its mean and 1 / sqrt(var + eps), then
 /// scales and shifts by weight and bias (null: 1 and 0; the dtype's, C
@@ -126,6 +148,7 @@ void clampFloats(float *p, int64_t n, const Epilogue &act);
 #define TRACEIR_OPTIMIZED_VARIANT_API                                          \
   bool elementwise(const EwLaunch &L);                                         \
   void softmax(const SoftmaxRows &r);                                          \
+  void reduceRows(const ReduceRows &r);                                        \
   void normRows(const NormRows &r);                                            \
   void channelAffine(const ChannelAffine &a);                                  \
   void lstmCells(const LstmCells &c);                                          \
@@ -150,6 +173,9 @@ void expFloats(const float *x, float *y, int64_t n);
 /// The same through its 8- and 4-lane vector functions and the scalar one
 /// (what vectorized remainders may call), for the tests.
 void expFloatsNarrow(const float *x, float *y, int64_t n);
+/// The max (`max`) or min of n > 0 floats, NaN where one is: the variant's
+/// rows of float amax and amin (PickAVX512.cpp).
+float pickFloats(const float *x, int64_t n, bool max);
 } // namespace avx512
 #undef TRACEIR_OPTIMIZED_VARIANT_API
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TraceIR/Runtime/CPU/Optimized.h"
+#include "TraceIR/Runtime/CPU/Parallel.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -119,6 +120,16 @@ bool cpu::optimized::copy(const Tensor &src, Tensor &dst) {
 
 void cpu::optimized::softmax(const SoftmaxRows &r) {
   TRACEIR_DISPATCH(softmax(r))
+}
+void cpu::optimized::reduceRows(const ReduceRows &r){
+    TRACEIR_DISPATCH(reduceRows(
+        r))} int64_t cpu::optimized::reducePartials(const ReduceRows &r) {
+  // Rows of several blocks, too few to give every thread one: split by
+  // block (the combined result is the same either way).
+  const int64_t blocks = (r.dim + kReduceBlock - 1) / kReduceBlock;
+  if (r.inner != 1 || blocks < 2 || r.outer >= 2 * cpu::numThreads())
+    return 0;
+  return r.outer * blocks;
 }
 void cpu::optimized::normRows(const NormRows &r) {
   TRACEIR_DISPATCH(normRows(r))

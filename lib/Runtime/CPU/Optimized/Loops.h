@@ -78,6 +78,8 @@ traceir_expf_avx512(float) noexcept;
 #define TRACEIR_VARIANT_EXPF traceir_expf_avx512
 // Its rows of float exp: one call a row (Elementwise.cpp's denseRow).
 #define TRACEIR_VARIANT_EXPF_ROW traceir::cpu::optimized::avx512::expFloats
+// Its rows of float amax and amin (Norm.cpp's rowPick).
+#define TRACEIR_VARIANT_PICKF_ROW traceir::cpu::optimized::avx512::pickFloats
 #endif
 
 namespace traceir::cpu::optimized {
@@ -105,26 +107,47 @@ constexpr int kLanes = 16;
 /// vectorizes each level (with the pragmas), where a chain of scalar ops
 /// cost a row their latency (attention's rows of 64 keys pay it once per
 /// row).
-template <typename C, typename F> C treeLanes(const C (&acc)[kLanes], F op) {
+/// The lane helpers below are inlined into the variant's loops, whose
+/// target they need: called out of line, as baseline code from AVX-512
+/// code, they cost softmax over rows of 64 seven times its time.
+#if defined(__GNUC__)
+#define TRACEIR_LANES_INLINE                                                   \
+  TRACEIR_VARIANT_TARGET inline __attribute__((always_inline))
+#else
+#define TRACEIR_LANES_INLINE inline
+#endif
+
+/// One level of treeLanes, then the next: each level a loop of constant
+/// trip count (a runtime loop over the levels left the lanes on the stack,
+/// reloaded per level: a third of a 64-element row max).
+template <int W, typename C, typename F>
+TRACEIR_LANES_INLINE void treeLevels(C (&s)[kLanes], F op) {
+  if constexpr (W > 0) {
+    TRACEIR_OMP_SIMD
+    for (int k = 0; k < W; ++k)
+      s[k] = op(s[k], s[k + W]);
+    treeLevels<W / 2>(s, op);
+  }
+}
+
+template <typename C, typename F>
+TRACEIR_LANES_INLINE C treeLanes(const C (&acc)[kLanes], F op) {
   C s[kLanes];
   for (int k = 0; k < kLanes; ++k)
     s[k] = acc[k];
-  for (int w = kLanes / 2; w > 0; w /= 2) {
-    TRACEIR_OMP_SIMD
-    for (int k = 0; k < w; ++k)
-      s[k] = op(s[k], s[k + w]);
-  }
+  treeLevels<kLanes / 2>(s, op);
   return s[0];
 }
 
 /// The lanes' sum, in the tree's fixed order.
-template <typename C> C combineLanes(const C (&acc)[kLanes]) {
+template <typename C>
+TRACEIR_LANES_INLINE C combineLanes(const C (&acc)[kLanes]) {
   return treeLanes(acc, [](C a, C b) { return a + b; });
 }
 
 /// The lanes' max (any order gives the same max; a NaN lane may or may not
 /// win, as in the lanes themselves).
-template <typename C> C maxLanes(const C (&acc)[kLanes]) {
+template <typename C> TRACEIR_LANES_INLINE C maxLanes(const C (&acc)[kLanes]) {
   return treeLanes(acc, [](C a, C b) { return b > a ? b : a; });
 }
 

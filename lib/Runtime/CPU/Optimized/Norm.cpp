@@ -1,4 +1,4 @@
-//===- Norm.cpp - Optimized softmax, layer, group and batch norm ----------===//
+//===- Norm.cpp - Optimized softmax, norms and reductions -----------------===//
 //
 // Built once per CPU variant (Optimized.h, Dispatch.cpp), as Elementwise.cpp.
 //
@@ -10,11 +10,14 @@
 // (inner > 1) it vectorizes across the inner elements instead. layer_norm
 // and group_norm take each row's mean and variance in two passes, then
 // (x * rstd - mean * rstd) * w + b; eval batch norm folds its statistics
-// into one scale and shift per channel. Every row (or inner block) is
-// computed by one thread in a fixed order, so results do not depend on the
-// thread count. The entry points (cpu::fast::*, in the base variant only)
-// decode the arguments with the portable kernels' own functions and return
-// false for the dtypes and layouts they do not cover.
+// into one scale and shift per channel. sum, mean, amax and amin
+// (ATen's ReduceOps kernels) reduce rows in lanes or columns across the
+// inner elements. Every row (or inner block) is computed by one thread in
+// a fixed order, so results do not depend on the thread count (a long
+// row's blocks, split over threads, are combined in that same order). The entry
+// points (cpu::fast::*, in the base variant only) decode the arguments with the
+// portable kernels' own functions and return false for the dtypes and layouts
+// they do not cover.
 //
 //===----------------------------------------------------------------------===//
 

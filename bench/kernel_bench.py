@@ -4,7 +4,7 @@
 For each case (elementwise ops and shapes of the zoo's models: resnet's
 activations and residual adds, a transformer's GELU, scaled adds and
 layout copies; the fused row and channel kernels: attention's softmax,
-layer_norm, eval batch_norm; reductions; resnet's and mobilenet's convolutions and
+layer_norm, eval batch_norm; reductions; training dropout; resnet's and mobilenet's convolutions and
 resnet's pools; linear, attention, embedding and cat at a transformer's
 and resnet's shapes), the op's own time in TraceIR's profile (its kernel plus
 its result's allocation) at the optimized tier and at the portable tier,
@@ -75,6 +75,9 @@ def cases(torch):
         ("mean (RMSNorm)", "8x64x1024 over 1024", lambda a: a.mean(-1, keepdim=True), (tok,)),
         ("sum (dim=1)", "8x64x256 over 64", lambda a: a.sum(1), (emb,)),
         ("amax", "8x8x64x64 dim=-1", lambda a: torch.amax(a, -1), (r(8, 8, 64, 64),)),
+        # Training dropout (NN.cpp's dropoutDense): the draws, then the
+        # scaling; each library draws with its own generator.
+        ("dropout (train)", "8x64x1024 p=0.1", lambda a: F.dropout(a, 0.1, True), (tok,)),
         # Convolution and pooling (oneDNN at the optimized tier, 1x1s as
         # BLAS products; im2col + BLAS at the portable one): resnet18's stem
         # and stages at batch 8, a resnet50 bottleneck's 1x1, a mobilenet

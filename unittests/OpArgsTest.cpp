@@ -9,6 +9,7 @@
 #include "TestTensors.h"
 #include "TraceIR/Dialect/TraceDialect.h"
 #include "TraceIR/Runtime/Build.h"
+#include "TraceIR/Runtime/NNArgs.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -18,7 +19,11 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
+#include <cmath>
+#include <random>
 #include <string>
+#include <vector>
 
 using namespace traceir;
 
@@ -310,5 +315,49 @@ TEST(OpArgs, RegistryAndKernelsRefuseABadCallAlike) {
     EXPECT_NE(message.find(c.error), std::string::npos) << message;
   }
 }
+
+#ifdef __GLIBCXX__
+/// A generator that returns one given 64-bit draw.
+struct FixedDraw {
+  using result_type = uint64_t;
+  static constexpr uint64_t min() { return 0; }
+  static constexpr uint64_t max() { return UINT64_MAX; }
+  uint64_t x;
+  uint64_t operator()() const { return x; }
+};
+
+TEST(OpArgs, KeepDrawKeepsWhatBernoulliDistributionKeeps) {
+  // The dropout kernels' integer compare decides as libstdc++'s
+  // bernoulli_distribution does for every draw, at its threshold, at the
+  // top where the rounding reaches 2^64, and at the probabilities' ends.
+  std::mt19937_64 g(7);
+  for (double keep :
+       {0.0, 0x1p-65, 0x1p-64, 1e-300, 0.3, 0.5, 0.7, std::nextafter(0.5, 0.0),
+        1 - 0x1p-53, 1.0, 1.5, std::nan("")}) {
+    KeepDraw draw(keep);
+    std::bernoulli_distribution bernoulli;
+    std::vector<uint64_t> xs = {0,
+                                1,
+                                UINT64_MAX,
+                                UINT64_MAX - 1024,
+                                UINT64_MAX - 1025,
+                                (uint64_t(1) << 63) - 1,
+                                uint64_t(1) << 63};
+    for (int64_t d = -3; d <= 3; ++d)
+      xs.push_back(draw.below + uint64_t(d));
+    for (int k = 0; k < 1000; ++k)
+      xs.push_back(g());
+    for (uint64_t x : xs) {
+      FixedDraw fixed{x};
+      bool want =
+          std::isnan(keep)
+              ? false
+              : bernoulli(fixed, std::bernoulli_distribution::param_type(
+                                     std::min(keep, 1.0)));
+      EXPECT_EQ(draw.keeps(x), want) << "keep " << keep << " draw " << x;
+    }
+  }
+}
+#endif
 
 } // namespace

@@ -702,6 +702,27 @@ bool traceir::dropoutArgs(KernelContext &ctx, DropoutArgs &a, bool native) {
   return false;
 }
 
+KeepDraw::KeepDraw(double keep) {
+  if (keep >= 1.0) {
+    all = true;
+    return;
+  }
+  if (!(keep > 0.0)) // never kept, NaN included (u < NaN is false)
+    return;
+  // Rounding to double is monotone, so the draws kept are those below the
+  // first whose rounding reaches keep * 2^64 (an exact product).
+  double t = keep * 0x1p64;
+  uint64_t lo = 0, hi = UINT64_MAX;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (static_cast<double>(mid) >= t)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  below = lo;
+}
+
 bool traceir::embeddingArgs(KernelContext &ctx) {
   const Tensor &w = ctx.tensor(0), &idx = ctx.tensor(1);
   const Tensor &out = ctx.result(0);

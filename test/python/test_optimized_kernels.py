@@ -632,3 +632,43 @@ def test_reductions_do_not_depend_on_the_thread_count(shape, dims):
                                            **REDUCE_TOL[torch.float32])
     finally:
         traceir.set_num_threads(before)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["dropout", "native_dropout"])
+def test_dropout_dense_loop_draws_as_the_portable_one(op, dtype):
+    # A contiguous input: the optimized loop (NN.cpp's dropoutDense), with
+    # the portable loop's draws, values and stores: the same results for a
+    # seed at both tiers, and the same as a transposed view's, which the
+    # portable loop takes.
+    x = values((48, 67), dtype).abs() + 1
+    x[3, 5] = float("nan")
+    t = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
+         torch.bfloat16: "bf16"}[dtype]
+    ty = f"tensor<48x67x{t}>"
+    res = f"({ty}, tensor<48x67xi1>)" if op == "native_dropout" else ty
+    text = (f'trace.graph @g(%x: {ty} {{trace.input = "x"}}) -> {res} {{\n'
+            f'  %a = pyop "{op}"(%x, 0.3, True) : ({ty}) -> {res}\n'
+            f'  ret %a : {res}\n}}\n')
+    if op == "native_dropout":
+        text = text.replace("%a = pyop", "%a, %m = pyop").replace(
+            f"ret %a : {res}", f"ret %a, %m : {ty}, tensor<48x67xi1>")
+    compiled = traceir.compile(traceir.Module.parse(text), "cpu")
+    compiled.seed = 5
+    got = {}
+    try:
+        for tier in ("optimized", "portable"):
+            traceir.set_kernel_tier(tier)
+            with traceir.profile() as prof:
+                got[tier] = compiled(x)
+            tiers = {e["args"]["tier"] for e in prof.trace()["traceEvents"]
+                     if e.get("cat") == "cpu_op"}
+            assert tiers == {tier}, tiers
+    finally:
+        traceir.set_kernel_tier("optimized")
+    fast, slow = got["optimized"], got["portable"]
+    fast, slow = (fast, slow) if op == "native_dropout" else ((fast,), (slow,))
+    for a, b in zip(fast, slow):
+        assert torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())
+    kept = fast[0] != 0
+    assert 0.2 < 1 - kept.float().mean().item() < 0.4

@@ -13,7 +13,9 @@
 #include "TraceIR/Runtime/Executable.h"
 #include "TraceIR/Runtime/KernelArgs.h"
 
+#include <cstdint>
 #include <initializer_list>
+#include <random>
 
 namespace traceir {
 
@@ -199,6 +201,25 @@ bool groupNormArgs(KernelContext &ctx, LayerNormArgs &a);
 /// input's shape; native_dropout (`native`) also a contiguous bool mask of
 /// that shape.
 bool dropoutArgs(KernelContext &ctx, DropoutArgs &a, bool native = false);
+
+/// Dropout's draws: std::bernoulli_distribution(keep) as libstdc++ draws
+/// it (generate_canonical<double>: one 64-bit draw x rounded to a double,
+/// scaled by 2^-64 and kept below 1; kept when below `keep`), as one integer
+/// compare: x < below, the smallest draw whose rounding reaches keep *
+/// 2^64, found once per call. Without AVX-512 an unsigned 64-bit to double
+/// conversion is a branch on the top bit, mispredicted for half the draws
+/// (3 of the 5 ns a draw took); and every standard library now draws alike.
+struct KeepDraw {
+  explicit KeepDraw(double keep);
+  /// Without branches: a branch on a random draw is mispredicted often.
+  bool keeps(uint64_t x) const { return (x < below) | all; }
+  /// Draws once, whatever the probability, as libstdc++ does.
+  bool operator()(std::mt19937_64 &g) const { return keeps(g()); }
+
+  uint64_t below = 0;
+  /// keep >= 1: the canonical draw, kept below 1, is always below keep.
+  bool all = false;
+};
 
 /// embedding(weight, indices, ...): a 2-D weight, integer indices, and a
 /// result of the weight's dtype shaped indices.shape + [weight.shape[1]].

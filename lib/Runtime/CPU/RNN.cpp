@@ -10,6 +10,7 @@
 
 #include "TraceIR/Runtime/CPU/Kernels.h"
 #include "TraceIR/Runtime/CPU/Optimized.h"
+#include "TraceIR/Runtime/NNArgs.h"
 #include "TraceIR/Runtime/RNNLayers.h"
 
 #include "TraceIR/Runtime/CPU/Gemm.h"
@@ -116,7 +117,7 @@ template <typename T> struct CpuLayers {
   }
   /// Keeps each element with probability 1 - p, scaled by `scale`.
   bool dropout(T *x, int64_t n, double p, T scale) const {
-    std::bernoulli_distribution keep(1.0 - p);
+    KeepDraw keep(1.0 - p);
     for (int64_t k = 0; k < n; ++k)
       x[k] = keep(ctx.rng()) ? x[k] * scale : T(0);
     return true;

@@ -10,7 +10,8 @@ trace-opt --free-dead-tensors ->
 alive at once), greedy by size's own arena, the order kept,
 StorageLiveness's predicted peak (unaligned, returned values included),
 the bound after --reorder-for-memory, and the bound no order can go below
-(-test-print-order-bound).
+(-test-print-order-bound). The same for a training step of every zoo
+model (train mode, the loss the mean square of its output).
 Then, for resnet18, the BERT encoder, GPT-2 and the word LM, forward and
 training step, what a run holds: the bound in the traced order, after
 --reorder-for-memory and the bound no order can go below
@@ -24,7 +25,7 @@ Then trace-opt's time on the synthetic graphs of free_dead_tensors.py
 --free-dead-tensors, with --plan-memory too, and with
 --reorder-for-memory first, best of --repeat runs.
 
-Usage: TRACEIR_BUILD=$PWD/build ~/.cache/traceir/venv/bin/python bench/memory_plan.py [--sizes 10000,100000,1000000] [--repeat 3]
+Usage: TRACEIR_BUILD=$PWD/build ~/.cache/traceir/venv/bin/python bench/memory_plan.py [--sizes 10000,100000,1000000] [--repeat 3] [--parts forward,training,zoo-training,runs,timing]
 """
 import argparse
 import math
@@ -73,6 +74,9 @@ def table(title, graphs):
     print("| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |")
     ratios, greedy, reordered = [], [], []
     for name, text in graphs:
+        if isinstance(text, Exception):
+            print(f"| {name} | not traced: {str(text).splitlines()[0][:120]} |", flush=True)
+            continue
         n, arena, bound, by_size, order, peak = plan(text)
         r_arena, r_bound = plan(text, reorder=True)[1:3]
         cut = order_bound(text)
@@ -81,6 +85,8 @@ def table(title, graphs):
         reordered.append(r_bound / bound)
         print(f"| {name} | {n} | {arena} | {bound} | {arena / bound:.3f} | "
               f"{by_size / bound:.3f} | {order} | {peak} | {r_bound} | {cut} |", flush=True)
+    if not reordered:
+        return
     gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
     print(f"\n{len(reordered)} graphs: arena / bound (traced and reordered orders) geometric "
           f"mean {gm(ratios):.4f}, worst {max(ratios):.3f}; greedy by size alone "
@@ -89,17 +95,50 @@ def table(title, graphs):
           f"{max(reordered):.3f}")
 
 
-def models():
+def zoo_steps(traceir, zoo_models):
+    """(name, joint graph text or the exception that stopped it) for a
+    training step of each zoo model: in train mode (batch norm's batch
+    statistics, dropout as configured), the loss the mean square of its
+    output; parameters the loss does not reach (a pooler) frozen, as
+    aot_autograd refuses a parameter without a gradient."""
+    import torch
+
+    class Step(torch.nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, *args):
+            return (self.model(*args).square().mean(),)
+
+    for name, build in zoo_models.MODELS:
+        model, args = build()
+        model.train()
+        for p_name, p in model.named_parameters():
+            if "pooler" in p_name:
+                p.requires_grad_(False)
+        try:
+            yield name, str(traceir.from_torch(Step(model), args, method="joint"))
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            yield name, e
+
+
+def models(parts):
     sys.path.insert(0, os.path.join(BUILD, "python"))
     sys.path.insert(0, os.path.join(ROOT, "test", "python"))
     import traceir
     import test_joint_models
     import zoo_models
-    table("Forward graphs (the zoo):",
-          ((name, str(traceir.from_torch(*build()))) for name, build in zoo_models.MODELS))
-    table("Training steps (method=\"joint\", test_joint_models.py's):",
-          ((name, str(traceir.from_torch(*build(), method="joint")))
-           for name, build in test_joint_models.MODELS))
+    if "forward" in parts:
+        table("Forward graphs (the zoo):",
+              ((name, str(traceir.from_torch(*build()))) for name, build in zoo_models.MODELS))
+    if "training" in parts:
+        table("Training steps (method=\"joint\", test_joint_models.py's):",
+              ((name, str(traceir.from_torch(*build(), method="joint")))
+               for name, build in test_joint_models.MODELS))
+    if "zoo-training" in parts:
+        table("Training steps of the zoo's models (method=\"joint\", train mode, the loss "
+              "the mean square of the output):", zoo_steps(traceir, zoo_models))
 
 
 def held(module, args):
@@ -192,15 +231,24 @@ def timing(sizes, repeat):
             print(f"| {n} | " + " | ".join(f"{t:.2f}" for t in best) + " |", flush=True)
 
 
+PARTS = ("forward", "training", "zoo-training", "runs", "timing")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--parts", default=",".join(PARTS),
+                    help="which tables, comma-separated: " + ", ".join(PARTS))
     a = ap.parse_args()
-    models()
-    runs()
+    parts = set(a.parts.split(","))
+    if parts - set(PARTS):
+        ap.error(f"unknown parts {sorted(parts - set(PARTS))}; choose from {', '.join(PARTS)}")
+    models(parts)
+    if "runs" in parts:
+        runs()
     sizes = [int(s) for s in a.sizes.split(",") if s]
-    if sizes:
+    if sizes and "timing" in parts:
         timing(sizes, a.repeat)
 
 

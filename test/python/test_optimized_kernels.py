@@ -634,41 +634,79 @@ def test_reductions_do_not_depend_on_the_thread_count(shape, dims):
         traceir.set_num_threads(before)
 
 
+def dropout_graph(op, shape, dtype, view=False):
+    """A graph of dropout (or native_dropout) at p = 0.3 in training, of
+    the input or, with `view`, of its transpose (`t`, a strided view)."""
+    t = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
+         torch.bfloat16: "bf16"}[dtype]
+    dims = "x".join(map(str, shape))
+    ty, mask = f"tensor<{dims}x{t}>", f"tensor<{dims}xi1>"
+    res = f"({ty}, {mask})" if op == "native_dropout" else ty
+    outs, rets = ("%a, %m", f"{ty}, {mask}") if op == "native_dropout" else ("%a", ty)
+    src = ty
+    if view:
+        src = f"tensor<{'x'.join(map(str, shape[::-1]))}x{t}>"
+    lines = [f'trace.graph @g(%x: {src} {{trace.input = "x"}}) -> {res} {{']
+    arg = "%x"
+    if view:
+        lines.append(f'  %v = pyop "t"(%x) : ({src}) -> {ty}')
+        arg = "%v"
+    lines += [f'  {outs} = pyop "{op}"({arg}, 0.3, True) : ({ty}) -> {res}',
+              f"  ret {outs} : {rets}", "}"]
+    compiled = traceir.compile(traceir.Module.parse("\n".join(lines) + "\n"), "cpu")
+    compiled.seed = 5
+    return compiled
+
+
+def run_dropout(compiled, x, tier):
+    """Results (a tuple) and the dropout op's tier in one run at `tier`."""
+    traceir.set_kernel_tier(tier)
+    try:
+        with traceir.profile() as prof:
+            got = compiled(x)
+    finally:
+        traceir.set_kernel_tier("optimized")
+    tiers = {e["args"]["tier"] for e in prof.trace()["traceEvents"]
+             if e.get("cat") == "cpu_op" and "dropout" in e["name"]}
+    return (got if isinstance(got, tuple) else (got,)), tiers
+
+
+def same(a, b):
+    return torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", ["dropout", "native_dropout"])
 def test_dropout_dense_loop_draws_as_the_portable_one(op, dtype):
-    # A contiguous input: the optimized loop (NN.cpp's dropoutDense), with
-    # the portable loop's draws, values and stores: the same results for a
-    # seed at both tiers, and the same as a transposed view's, which the
-    # portable loop takes.
+    # A contiguous input takes the optimized loop (NN.cpp's dropoutDense):
+    # the portable loop's draws, values and stores, so the same results for
+    # a seed at both tiers; a transposed view takes the portable loop at the
+    # optimized tier too, with the same draws in the view's element order.
+    # Against PyTorch: what is kept is x / (1 - p), about 30% is dropped.
     x = values((48, 67), dtype).abs() + 1
     x[3, 5] = float("nan")
-    t = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
-         torch.bfloat16: "bf16"}[dtype]
-    ty = f"tensor<48x67x{t}>"
-    res = f"({ty}, tensor<48x67xi1>)" if op == "native_dropout" else ty
-    text = (f'trace.graph @g(%x: {ty} {{trace.input = "x"}}) -> {res} {{\n'
-            f'  %a = pyop "{op}"(%x, 0.3, True) : ({ty}) -> {res}\n'
-            f'  ret %a : {res}\n}}\n')
-    if op == "native_dropout":
-        text = text.replace("%a = pyop", "%a, %m = pyop").replace(
-            f"ret %a : {res}", f"ret %a, %m : {ty}, tensor<48x67xi1>")
-    compiled = traceir.compile(traceir.Module.parse(text), "cpu")
-    compiled.seed = 5
-    got = {}
-    try:
-        for tier in ("optimized", "portable"):
-            traceir.set_kernel_tier(tier)
-            with traceir.profile() as prof:
-                got[tier] = compiled(x)
-            tiers = {e["args"]["tier"] for e in prof.trace()["traceEvents"]
-                     if e.get("cat") == "cpu_op"}
-            assert tiers == {tier}, tiers
-    finally:
-        traceir.set_kernel_tier("optimized")
-    fast, slow = got["optimized"], got["portable"]
-    fast, slow = (fast, slow) if op == "native_dropout" else ((fast,), (slow,))
-    for a, b in zip(fast, slow):
-        assert torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())
-    kept = fast[0] != 0
+    compiled = dropout_graph(op, (48, 67), dtype)
+    fast, tiers = run_dropout(compiled, x, "optimized")
+    assert tiers == {"optimized"}, tiers
+    slow, tiers = run_dropout(compiled, x, "portable")
+    assert tiers == {"portable"}, tiers
+    assert all(same(a, b) for a, b in zip(fast, slow))
+    on_view, tiers = run_dropout(dropout_graph(op, (48, 67), dtype, view=True),
+                                 x.t().contiguous(), "optimized")
+    assert tiers == {"portable"}, tiers
+    assert all(same(a, b) for a, b in zip(fast, on_view))
+    out = fast[0]
+    kept = fast[1] if op == "native_dropout" else out != 0
     assert 0.2 < 1 - kept.float().mean().item() < 0.4
+    finite = kept & ~x.isnan()
+    torch.testing.assert_close(out[finite], x[finite] / (1 - 0.3), **TOL[dtype])
+    # native_dropout multiplies as ATen's (a NaN stays NaN); dropout stores 0.
+    assert out[3, 5].isnan().item() == (op == "native_dropout" or kept[3, 5].item())
+    assert (out[~kept & ~x.isnan()] == 0).all()
+
+
+@pytest.mark.parametrize("op", ["dropout", "native_dropout"])
+def test_dropout_of_nothing(op):
+    compiled = dropout_graph(op, (0, 5), torch.float32)
+    got, tiers = run_dropout(compiled, torch.ones(0, 5), "optimized")
+    assert got[0].shape == (0, 5) and tiers == {"optimized"}

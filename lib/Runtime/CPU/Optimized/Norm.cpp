@@ -14,10 +14,10 @@
 // (ATen's ReduceOps kernels) reduce rows in lanes or columns across the
 // inner elements. Every row (or inner block) is computed by one thread in
 // a fixed order, so results do not depend on the thread count (a long
-// row's blocks, split over threads, are combined in that same order). The entry
-// points (cpu::fast::*, in the base variant only) decode the arguments with the
-// portable kernels' own functions and return false for the dtypes and layouts
-// they do not cover.
+// row's blocks, split over threads, are combined in that same order). The
+// entry points (cpu::fast::*, in the base variant only) decode the
+// arguments with the portable kernels' own functions and return false for
+// the dtypes and layouts they do not cover.
 //
 //===----------------------------------------------------------------------===//
 

@@ -251,8 +251,7 @@ template <int32_t DT> void softmaxTyped(const SoftmaxRows &r) {
                    [&](int64_t b, int64_t e) { softmaxChunk<DT>(r, b, e); });
 }
 
-//===--- Reductions (ReduceRows)
-//-------------------------------------------===//
+//===--- Reductions (ReduceRows) ------------------------------------------===//
 
 using RK = ReduceRows::Kind;
 

@@ -155,6 +155,23 @@ const OpInfo *mlir::trace::lookupOp(StringRef name) {
   return it != std::end(kOps) && it->name == name ? it : nullptr;
 }
 
+const OpInfo *mlir::trace::lookupInPlaceVariant(StringRef name) {
+  auto elementwise = [](const OpInfo *info) {
+    return info->cpuKernel == TRACEIR_KERNEL_DOC_ELEMENTWISE &&
+           info->cudaKernel == TRACEIR_KERNEL_DOC_ELEMENTWISE;
+  };
+  const OpInfo *pure = lookupOp(name);
+  if (!pure || pure->alias != aliasNone || pure->mutates != never ||
+      pure->random != never || !elementwise(pure))
+    return nullptr;
+  const OpInfo *inPlace = lookupOp((name + "_").str());
+  if (!inPlace || inPlace->alias != aliasFirst || inPlace->mutates != always ||
+      inPlace->random != never || inPlace->signature != pure->signature ||
+      !elementwise(inPlace))
+    return nullptr;
+  return inPlace;
+}
+
 StringRef mlir::trace::canonicalOpName(StringRef name) {
   for (const auto &[alias, canonical] : kAliases)
     if (alias == name)

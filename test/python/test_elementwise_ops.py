@@ -5,9 +5,9 @@ bitwise_and/or/xor, bitwise_left/right_shift, logical_and/or/xor, fmod,
 remainder (their Tensor and
 Scalar overloads: the other operand a tensor or a Python number), clamp
 (number bounds, clamp.default, and tensor bounds, clamp.Tensor), copy and
-fill; and the activations models call in place, which torch.export keeps
+fill; the activations models call in place, which torch.export keeps
 as they are (hardtanh_, hardswish_, silu_) with hardswish, hardsigmoid and
-silu. Each runs over the dtypes PyTorch's CPU kernel takes, with
+silu; and the in-place math ops --reinplace makes (exp_, erf_, tanh_, ...). Each runs over the dtypes PyTorch's CPU kernel takes, with
 broadcasting, strided operands, NaN, 0-d and empty tensors, and the
 errors PyTorch raises (an integer fmod by zero, bitwise ops of floats, a
 clamp without bounds).
@@ -304,6 +304,27 @@ def test_in_place_activations():
         want = model(img)
     got = traceir.compile(m.run_passes("free-dead-tensors"), traceir_testing.DEVICE)(img)
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["erf_", "exp_", "rsqrt_", "sigmoid_", "sqrt_", "tanh_"])
+def test_in_place_math(op):
+    """The in-place unary ops --reinplace rewrites their pure forms into: the
+    input written and returned, as PyTorch's, over its floating dtypes and
+    through a transposed view (the write goes through the view's strides);
+    integers refused, as PyTorch refuses to write a float result into them."""
+    import traceir
+    fn = getattr(torch, op[:-1])
+    for dt in FLOATS:
+        x = sample(dt, (3, 5))
+        if op in ("rsqrt_", "sqrt_"):
+            x = x.abs()
+        check_op(op, [x], fn(x), **tol(dt))
+    x = torch.rand(4, 6) + 0.5
+    check_op(op, [Transposed(x)], fn(x))
+    i = torch.tensor([1, 2])
+    text, _ = op_graph(op, [i], [i])
+    with pytest.raises(traceir.TraceIRError, match="takes floating-point tensors"):
+        traceir.Module.parse(text)
 
 
 def test_activations_refuse_integers():

@@ -139,6 +139,13 @@ unsigned countRequiredArgs(llvm::StringRef signature);
 const OpInfo *lookupOp(llvm::StringRef name);
 /// Every entry, sorted by name.
 llvm::ArrayRef<OpInfo> getAllOps();
+/// The in-place form of `name`, a pure op that the shared elementwise
+/// kernels run (`exp` -> `exp_`, `mul` -> `mul_`): Ops.def's row named
+/// `name` + "_" that writes and returns its first argument, takes the same
+/// arguments and runs on the same elementwise kernels, so that it computes
+/// what `name` does wherever `name`'s result has its first argument's type.
+/// Null where there is none.
+const OpInfo *lookupInPlaceVariant(llvm::StringRef name);
 /// The op whose kernels and lowering serve `name`: the canonical op of an
 /// alias of Ops.def (mm -> matmul, _log_softmax -> log_softmax), else
 /// `name` itself.

@@ -107,13 +107,18 @@ struct Elementwise {
   static void relu(KernelContext &c) { run(c, EwOp::Relu, 1, c.result(0)); }
   static void relu_(KernelContext &c) { run(c, EwOp::Relu, 1, self(c)); }
   static void exp(KernelContext &c) { run(c, EwOp::Exp, 1, c.result(0)); }
+  static void exp_(KernelContext &c) { run(c, EwOp::Exp, 1, self(c)); }
   static void log(KernelContext &c) { run(c, EwOp::Log, 1, c.result(0)); }
   static void sqrt(KernelContext &c) { run(c, EwOp::Sqrt, 1, c.result(0)); }
+  static void sqrt_(KernelContext &c) { run(c, EwOp::Sqrt, 1, self(c)); }
   static void rsqrt(KernelContext &c) { run(c, EwOp::Rsqrt, 1, c.result(0)); }
+  static void rsqrt_(KernelContext &c) { run(c, EwOp::Rsqrt, 1, self(c)); }
   static void tanh(KernelContext &c) { run(c, EwOp::Tanh, 1, c.result(0)); }
+  static void tanh_(KernelContext &c) { run(c, EwOp::Tanh, 1, self(c)); }
   static void sigmoid(KernelContext &c) {
     run(c, EwOp::Sigmoid, 1, c.result(0));
   }
+  static void sigmoid_(KernelContext &c) { run(c, EwOp::Sigmoid, 1, self(c)); }
   static void sin(KernelContext &c) { run(c, EwOp::Sin, 1, c.result(0)); }
   static void cos(KernelContext &c) { run(c, EwOp::Cos, 1, c.result(0)); }
   static void tan(KernelContext &c) { run(c, EwOp::Tan, 1, c.result(0)); }
@@ -126,6 +131,7 @@ struct Elementwise {
   static void acosh(KernelContext &c) { run(c, EwOp::Acosh, 1, c.result(0)); }
   static void atanh(KernelContext &c) { run(c, EwOp::Atanh, 1, c.result(0)); }
   static void erf(KernelContext &c) { run(c, EwOp::Erf, 1, c.result(0)); }
+  static void erf_(KernelContext &c) { run(c, EwOp::Erf, 1, self(c)); }
   static void expm1(KernelContext &c) { run(c, EwOp::Expm1, 1, c.result(0)); }
   static void log1p(KernelContext &c) { run(c, EwOp::Log1p, 1, c.result(0)); }
   static void log2(KernelContext &c) { run(c, EwOp::Log2, 1, c.result(0)); }

@@ -3,9 +3,10 @@
 // Input: MLIR text, as trace-opt reads it. What parses and verifies must
 // print as text that parses again; --free-dead-tensors must succeed on it,
 // leave it verified and be idempotent (running it twice changes nothing),
-// and so must --plan-memory after it; --reorder-for-memory must succeed
-// where no graph holds frees or a plan (what it refuses) and leave a
-// module that verifies, frees and plans;
+// and so must --plan-memory after it; --reorder-for-memory and
+// --reinplace must succeed where no graph holds frees or a plan (what they
+// refuse), each leave a module that verifies, and together one that frees
+// and plans;
 // --convert-trace-to-linalg may refuse an op (an error) but what it returns
 // must verify.
 //
@@ -51,7 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::OwningOpRef<mlir::ModuleOp> lowered(module->clone());
   mlir::OwningOpRef<mlir::ModuleOp> reordered(module->clone());
   bool hasGraphs = !module->getOps<mlir::trace::GraphOp>().empty();
-  // What --reorder-for-memory refuses: a graph with frees or a plan.
+  // What --reorder-for-memory and --reinplace refuse: a graph with frees or
+  // a plan.
   bool reorderable = true;
   for (mlir::trace::GraphOp g : module->getOps<mlir::trace::GraphOp>())
     if (g->hasAttr(mlir::trace::TraceDialect::kArenaBytesAttrName) ||
@@ -89,12 +91,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
               "--reorder-for-memory failed on a module without frees or plans");
     fuzzCheck(mlir::succeeded(mlir::verify(*reordered)),
               "--reorder-for-memory left a module that does not verify");
-    fuzzCheck(mlir::succeeded(runPass(
-                  *reordered, mlir::trace::createFreeDeadTensors(), true)) &&
-                  mlir::succeeded(runPass(
-                      *reordered, mlir::trace::createPlanMemory(), true)) &&
-                  mlir::succeeded(mlir::verify(*reordered)),
-              "a reordered module does not free, plan and verify");
+    fuzzCheck(mlir::succeeded(
+                  runPass(*reordered, mlir::trace::createReinplace(), true)),
+              "--reinplace failed on a module without frees or plans");
+    fuzzCheck(mlir::succeeded(mlir::verify(*reordered)),
+              "--reinplace left a module that does not verify");
+    fuzzCheck(
+        mlir::succeeded(
+            runPass(*reordered, mlir::trace::createFreeDeadTensors(), true)) &&
+            mlir::succeeded(
+                runPass(*reordered, mlir::trace::createPlanMemory(), true)) &&
+            mlir::succeeded(mlir::verify(*reordered)),
+        "a reordered and reinplaced module does not free, plan and verify");
   }
   if (mlir::succeeded(
           runPass(*lowered, mlir::trace::createConvertTraceToLinalg(), false)))

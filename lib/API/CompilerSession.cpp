@@ -49,7 +49,7 @@ void registerPasses() {
 /// on the module and free-dead-tensors on each graph.
 std::string nestGraphPasses(llvm::StringRef pipeline) {
   static const llvm::StringRef graphPasses[] = {
-      "reorder-for-memory", "free-dead-tensors", "plan-memory"};
+      "reorder-for-memory", "reinplace", "free-dead-tensors", "plan-memory"};
   std::string out;
   int depth = 0;
   size_t begin = 0;

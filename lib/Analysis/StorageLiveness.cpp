@@ -108,6 +108,16 @@ void StorageLiveness::trackView(
   layouts[result] = views::Layout::contiguous(resultType.getShape());
 }
 
+std::optional<views::Layout> StorageLiveness::getLayout(Value v) const {
+  auto it = viewLayouts.find(v);
+  if (it != viewLayouts.end())
+    return it->second;
+  auto ranked = dyn_cast<RankedTensorType>(v.getType());
+  if (!ranked || !ranked.hasStaticShape())
+    return std::nullopt;
+  return views::Layout::contiguous(ranked.getShape());
+}
+
 StorageLiveness::StorageLiveness(GraphOp graph) {
   Block &block = graph.getBody().front();
   size_t numOps = block.getOperations().size();
@@ -135,17 +145,8 @@ StorageLiveness::StorageLiveness(GraphOp graph) {
   // view-or-copy op must copy, exactly as the runtime decides (both use
   // ViewAlgebra). A copy is tied to its source's storage: it is counted
   // from its op until that storage is freed. Only views are hashed.
-  llvm::DenseMap<Value, std::optional<views::Layout>> layouts;
   llvm::DenseMap<Value, int64_t> tiedBytes;
-  auto layoutOf = [&](Value v) -> std::optional<views::Layout> {
-    auto it = layouts.find(v);
-    if (it != layouts.end())
-      return it->second;
-    auto ranked = dyn_cast<RankedTensorType>(v.getType());
-    if (!ranked || !ranked.hasStaticShape())
-      return std::nullopt;
-    return views::Layout::contiguous(ranked.getShape());
-  };
+  auto layoutOf = [&](Value v) { return getLayout(v); };
   for (Operation &op : block) {
     ops.push_back(&op);
     int64_t allocated = 0;
@@ -165,8 +166,8 @@ StorageLiveness::StorageLiveness(GraphOp graph) {
       getResultAliases(py, aliases);
       for (auto [res, alias] : llvm::zip(py->getResults(), aliases)) {
         if (alias.kind == AliasKind::MustAlias) {
-          trackView(py, res, py.getTensors()[alias.operand], layoutOf, layouts,
-                    tiedBytes, allocated);
+          trackView(py, res, py.getTensors()[alias.operand], layoutOf,
+                    viewLayouts, tiedBytes, allocated);
           continue;
         }
         if (alias.kind != AliasKind::Fresh)

@@ -96,6 +96,11 @@ public:
   /// new allocation (it counts 0 bytes too).
   bool isLowerBound() const { return lowerBound; }
 
+  /// The layout of `v` in its storage, as the runtime will give it (views
+  /// followed with ViewAlgebra from their storage's root, a fresh result
+  /// contiguous): null where it is not known statically.
+  std::optional<traceir::views::Layout> getLayout(Value v) const;
+
   /// Bytes of a tensor type, or -1 when its shape is not static or its size
   /// does not fit in 63 bits.
   static int64_t getStaticBytes(Type type);
@@ -113,6 +118,8 @@ private:
 
   std::vector<Operation *> ops;
   std::vector<Storage> storages;
+  /// Layouts of the values that alias another (views, in-place results).
+  llvm::DenseMap<Value, std::optional<traceir::views::Layout>> viewLayouts;
   std::vector<int64_t> liveBytes;
   std::vector<int64_t> allocBytes;
   int64_t peakBytes = 0;

@@ -97,6 +97,70 @@ def PlanMemory : Pass<"plan-memory", "::mlir::trace::GraphOp"> {
   ];
 }
 
+def Reinplace : Pass<"reinplace", "::mlir::trace::GraphOp"> {
+  let summary = "Run elementwise ops in the storage of an operand that dies "
+                "there";
+  let description = [{
+    An elementwise op makes a fresh result while its operand is still
+    alive, so both storages are held while it runs, even where nothing
+    reads the operand afterwards. A training step's backward is full of
+    such chains (GELU's derivative is eight elementwise ops on tensors of
+    one size), and their temporaries sit on top of every saved activation
+    at the step's peak. As torch.fx's `reinplace` pass, this rewrites a
+    pure elementwise op into its in-place form (`exp` -> `exp_`, `mul` ->
+    `mul_`; Ops.def's rows, run by the same elementwise kernels) where its
+    first argument's storage dies at the op, so the result takes that
+    storage over and no new one is made.
+
+    An op is rewritten when:
+    - its in-place form exists (OpRegistry's lookupInPlaceVariant: same
+      arguments, same elementwise kernels) and its result has its first
+      argument's type, so the in-place op computes the same values;
+    - its first argument's storage is allocated by the run (not a
+      parameter, input or constant), has a static size, is not returned
+      and no unknown op uses it, and this op is its last use;
+    - the first argument covers its storage exactly, contiguously
+      (ViewAlgebra's layout), as a fresh result would, so what later ops
+      read is laid out as before, and the storage is held no longer;
+    - no other argument of the op is another value of that storage (a
+      transposed view of it would be read after being written).
+
+    Each op is decided from the graph as it came (a chain of such ops
+    becomes a chain of in-place ops on one storage). Run it after
+    `--reorder-for-memory`, which picks the order whose last uses this
+    reads, and before `--free-dead-tensors` and `--plan-memory`: it refuses
+    a graph that has `trace.free` ops or a plan, whose frees and offsets the
+    new aliasing would break.
+
+    Example:
+
+    ```mlir
+    %0 = pyop "mul"(%x, %x) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+    %1 = pyop "exp"(%0) : (tensor<64xf32>) -> tensor<64xf32>
+    %2 = pyop "mul"(%1, 0.5) : (tensor<64xf32>) -> tensor<64xf32>
+    ret %2 : tensor<64xf32>
+    ```
+
+    becomes (`%x`, an input, is not written; `%0` dies at `exp`, `%1` at
+    the second `mul`):
+
+    ```mlir
+    %0 = pyop "mul"(%x, %x) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+    %1 = pyop "exp_"(%0) : (tensor<64xf32>) -> tensor<64xf32>
+    %2 = pyop "mul_"(%1, 0.5) : (tensor<64xf32>) -> tensor<64xf32>
+    ret %2 : tensor<64xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::trace::TraceDialect"];
+  let statistics = [
+    Statistic<"numReinplaced", "num-reinplaced",
+              "Number of ops rewritten into their in-place form">,
+    Statistic<"bytesReused", "bytes-reused",
+              "Bytes of the results that took over a dying operand's "
+              "storage">,
+  ];
+}
+
 def ReorderForMemory : Pass<"reorder-for-memory", "::mlir::trace::GraphOp"> {
   let summary = "Reorder a graph's ops to lower its peaks of live bytes";
   let description = [{

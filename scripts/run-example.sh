@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The main job on the bundled example: set up, build, import the 2017 trace
 # of the word language model, free its dead tensors, plan its memory (one
-# arena, after --reorder-for-memory), print the result with the analyses'
-# memory figures, then run it unfreed, freed and planned (freshly
-# initialized PyTorch weights, random tokens) and print each measured
-# memory report; last, profile
+# arena, after --reorder-for-memory and --reinplace), print the result
+# with the analyses' memory figures, then run it unfreed, freed and
+# planned (freshly initialized PyTorch weights, random tokens) and print
+# each measured memory report; last, profile
 # the freed graph's run into a Chrome/Perfetto trace, check it with the test
 # suite's validator and print the summary table.
 set -euo pipefail
@@ -24,8 +24,8 @@ cat "$OUT/word_lm.freed.mlir"
 echo "== round trip: --mlir-print-op-generic | trace-opt"
 "$BIN/trace-opt" "$OUT/word_lm.mlir" --free-dead-tensors --mlir-print-op-generic |
   "$BIN/trace-opt" | diff -q - "$OUT/word_lm.freed.mlir" && echo "identical"
-echo "== trace-opt word_lm.mlir --reorder-for-memory --free-dead-tensors --plan-memory (one arena)"
-"$BIN/trace-opt" "$OUT/word_lm.mlir" --reorder-for-memory --free-dead-tensors --plan-memory \
+echo "== trace-opt word_lm.mlir --reorder-for-memory --reinplace --free-dead-tensors --plan-memory (one arena)"
+"$BIN/trace-opt" "$OUT/word_lm.mlir" --reorder-for-memory --reinplace --free-dead-tensors --plan-memory \
   -o "$OUT/word_lm.planned.mlir"
 "$BIN/trace-opt" "$OUT/word_lm.planned.mlir" --test-print-memory-plan -o /dev/null 2>&1 | grep -E '^  arena'
 echo "== live bytes (storage liveness analysis), without and with frees"

@@ -190,11 +190,12 @@ def test_joint_graph_matches_autograd(name, build):
     assert dev["lower_bound_bytes"] <= dev["planned_arena_bytes"] <= 1.02 * dev["lower_bound_bytes"], dev
     assert dev["allocations"] == 1 + dev["output_allocations"], dev
 
-    # Reordered for memory, then freed and planned: the same bytes again
-    # (each op computes what it did; only when changes), at a bound no
-    # higher than the traced order's.
+    # Reordered for memory, elementwise ops run in dying operands'
+    # storages, then freed and planned: the same bytes again (each op
+    # computes what it did, on the same kernels; only when and where
+    # change), at a bound no higher than the traced order's.
     reordered = traceir.from_torch(step, args, method="joint").run_passes(
-        "reorder-for-memory,free-dead-tensors,plan-memory")
+        "reorder-for-memory,reinplace,free-dead-tensors,plan-memory")
     run = traceir.compile(reordered, "cpu")
     again = list(run(*args))
     assert all(torch.equal(a, b) for a, b in zip(again, outs))

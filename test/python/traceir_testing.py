@@ -176,10 +176,12 @@ def run_graph(text, inputs=None, params=None, free=True, check_frees=True,
             freed = os.path.join(d, "g.freed.mlir")
             # Reordered for memory first (the traced order where none is
             # better; not a graph that comes with frees, which pin its
-            # order), and planned: every run takes its storages from one
-            # arena, and --check-frees checks its owner map.
+            # order), elementwise ops run in the storage of an operand that
+            # dies there (--reinplace), and planned: every run takes its
+            # storages from one arena, and --check-frees checks its owner
+            # map.
             has_frees = re.search(r"^\s*(trace\.)?free ", text, re.M)
-            reorder = [] if has_frees else ["--reorder-for-memory"]
+            reorder = [] if has_frees else ["--reorder-for-memory", "--reinplace"]
             proc = subprocess.run([os.path.join(BIN, "trace-opt"), path, *reorder,
                                    "--free-dead-tensors", "--plan-memory", "-o", freed],
                                   capture_output=True, text=True)

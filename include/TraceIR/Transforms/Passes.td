@@ -125,6 +125,15 @@ def Reinplace : Pass<"reinplace", "::mlir::trace::GraphOp"> {
     - no other argument of the op is another value of that storage (a
       transposed view of it would be read after being written).
 
+    Of those, it keeps the rewrites the graph's peaks need: both peaks
+    `--reorder-for-memory` prices (the total live bytes, and the arena's:
+    the aligned bytes `--plan-memory` places), each storage freed after its
+    last use. A rewrite joins two storages into one, which the plan must
+    keep at one offset over both lifetimes; where the bytes alive at its op
+    stay under the peaks that all rewrites reach, it lowers nothing and
+    only constrains the placement, so it is left out (unless leaving it out
+    raises a peak after all, when all are kept).
+
     Each op is decided from the graph as it came (a chain of such ops
     becomes a chain of in-place ops on one storage). Run it after
     `--reorder-for-memory`, which picks the order whose last uses this
@@ -152,6 +161,11 @@ def Reinplace : Pass<"reinplace", "::mlir::trace::GraphOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::trace::TraceDialect"];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "What --plan-memory will round each storage up to, for the "
+           "arena's peak (a power of two)">,
+  ];
   let statistics = [
     Statistic<"numReinplaced", "num-reinplaced",
               "Number of ops rewritten into their in-place form">,

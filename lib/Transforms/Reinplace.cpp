@@ -203,17 +203,26 @@ struct ReinplacePass : public mlir::trace::impl::ReinplaceBase<ReinplacePass> {
     for (auto [i, s] : llvm::enumerate(liveness.getStorages()))
       storageOf[s.root] = i;
     SmallVector<Rewrite> rewrites;
+    // In-place forms by op name: a graph names a few ops many times.
+    llvm::DenseMap<StringAttr, const OpInfo *> inPlaceOf;
     for (auto [i, op] : llvm::enumerate(liveness.getOps())) {
       auto py = dyn_cast<PyOp>(op);
       if (!py)
         continue;
-      const OpInfo *inPlace = lookupInPlaceVariant(py.getOpName());
+      auto [it, isNew] = inPlaceOf.try_emplace(py.getOpNameAttr(), nullptr);
+      if (isNew)
+        it->second = lookupInPlaceVariant(py.getOpName());
+      const OpInfo *inPlace = it->second;
       std::optional<unsigned> from =
           inPlace ? reusableStorage(py, liveness, storageOf) : std::nullopt;
+      if (!from)
+        continue;
       auto into = storageOf.find(py->getResult(0)); // a pure op's: fresh
-      if (from && into != storageOf.end())
+      if (into != storageOf.end())
         rewrites.push_back({py, i, *from, into->second, inPlace->name});
     }
+    if (rewrites.empty())
+      return markAllAnalysesPreserved();
 
     // Only the rewrites the peaks need: one joins two storages into one,
     // which --plan-memory must then place at one offset over both

@@ -9,13 +9,15 @@ trace-opt --free-dead-tensors ->
 (the best of its orders), the lower bound (the most aligned planned bytes
 alive at once), greedy by size's own arena, the order kept,
 StorageLiveness's predicted peak (unaligned, returned values included),
-the bound after --reorder-for-memory, and the bound no order can go below
+the bound after --reorder-for-memory, after --reorder-for-memory then
+--reinplace (elementwise ops in the storage of an operand that dies there)
+and the bound no order of the graph as traced can go below
 (-test-print-order-bound). The same for a training step of every zoo
 model (train mode, the loss the mean square of its output).
 Then, for resnet18, the BERT encoder, GPT-2 and the word LM, forward and
 training step, what a run holds: the bound in the traced order, after
---reorder-for-memory and the bound no order can go below
-(-test-print-order-bound), the planner's arena, what
+--reorder-for-memory, after it and --reinplace, and the bound no order can
+go below (-test-print-order-bound), the planner's arena, what
 the allocator held for the run without a plan and with one (its peak less
 the parameters it holds), and PyTorch eager's own peak on the same step
 (torch.profiler's memory events, as runtime_bench.py measures it), one
@@ -23,7 +25,7 @@ thread.
 Then trace-opt's time on the synthetic graphs of free_dead_tensors.py
 (--sizes, default 10k, 100k and 1M ops): parsing and printing alone, with
 --free-dead-tensors, with --plan-memory too, and with
---reorder-for-memory first, best of --repeat runs.
+--reorder-for-memory and --reinplace first, best of --repeat runs.
 
 Usage: TRACEIR_BUILD=$PWD/build ~/.cache/traceir/venv/bin/python bench/memory_plan.py [--sizes 10000,100000,1000000] [--repeat 3] [--parts forward,training,zoo-training,runs,timing]
 """
@@ -43,8 +45,13 @@ LINE = re.compile(r"arena (\d+) bytes, lower bound (\d+), greedy by size (\d+), 
                   r"order ([a-z x]+); predicted peak (\d+)")
 
 
-def plan(text, reorder=False):
-    first = ["-reorder-for-memory"] if reorder else []  # it refuses frees: first
+REORDER = ["-reorder-for-memory"]
+SCHEDULE = ["-reorder-for-memory", "-reinplace"]
+
+
+def plan(text, first=()):
+    """Plans `text` after the passes `first` (which refuse frees: first)
+    and --free-dead-tensors."""
     freed = subprocess.run([OPT, *first, "-free-dead-tensors"], input=text,
                            capture_output=True, text=True, check=True).stdout
     out = subprocess.run([OPT, "-test-print-memory-plan", "-o", os.devnull], input=freed,
@@ -70,29 +77,35 @@ def table(title, graphs):
     """Plans each (name, graph text) and prints a row, then a summary."""
     print(f"\n{title}\n")
     print("| graph | buffers | arena | lower bound | arena / bound | greedy by size / bound "
-          "| order kept | predicted peak | bound, reordered | bound, any order |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |")
-    ratios, greedy, reordered = [], [], []
+          "| order kept | predicted peak | bound, reordered | bound, reordered + reinplaced "
+          "| bound, any order |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
+    ratios, greedy, reordered, scheduled = [], [], [], []
     for name, text in graphs:
         if isinstance(text, Exception):
             print(f"| {name} | not traced: {str(text).splitlines()[0][:120]} |", flush=True)
             continue
         n, arena, bound, by_size, order, peak = plan(text)
-        r_arena, r_bound = plan(text, reorder=True)[1:3]
+        r_arena, r_bound = plan(text, REORDER)[1:3]
+        s_arena, s_bound = plan(text, SCHEDULE)[1:3]
         cut = order_bound(text)
-        ratios += [arena / bound, r_arena / r_bound]
+        ratios += [arena / bound, r_arena / r_bound, s_arena / s_bound]
         greedy.append(by_size / bound)
         reordered.append(r_bound / bound)
+        scheduled.append(s_bound / bound)
         print(f"| {name} | {n} | {arena} | {bound} | {arena / bound:.3f} | "
-              f"{by_size / bound:.3f} | {order} | {peak} | {r_bound} | {cut} |", flush=True)
+              f"{by_size / bound:.3f} | {order} | {peak} | {r_bound} | {s_bound} | {cut} |",
+              flush=True)
     if not reordered:
         return
     gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
-    print(f"\n{len(reordered)} graphs: arena / bound (traced and reordered orders) geometric "
-          f"mean {gm(ratios):.4f}, worst {max(ratios):.3f}; greedy by size alone "
-          f"{gm(greedy):.4f}, worst {max(greedy):.3f}; reordered bound / traced bound "
-          f"geometric mean {gm(reordered):.4f}, best {min(reordered):.3f}, worst "
-          f"{max(reordered):.3f}")
+    print(f"\n{len(reordered)} graphs: arena / bound (traced, reordered, reordered and "
+          f"reinplaced) geometric mean {gm(ratios):.4f}, worst {max(ratios):.3f}; greedy by "
+          f"size alone {gm(greedy):.4f}, worst {max(greedy):.3f}; reordered bound / traced "
+          f"bound geometric mean {gm(reordered):.4f}, best {min(reordered):.3f}, worst "
+          f"{max(reordered):.3f}; reordered and reinplaced bound / traced bound geometric "
+          f"mean {gm(scheduled):.4f}, best {min(scheduled):.3f}, worst {max(scheduled):.3f}; "
+          f"lowered by 10% or more: {sum(r <= 0.9 for r in scheduled)}")
 
 
 def zoo_steps(traceir, zoo_models):
@@ -101,15 +114,10 @@ def zoo_steps(traceir, zoo_models):
     statistics, dropout as configured), the loss the mean square of its
     output; parameters the loss does not reach (a pooler) frozen, as
     aot_autograd refuses a parameter without a gradient."""
-    import torch
+    from test_joint_models import Step
 
-    class Step(torch.nn.Module):
-        def __init__(self, model):
-            super().__init__()
-            self.model = model
-
-        def forward(self, *args):
-            return (self.model(*args).square().mean(),)
+    def loss(model, *args):
+        return model(*args).square().mean()
 
     for name, build in zoo_models.MODELS:
         model, args = build()
@@ -118,7 +126,7 @@ def zoo_steps(traceir, zoo_models):
             if "pooler" in p_name:
                 p.requires_grad_(False)
         try:
-            yield name, str(traceir.from_torch(Step(model), args, method="joint"))
+            yield name, str(traceir.from_torch(Step(model, loss), args, method="joint"))
         except Exception as e:  # noqa: BLE001 - reported in the table
             yield name, e
 
@@ -167,9 +175,10 @@ def runs():
     torch.set_num_threads(1)
     traceir.set_num_threads(1)
     print("\nWhat a run holds, in kB (10^3 bytes; one thread):\n")
-    print("| graph | bound, traced order | bound, reordered | bound, any order | arena (planner) "
-          "| allocator, no plan | allocator, planned | eager peak |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| graph | bound, traced order | bound, reordered | bound, reordered + reinplaced "
+          "| bound, any order | arena (planner) | allocator, no plan | allocator, planned "
+          "| eager peak |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     mb = lambda b: f"{b / 1e3:.1f}"  # noqa: E731
     for name, build in test_joint_models.MODELS:
         for method in ("export", "joint"):
@@ -179,7 +188,8 @@ def runs():
             module = traceir.from_torch(step, args, method=method)
             text = str(module)
             _, arena, bound, _, _, _ = plan(text)
-            rbound = plan(text, reorder=True)[2]
+            rbound = plan(text, REORDER)[2]
+            sbound = plan(text, SCHEDULE)[2]
             cut = order_bound(text)
             freed = module.clone().run_passes("free-dead-tensors")
             plain, _ = held(freed, args)
@@ -197,7 +207,7 @@ def runs():
             eager()  # warm
             peak = torch_peak(eager)
             label = f"{name} {'training step' if method == 'joint' else 'forward'}"
-            print(f"| {label} | {mb(bound)} | {mb(rbound)} | {mb(cut)} "
+            print(f"| {label} | {mb(bound)} | {mb(rbound)} | {mb(sbound)} | {mb(cut)} "
                   f"| {mb(arena)} "
                   f"| {mb(plain)} | {mb(planned)} | {mb(peak)} |", flush=True)
 
@@ -210,8 +220,8 @@ def timing(sizes, repeat):
     pipelines = [("parse + print", []),
                  ("free-dead-tensors", ["-free-dead-tensors"]),
                  ("+ plan-memory", ["-free-dead-tensors", "-plan-memory"]),
-                 ("reorder-for-memory, + free, + plan",
-                  ["-reorder-for-memory", "-free-dead-tensors", "-plan-memory"])]
+                 ("reorder-for-memory, reinplace, + free, + plan",
+                  [*SCHEDULE, "-free-dead-tensors", "-plan-memory"])]
     print("\ntrace-opt, seconds (best of %d):\n" % repeat)
     print("| ops | " + " | ".join(name for name, _ in pipelines) + " |")
     print("| ---: |" + " ---: |" * len(pipelines))

@@ -6,9 +6,9 @@
 // came: the rewrites only merge a fresh result's storage into a storage
 // whose last use is the op that makes it, so every later decision's
 // storage, last use and layout read from the original graph still hold in
-// the rewritten one. The peaks are priced with each rewrite, with none and
-// with those kept: a few StorageLiveness runs, linear in the graph's ops
-// and uses.
+// the rewritten one. The peaks with none, all and the needed rewrites are
+// priced from that same analysis (Peaks): linear in the graph's ops and
+// uses.
 //
 //===----------------------------------------------------------------------===//
 

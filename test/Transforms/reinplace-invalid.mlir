@@ -1,4 +1,6 @@
 // RUN: trace-opt %s -split-input-file -verify-diagnostics -reinplace
+// RUN: not trace-opt %s -split-input-file -reinplace=alignment=48 2>&1 | FileCheck %s --check-prefix=ALIGN
+// ALIGN: --reinplace: alignment must be a power of two, not 48
 
 // Frees end storages an in-place op would go on using: reinplace first.
 trace.graph @freed(%x: tensor<4xf32>) -> tensor<4xf32> {

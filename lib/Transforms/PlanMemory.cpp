@@ -20,11 +20,8 @@ struct PlanMemoryPass
 
   void runOnOperation() override {
     GraphOp graph = getOperation();
-    if (alignment <= 0 || (alignment & (alignment - 1)) != 0) {
-      graph.emitError("--plan-memory: alignment must be a power of two, not ")
-          << static_cast<int64_t>(alignment);
+    if (failed(checkArenaAlignment(graph, "plan-memory", alignment)))
       return signalPassFailure();
-    }
     // A plan already there is made again: drop it first.
     Operation *g = graph.getOperation();
     g->removeAttr(TraceDialect::kArenaBytesAttrName);

@@ -177,25 +177,11 @@ struct ReinplacePass : public mlir::trace::impl::ReinplaceBase<ReinplacePass> {
 
   void runOnOperation() override {
     GraphOp graph = getOperation();
-    if (alignment <= 0 || (alignment & (alignment - 1)) != 0) {
-      graph.emitError("--reinplace: alignment must be a power of two, not ")
-          << static_cast<int64_t>(alignment);
+    if (failed(checkArenaAlignment(graph, "reinplace", alignment)) ||
+        failed(checkNoFreesOrPlan(
+            graph, "reinplace", "new aliasing would break",
+            "free storages an in-place op would keep using")))
       return signalPassFailure();
-    }
-    if (graph->hasAttr(TraceDialect::kArenaBytesAttrName)) {
-      graph.emitError("--reinplace: the graph carries a memory plan "
-                      "(trace.arena_bytes) that new aliasing would break; "
-                      "run it before --plan-memory");
-      return signalPassFailure();
-    }
-    Block &block = graph.getBody().front();
-    for (Operation &op : block)
-      if (isa<FreeOp>(op)) {
-        op.emitError("--reinplace: the graph has trace.free ops, which free "
-                     "storages an in-place op would keep using; run it "
-                     "before --free-dead-tensors");
-        return signalPassFailure();
-      }
 
     // The ops that may run in place, decided on the graph as it came.
     StorageLiveness liveness(graph);

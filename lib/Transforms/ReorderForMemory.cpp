@@ -316,25 +316,11 @@ struct ReorderForMemoryPass
   void runOnOperation() override {
     GraphOp graph = getOperation();
     Block &block = graph.getBody().front();
-    if (alignment <= 0 || (alignment & (alignment - 1)) != 0) {
-      graph.emitError(
-          "--reorder-for-memory: alignment must be a power of two, not ")
-          << static_cast<int64_t>(alignment);
+    if (failed(checkArenaAlignment(graph, "reorder-for-memory", alignment)) ||
+        failed(checkNoFreesOrPlan(graph, "reorder-for-memory",
+                                  "another order would break",
+                                  "pin the order it would change")))
       return signalPassFailure();
-    }
-    if (graph->hasAttr(TraceDialect::kArenaBytesAttrName)) {
-      graph.emitError("--reorder-for-memory: the graph carries a memory plan "
-                      "(trace.arena_bytes) that another order would break; "
-                      "run it before --plan-memory");
-      return signalPassFailure();
-    }
-    for (Operation &op : block)
-      if (isa<FreeOp>(op)) {
-        op.emitError("--reorder-for-memory: the graph has trace.free ops, "
-                     "which pin the order it would change; run it before "
-                     "--free-dead-tensors");
-        return signalPassFailure();
-      }
     if (block.empty() || !isa<RetOp>(block.back()))
       return markAllAnalysesPreserved();
 
